@@ -1,0 +1,1 @@
+//! Framing codecs: newline-delimited JSON and Server-Sent Events.
