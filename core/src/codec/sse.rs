@@ -1,0 +1,1144 @@
+//! Server-Sent Events framing, as used by the MCP Streamable HTTP transport.
+//!
+//! [`SseDecoder`] interprets a `text/event-stream` body following the WHATWG HTML "server-sent
+//! events" parsing rules, with a bound on how much it buffers. [`encode_event`] and
+//! [`encode_comment`] write events and keep-alive comments in a fixed, byte-exact layout that the
+//! decoder (or any conforming client) reads back unchanged.
+
+use std::borrow::Cow;
+use std::mem;
+
+use memchr::{memchr, memchr2};
+
+use crate::codec::{extend_capped, DEFAULT_MAX_FRAME_LEN};
+
+/// The UTF-8 byte order mark, stripped once at the very start of a stream.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// One server-sent event: a type, a data payload, and optionally an id and a retry delay.
+///
+/// On the decoder side, `id` and `retry` are the fields carried by this event's own block of lines,
+/// if any (the connection-wide values are [`SseDecoder::last_event_id`] and
+/// [`SseDecoder::reconnection_time`]). On the encoder side, fields that are `None` are not written.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::codec::SseEvent;
+///
+/// let event = SseEvent::message("{}").with_id("7").with_retry(1000);
+/// assert_eq!(event.event_type(), "message");
+/// assert_eq!(event.id.as_deref(), Some("7"));
+/// assert_eq!(event.retry, Some(1000));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SseEvent {
+    /// The event type; `None` means the default type, `"message"`.
+    pub event: Option<String>,
+    /// The payload; lines of a multi-line payload are joined with `\n`.
+    pub data: String,
+    /// The event's `id` field, if it carried one.
+    pub id: Option<String>,
+    /// The event's valid `retry` field (a reconnection delay in milliseconds), if it carried one.
+    pub retry: Option<u64>,
+}
+
+/// Parses a Server-Sent Events stream into [`SseEvent`]s, holding at most a configured byte count.
+///
+/// Call [`decode`](Self::decode) with each chunk of the response body, in order, then
+/// [`finish`](Self::finish) at end of stream. The WHATWG rules are applied:
+///
+/// - Bytes are decoded as UTF-8, line by line, replacing invalid sequences with U+FFFD. One UTF-8
+///   byte order mark at the very start of the stream is skipped.
+/// - Lines end with CRLF, a lone LF or a lone CR. A CR at the end of one chunk followed by an LF at
+///   the start of the next is one line ending, not two.
+/// - Lines starting with `:` are comments. Other lines are `name:value` fields, with one leading
+///   space removed from the value; a line without a colon is a field with an empty value.
+/// - `event` sets the event type, `data` appends its value and a `\n` to the data buffer, `id` sets
+///   the event's id unless the value contains NUL, and `retry` sets the reconnection time if the
+///   value is only ASCII digits (and fits in a `u64`). Other fields are ignored.
+/// - A blank line dispatches: the last event id takes the block's id (if any); then, if the data
+///   buffer is empty, nothing is emitted; otherwise one trailing `\n` is removed and the event is
+///   emitted. So `data:` followed by a blank line emits an event with empty data.
+///
+/// Chunking never changes the events produced (only the `len` inside an error may differ).
+///
+/// # Bound
+///
+/// The decoder holds at most [`max_event_len`](Self::max_event_len) bytes: the pending line plus
+/// the pending event's data, type and id. When a line would take it beyond that, one
+/// `Err(`[`SseError::EventTooLong`]`)` is reported, the pending event is dropped (its id does not
+/// become the last event id), and every line up to the next blank line is ignored; decoding then
+/// resumes with the following event.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::codec::{SseDecoder, SseEvent};
+///
+/// let mut decoder = SseDecoder::new();
+/// let mut events = Vec::new();
+/// decoder.decode(b"id: 1\ndata: {\"a\":\r", |event| events.push(event));
+/// decoder.decode(b"\ndata: 1}\n\n", |event| events.push(event));
+/// assert_eq!(events, [Ok(SseEvent::message("{\"a\":\n1}").with_id("1"))]);
+/// assert_eq!(decoder.last_event_id(), "1");
+/// ```
+#[derive(Debug, Clone)]
+pub struct SseDecoder {
+    /// Largest number of bytes held at once.
+    max: usize,
+    /// Progress in skipping a byte order mark at the start of the stream.
+    bom: Bom,
+    /// The last line ended with a CR at the end of a chunk: a following LF belongs to it.
+    skip_lf: bool,
+    /// The incomplete line seen so far; never contains CR or LF.
+    line: Vec<u8>,
+    /// An over-long event was reported; lines are ignored up to the next blank line.
+    discarding: bool,
+    /// While discarding: the current line has at least one byte, so it is not blank.
+    discarded_line: bool,
+    /// The WHATWG event type buffer.
+    event_type: String,
+    /// The WHATWG data buffer.
+    data: String,
+    /// The `id` field of the current block, if any.
+    id: Option<String>,
+    /// The valid `retry` field of the current block, if any.
+    retry: Option<u64>,
+    /// The WHATWG last event id string.
+    last_event_id: String,
+    /// The last valid `retry` value, in milliseconds.
+    reconnection_time: Option<u64>,
+}
+
+/// Errors reported by [`SseDecoder`] for one event; decoding continues after them.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::codec::{SseDecoder, SseError};
+///
+/// let mut results = Vec::new();
+/// let mut decoder = SseDecoder::with_max_event_len(8);
+/// decoder.decode(b"data: 0123456789\n\ndata: ok\n\n", |event| results.push(event));
+/// assert_eq!(results.len(), 2);
+/// assert_eq!(results[0], Err(SseError::EventTooLong { len: 16, max: 8 }));
+/// assert_eq!(results[1].as_ref().map(|event| event.data.as_str()), Ok("ok"));
+/// ```
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SseError {
+    /// The peer sent an event (or a line) larger than the configured maximum; it was dropped, and
+    /// the decoder resynchronised at the next blank line.
+    #[error("event of at least {len} bytes exceeds the limit of {max} bytes")]
+    EventTooLong {
+        /// Bytes of the event seen when it was given up: at least `max + 1`. It depends on how the
+        /// input was chunked, since the event is given up as soon as it crosses the limit.
+        len: usize,
+        /// The configured maximum event length.
+        max: usize,
+    },
+}
+
+/// Progress in skipping the optional byte order mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bom {
+    /// Still at the start of the stream, with this many bytes of the mark matched (and held back).
+    Matching(usize),
+    /// Past the start of the stream.
+    Done,
+}
+
+impl SseEvent {
+    /// Creates an event of the default type (`"message"`) with the given data and no id or retry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::SseEvent;
+    ///
+    /// let event = SseEvent::message("hello");
+    /// assert_eq!(event.data, "hello");
+    /// assert_eq!(event.event, None);
+    /// ```
+    #[must_use]
+    pub fn message(data: impl Into<String>) -> Self {
+        Self {
+            data: data.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the event's id.
+    ///
+    /// The encoder strips CR, LF and NUL from it, so that it can neither break framing nor be
+    /// ignored by the peer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::SseEvent;
+    ///
+    /// assert_eq!(SseEvent::message("").with_id("42").id.as_deref(), Some("42"));
+    /// ```
+    #[must_use]
+    pub fn with_id(self, id: impl Into<String>) -> Self {
+        Self {
+            id: Some(id.into()),
+            ..self
+        }
+    }
+
+    /// Sets the event's type.
+    ///
+    /// The encoder strips CR and LF from it. An empty type means `"message"`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::SseEvent;
+    ///
+    /// assert_eq!(SseEvent::message("").with_event("endpoint").event_type(), "endpoint");
+    /// ```
+    #[must_use]
+    pub fn with_event(self, event: impl Into<String>) -> Self {
+        Self {
+            event: Some(event.into()),
+            ..self
+        }
+    }
+
+    /// Sets the event's `retry` field: the reconnection delay for the client, in milliseconds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::SseEvent;
+    ///
+    /// assert_eq!(SseEvent::message("").with_retry(500).retry, Some(500));
+    /// ```
+    #[must_use]
+    pub fn with_retry(self, ms: u64) -> Self {
+        Self {
+            retry: Some(ms),
+            ..self
+        }
+    }
+
+    /// Returns the event type: `"message"` when [`event`](Self::event) is `None` or empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::SseEvent;
+    ///
+    /// assert_eq!(SseEvent::message("").event_type(), "message");
+    /// assert_eq!(SseEvent::message("").with_event("ping").event_type(), "ping");
+    /// ```
+    #[must_use]
+    pub fn event_type(&self) -> &str {
+        match self.event.as_deref() {
+            None | Some("") => "message",
+            Some(event) => event,
+        }
+    }
+}
+
+impl SseDecoder {
+    /// Creates a decoder holding at most [`DEFAULT_MAX_FRAME_LEN`] bytes of one event.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::{SseDecoder, DEFAULT_MAX_FRAME_LEN};
+    ///
+    /// assert_eq!(SseDecoder::new().max_event_len(), DEFAULT_MAX_FRAME_LEN);
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        Self::with_max_event_len(DEFAULT_MAX_FRAME_LEN)
+    }
+
+    /// Creates a decoder holding at most `max` bytes of one event (pending line plus event fields).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::SseDecoder;
+    ///
+    /// let mut decoder = SseDecoder::with_max_event_len(16);
+    /// let mut results = Vec::new();
+    /// decoder.decode(b"data: this is far too long\n\n", |event| results.push(event.is_ok()));
+    /// assert_eq!(results, [false]);
+    /// ```
+    #[must_use]
+    pub fn with_max_event_len(max: usize) -> Self {
+        Self {
+            max,
+            bom: Bom::Matching(0),
+            skip_lf: false,
+            line: Vec::new(),
+            discarding: false,
+            discarded_line: false,
+            event_type: String::new(),
+            data: String::new(),
+            id: None,
+            retry: None,
+            last_event_id: String::new(),
+            reconnection_time: None,
+        }
+    }
+
+    /// Returns the largest number of bytes held for one event.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::SseDecoder;
+    ///
+    /// assert_eq!(SseDecoder::with_max_event_len(4096).max_event_len(), 4096);
+    /// ```
+    #[must_use]
+    pub fn max_event_len(&self) -> usize {
+        self.max
+    }
+
+    /// Returns the WHATWG "last event ID": the id of the latest dispatched block that had one.
+    ///
+    /// It persists across events, survives [`finish`](Self::finish), and is what a client sends
+    /// as `Last-Event-ID` when it reconnects. An `id` field with an empty value resets it to `""`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::SseDecoder;
+    ///
+    /// let mut decoder = SseDecoder::new();
+    /// decoder.decode(b"id: 5\ndata: a\n\ndata: b\n\n", |_| {});
+    /// assert_eq!(decoder.last_event_id(), "5");
+    /// ```
+    #[must_use]
+    pub fn last_event_id(&self) -> &str {
+        &self.last_event_id
+    }
+
+    /// Returns the reconnection time from the last valid `retry` field, in milliseconds.
+    ///
+    /// It takes effect as soon as the field is read (even if its event is never dispatched) and
+    /// survives [`finish`](Self::finish).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::SseDecoder;
+    ///
+    /// let mut decoder = SseDecoder::new();
+    /// assert_eq!(decoder.reconnection_time(), None);
+    /// decoder.decode(b"retry: 3000\nretry: soon\n", |_| {});
+    /// assert_eq!(decoder.reconnection_time(), Some(3000));
+    /// ```
+    #[must_use]
+    pub fn reconnection_time(&self) -> Option<u64> {
+        self.reconnection_time
+    }
+
+    /// Returns how many bytes are held for the pending event; never more than
+    /// [`max_event_len`](Self::max_event_len).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::SseDecoder;
+    ///
+    /// let mut decoder = SseDecoder::new();
+    /// decoder.decode(b"data: abc\nda", |_| {});
+    /// assert_eq!(decoder.buffered_len(), 6); // "abc\n" and "da"
+    /// ```
+    #[must_use]
+    pub fn buffered_len(&self) -> usize {
+        self.line.len() + self.event_len()
+    }
+
+    /// Feeds the next `chunk` of the stream, calling `on_event` per dispatched event, in order.
+    ///
+    /// # Errors
+    ///
+    /// Errors are passed to `on_event` rather than returned, one per offending event, and decoding
+    /// continues: [`SseError::EventTooLong`] when an event exceeds
+    /// [`max_event_len`](Self::max_event_len).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::{SseDecoder, SseEvent};
+    ///
+    /// let mut decoder = SseDecoder::new();
+    /// let mut events = Vec::new();
+    /// decoder.decode(b": keep-alive\n\nevent: ping\ndata\n\n", |event| events.push(event));
+    /// assert_eq!(events, [Ok(SseEvent::message("").with_event("ping"))]);
+    /// ```
+    pub fn decode(&mut self, chunk: &[u8], mut on_event: impl FnMut(Result<SseEvent, SseError>)) {
+        let mut rest = chunk;
+        if let Bom::Matching(mut matched) = self.bom {
+            loop {
+                let Some((&byte, tail)) = rest.split_first() else {
+                    self.bom = Bom::Matching(matched);
+                    return;
+                };
+                if BOM.get(matched) != Some(&byte) {
+                    // Not a byte order mark after all: the bytes held back are ordinary input.
+                    self.bom = Bom::Done;
+                    self.feed(BOM.get(..matched).unwrap_or_default(), &mut on_event);
+                    break;
+                }
+                matched += 1;
+                rest = tail;
+                if matched == BOM.len() {
+                    self.bom = Bom::Done;
+                    break;
+                }
+            }
+        }
+        self.feed(rest, &mut on_event);
+    }
+
+    /// Ends the stream: discards an incomplete event, then resets the decoder for a new stream.
+    ///
+    /// Per WHATWG, an event not yet terminated by a blank line at end of stream is not dispatched,
+    /// and neither is an unterminated last line processed. [`last_event_id`](Self::last_event_id)
+    /// and [`reconnection_time`](Self::reconnection_time) are kept, since a client needs them to
+    /// reconnect; everything else returns to its initial state (a byte order mark is again skipped
+    /// at the start of the next stream).
+    ///
+    /// # Errors
+    ///
+    /// None: under the WHATWG rules the end of the stream produces no event and no error, so
+    /// `_on_event` is never called. It has the same type as for [`decode`](Self::decode) so that
+    /// transports can treat this decoder and [`LineDecoder`](crate::codec::LineDecoder) alike.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::SseDecoder;
+    ///
+    /// let mut decoder = SseDecoder::new();
+    /// let mut events = Vec::new();
+    /// decoder.decode(b"id: 1\ndata: complete\n\nid: 2\ndata: cut off\n", |e| events.push(e));
+    /// decoder.finish(|e| events.push(e));
+    /// assert_eq!(events.len(), 1);
+    /// assert_eq!(decoder.last_event_id(), "1");
+    /// assert_eq!(decoder.buffered_len(), 0);
+    /// ```
+    pub fn finish(&mut self, _on_event: impl FnMut(Result<SseEvent, SseError>)) {
+        self.bom = Bom::Matching(0);
+        self.skip_lf = false;
+        self.line.clear();
+        self.discarding = false;
+        self.discarded_line = false;
+        self.clear_event();
+    }
+
+    /// Splits `bytes` (with any byte order mark already removed) into lines and processes them.
+    fn feed(&mut self, bytes: &[u8], on_event: &mut impl FnMut(Result<SseEvent, SseError>)) {
+        let mut rest = bytes;
+        if self.skip_lf && !rest.is_empty() {
+            self.skip_lf = false;
+            rest = rest.strip_prefix(b"\n").unwrap_or(rest);
+        }
+        while let Some(end) = memchr2(b'\n', b'\r', rest) {
+            let (tail, ending) = rest.split_at(end);
+            let ending_len = match ending {
+                [b'\r', b'\n', ..] => 2,
+                [b'\r'] => {
+                    self.skip_lf = true;
+                    1
+                }
+                _ => 1,
+            };
+            self.complete_line(tail, on_event);
+            rest = ending.get(ending_len..).unwrap_or_default();
+        }
+        self.partial_line(rest, on_event);
+    }
+
+    /// Handles the end of a line whose last bytes are `tail` (the rest is in `self.line`).
+    fn complete_line(
+        &mut self,
+        tail: &[u8],
+        on_event: &mut impl FnMut(Result<SseEvent, SseError>),
+    ) {
+        if self.discarding {
+            if !self.discarded_line && tail.is_empty() {
+                self.discarding = false;
+            }
+            self.discarded_line = false;
+            return;
+        }
+        let len = self.buffered_len() + tail.len();
+        if len > self.max {
+            self.overflow(len, on_event);
+            return;
+        }
+        if self.line.is_empty() {
+            self.process_line(tail, on_event);
+        } else {
+            let mut line = mem::take(&mut self.line);
+            extend_capped(&mut line, tail, self.max);
+            self.process_line(&line, on_event);
+            line.clear();
+            self.line = line;
+        }
+    }
+
+    /// Buffers `bytes`, the unterminated end of a chunk, unless the event would grow too large.
+    fn partial_line(
+        &mut self,
+        bytes: &[u8],
+        on_event: &mut impl FnMut(Result<SseEvent, SseError>),
+    ) {
+        if bytes.is_empty() {
+            return;
+        }
+        if self.discarding {
+            self.discarded_line = true;
+            return;
+        }
+        let len = self.buffered_len() + bytes.len();
+        if len > self.max {
+            self.overflow(len, on_event);
+            self.discarded_line = true;
+            return;
+        }
+        extend_capped(&mut self.line, bytes, self.max);
+    }
+
+    /// Interprets one complete line (without its ending) as a blank line, comment or field.
+    fn process_line(&mut self, line: &[u8], on_event: &mut impl FnMut(Result<SseEvent, SseError>)) {
+        if line.is_empty() {
+            self.dispatch(on_event);
+            return;
+        }
+        let (name, value) = match memchr(b':', line) {
+            Some(0) => return,
+            Some(colon) => {
+                let (name, value) = line.split_at(colon);
+                let value = value.get(1..).unwrap_or_default();
+                (name, value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &[][..]),
+        };
+        match name {
+            b"event" => {
+                self.event_type.clear();
+                self.event_type.push_str(&lossy(value));
+            }
+            b"data" => {
+                self.data.push_str(&lossy(value));
+                self.data.push('\n');
+            }
+            b"id" if memchr(0, value).is_none() => self.id = Some(lossy(value).into_owned()),
+            b"retry" => {
+                if let Some(ms) = parse_retry(value) {
+                    self.retry = Some(ms);
+                    self.reconnection_time = Some(ms);
+                }
+            }
+            _ => {}
+        }
+        let len = self.event_len();
+        if len > self.max {
+            self.overflow(len, on_event);
+        }
+    }
+
+    /// Handles a blank line: updates the last event id and emits the pending event, if it has data.
+    fn dispatch(&mut self, on_event: &mut impl FnMut(Result<SseEvent, SseError>)) {
+        let id = self.id.take();
+        if let Some(id) = &id {
+            self.last_event_id.clone_from(id);
+        }
+        let retry = self.retry.take();
+        let event_type = mem::take(&mut self.event_type);
+        if self.data.is_empty() {
+            return;
+        }
+        let mut data = mem::take(&mut self.data);
+        if data.ends_with('\n') {
+            data.pop();
+        }
+        on_event(Ok(SseEvent {
+            event: (!event_type.is_empty()).then_some(event_type),
+            data,
+            id,
+            retry,
+        }));
+    }
+
+    /// Reports an event that grew to `len` bytes, drops it and ignores lines up to a blank one.
+    fn overflow(&mut self, len: usize, on_event: &mut impl FnMut(Result<SseEvent, SseError>)) {
+        self.line.clear();
+        self.clear_event();
+        self.discarding = true;
+        self.discarded_line = false;
+        on_event(Err(SseError::EventTooLong { len, max: self.max }));
+    }
+
+    /// Forgets the fields of the pending event.
+    fn clear_event(&mut self) {
+        self.event_type.clear();
+        self.data.clear();
+        self.id = None;
+        self.retry = None;
+    }
+
+    /// Bytes held by the pending event's fields.
+    fn event_len(&self) -> usize {
+        self.data.len() + self.event_type.len() + self.id.as_ref().map_or(0, String::len)
+    }
+}
+
+impl Default for SseDecoder {
+    /// Same as [`SseDecoder::new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::codec::{SseDecoder, DEFAULT_MAX_FRAME_LEN};
+    ///
+    /// assert_eq!(SseDecoder::default().max_event_len(), DEFAULT_MAX_FRAME_LEN);
+    /// ```
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Appends `event` to `out` in Server-Sent Events format.
+///
+/// The layout is fixed: `event: <type>\n` if the type is set, `id: <id>\n` if the id is set,
+/// `retry: <ms>\n` if set, then one `data: <line>\n` per line of the data (split at CRLF, LF or
+/// CR, so an empty data string gives one `data: \n`), then a blank line. CR and LF are removed
+/// from the type and id so that they cannot break framing, and NUL is removed from the id since a
+/// client would ignore the whole field otherwise. Decoding the output yields `event` back, with
+/// CRLF and CR in its data turned into LF (and an empty type read back as `None`).
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::codec::{encode_event, SseEvent};
+///
+/// let mut out = Vec::new();
+/// encode_event(&SseEvent::message("a\nb").with_id("1"), &mut out);
+/// assert_eq!(out, b"id: 1\ndata: a\ndata: b\n\n");
+/// ```
+pub fn encode_event(event: &SseEvent, out: &mut Vec<u8>) {
+    if let Some(event_type) = &event.event {
+        out.extend_from_slice(b"event: ");
+        out.extend(
+            event_type
+                .bytes()
+                .filter(|byte| !matches!(byte, b'\r' | b'\n')),
+        );
+        out.push(b'\n');
+    }
+    if let Some(id) = &event.id {
+        out.extend_from_slice(b"id: ");
+        out.extend(
+            id.bytes()
+                .filter(|byte| !matches!(byte, b'\r' | b'\n' | b'\0')),
+        );
+        out.push(b'\n');
+    }
+    if let Some(retry) = event.retry {
+        out.extend_from_slice(b"retry: ");
+        out.extend_from_slice(retry.to_string().as_bytes());
+        out.push(b'\n');
+    }
+    write_lines(b"data: ", &event.data, out);
+    out.push(b'\n');
+}
+
+/// Appends a comment to `out`, such as a keep-alive, followed by a blank line.
+///
+/// Each line of `text` (split at CRLF, LF or CR) becomes one `: <line>\n`; a blank line follows.
+/// Clients ignore comments, so they serve to keep idle connections open; the blank line dispatches
+/// nothing since no data is pending between events.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::codec::encode_comment;
+///
+/// let mut out = Vec::new();
+/// encode_comment("keep-alive", &mut out);
+/// assert_eq!(out, b": keep-alive\n\n");
+/// ```
+pub fn encode_comment(text: &str, out: &mut Vec<u8>) {
+    write_lines(b": ", text, out);
+    out.push(b'\n');
+}
+
+/// Writes `prefix` + line + `\n` for each line of `text`, split at CRLF, LF or CR.
+fn write_lines(prefix: &[u8], text: &str, out: &mut Vec<u8>) {
+    let mut rest = text.as_bytes();
+    loop {
+        out.extend_from_slice(prefix);
+        let Some(end) = memchr2(b'\r', b'\n', rest) else {
+            out.extend_from_slice(rest);
+            out.push(b'\n');
+            return;
+        };
+        let (line, ending) = rest.split_at(end);
+        out.extend_from_slice(line);
+        out.push(b'\n');
+        let ending_len = if ending.starts_with(b"\r\n") { 2 } else { 1 };
+        rest = ending.get(ending_len..).unwrap_or_default();
+    }
+}
+
+/// Decodes a field name or value as UTF-8, replacing invalid sequences with U+FFFD.
+fn lossy(bytes: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(bytes)
+}
+
+/// Parses a `retry` value: one or more ASCII digits fitting in a `u64`, else `None`.
+fn parse_retry(value: &[u8]) -> Option<u64> {
+    if value.is_empty() {
+        return None;
+    }
+    value.iter().try_fold(0_u64, |ms, byte| {
+        let digit = byte.is_ascii_digit().then(|| u64::from(byte - b'0'))?;
+        ms.checked_mul(10)?.checked_add(digit)
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A decoder result as the tests collect it: error lengths depend on chunking, so are dropped.
+    type Item = Result<SseEvent, ()>;
+
+    /// What a whole run observed: the results and the connection-wide state at the end.
+    #[derive(Debug, PartialEq, Eq)]
+    struct Outcome {
+        items: Vec<Item>,
+        last_event_id: String,
+        reconnection_time: Option<u64>,
+    }
+
+    /// Decodes `chunks` in order then finishes, checking the bound after every call.
+    fn run(max: usize, chunks: &[&[u8]]) -> Outcome {
+        let mut decoder = SseDecoder::with_max_event_len(max);
+        let mut items = Vec::new();
+        let mut push = |result: Result<SseEvent, SseError>| items.push(result.map_err(|_| ()));
+        for chunk in chunks {
+            decoder.decode(chunk, &mut push);
+            assert!(
+                decoder.buffered_len() <= max,
+                "{} > {max}",
+                decoder.buffered_len()
+            );
+        }
+        decoder.finish(&mut push);
+        assert_eq!(decoder.buffered_len(), 0);
+        Outcome {
+            items,
+            last_event_id: decoder.last_event_id().to_owned(),
+            reconnection_time: decoder.reconnection_time(),
+        }
+    }
+
+    fn events(stream: &[u8]) -> Vec<Item> {
+        run(1024, &[stream]).items
+    }
+
+    fn bytewise(stream: &[u8]) -> Vec<&[u8]> {
+        stream.chunks(1).collect()
+    }
+
+    fn message(data: &str) -> Item {
+        Ok(SseEvent::message(data))
+    }
+
+    #[test]
+    fn multi_line_data_is_joined_with_lf() {
+        assert_eq!(events(b"data: a\ndata: b\ndata:\n\n"), [message("a\nb\n")]);
+    }
+
+    #[test]
+    fn only_one_leading_space_is_removed() {
+        assert_eq!(
+            events(b"data:x\n\ndata:  y \n\n"),
+            [message("x"), message(" y ")]
+        );
+    }
+
+    #[test]
+    fn comments_and_unknown_fields_are_ignored() {
+        let stream = b": hello\n:\nfoo: bar\nDATA: no\ndata: yes\n: between\n\n";
+        assert_eq!(events(stream), [message("yes")]);
+    }
+
+    #[test]
+    fn line_without_colon_is_a_field_with_empty_value() {
+        let stream = b"data\ndata\n\nevent\ndata: x\n\n";
+        assert_eq!(events(stream), [message("\n"), message("x")]);
+    }
+
+    #[test]
+    fn cr_lf_and_crlf_all_end_lines() {
+        let expected = [message("a\nb"), message("c")];
+        assert_eq!(events(b"data: a\rdata: b\r\rdata: c\r\r"), expected);
+        assert_eq!(events(b"data: a\ndata: b\n\ndata: c\n\n"), expected);
+        assert_eq!(
+            events(b"data: a\r\ndata: b\r\n\r\ndata: c\r\n\r\n"),
+            expected
+        );
+        assert_eq!(events(b"data: a\r\ndata: b\r\n\ndata: c\r\r\n"), expected);
+    }
+
+    #[test]
+    fn cr_at_chunk_end_followed_by_lf_is_one_line_ending() {
+        let expected = [message("a\nb")];
+        let outcome = run(1024, &[b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n"]);
+        assert_eq!(outcome.items, expected);
+        let outcome = run(1024, &[b"data: a\r", b"", b"\n", b"data: b\r", b"", b"\r"]);
+        assert_eq!(outcome.items, expected);
+    }
+
+    #[test]
+    fn leading_bom_is_stripped_once() {
+        assert_eq!(events(b"\xEF\xBB\xBFdata: x\n\n"), [message("x")]);
+        let outcome = run(1024, &[b"\xEF", b"\xBB", b"\xBFdata: x\n\n"]);
+        assert_eq!(outcome.items, [message("x")]);
+        // A second mark is part of the field name, which is then unknown.
+        assert!(events(b"\xEF\xBB\xBF\xEF\xBB\xBFdata: x\n\n").is_empty());
+        // A mark later in the stream is data.
+        assert_eq!(events(b"data: \xEF\xBB\xBF\n\n"), [message("\u{FEFF}")]);
+    }
+
+    #[test]
+    fn partial_bom_prefix_is_ordinary_input() {
+        let mut decoder = SseDecoder::new();
+        decoder.decode(b"\xEF", |_| {});
+        assert_eq!(decoder.buffered_len(), 0);
+        decoder.decode(b"\xBBa", |_| {});
+        assert_eq!(decoder.buffered_len(), 3);
+        let mut results = Vec::new();
+        decoder.decode(b": x\n\n", |result| results.push(result));
+        assert!(results.is_empty(), "the line is an unknown field");
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced() {
+        assert_eq!(events(b"data: a\xFFb\n\n"), [message("a\u{FFFD}b")]);
+    }
+
+    #[test]
+    fn event_type_and_id_and_retry_are_reported() {
+        let stream = b"event: update\nid: 7\nretry: 250\ndata: {}\n\n";
+        let expected = SseEvent::message("{}")
+            .with_event("update")
+            .with_id("7")
+            .with_retry(250);
+        assert_eq!(events(stream), [Ok(expected)]);
+    }
+
+    #[test]
+    fn event_type_resets_after_each_dispatch() {
+        let stream = b"event: a\n\ndata: 1\n\nevent: b\nevent:\ndata: 2\n\n";
+        assert_eq!(events(stream), [message("1"), message("2")]);
+    }
+
+    #[test]
+    fn last_event_id_persists_across_events() {
+        let mut decoder = SseDecoder::new();
+        let mut results = Vec::new();
+        decoder.decode(b"id: 1\ndata: a\n\ndata: b\n\n", |result| {
+            results.push(result);
+        });
+        assert_eq!(decoder.last_event_id(), "1");
+        assert_eq!(
+            results[1],
+            Ok(SseEvent::message("b")),
+            "the block id is reported only on its own event"
+        );
+        decoder.decode(b"id\ndata: c\n\n", |_| {});
+        assert_eq!(decoder.last_event_id(), "", "an empty id resets it");
+        decoder.decode(b"id: 9\n", |_| {});
+        assert_eq!(decoder.last_event_id(), "", "it changes only at dispatch");
+        decoder.finish(|_| {});
+        assert_eq!(
+            decoder.last_event_id(),
+            "",
+            "an undispatched id is dropped at end of stream"
+        );
+    }
+
+    #[test]
+    fn id_with_nul_is_ignored() {
+        let outcome = run(1024, &[b"id: 1\n\nid: a\0b\ndata: x\n\n"]);
+        assert_eq!(outcome.items, [message("x")]);
+        assert_eq!(outcome.last_event_id, "1");
+    }
+
+    #[test]
+    fn retry_requires_only_ascii_digits() {
+        let cases: [(&[u8], Option<u64>); 7] = [
+            (b"retry: 1500\n", Some(1500)),
+            (b"retry:0\n", Some(0)),
+            (b"retry: 15s\n", None),
+            (b"retry: -1\n", None),
+            (b"retry: \n", None),
+            (b"retry:  15\n", None),
+            (b"retry: 99999999999999999999\n", None),
+        ];
+        for (stream, expected) in cases {
+            assert_eq!(
+                run(1024, &[stream]).reconnection_time,
+                expected,
+                "{stream:?}"
+            );
+        }
+        let outcome = run(1024, &[b"retry: 10\nretry: x\ndata: a\n\n"]);
+        assert_eq!(outcome.reconnection_time, Some(10));
+        assert_eq!(outcome.items, [Ok(SseEvent::message("a").with_retry(10))]);
+    }
+
+    #[test]
+    fn data_with_empty_value_dispatches_an_empty_event() {
+        let outcome = run(1024, &[b"id: prime-1\ndata:\n\n"]);
+        assert_eq!(
+            outcome.items,
+            [Ok(SseEvent::message("").with_id("prime-1"))]
+        );
+    }
+
+    #[test]
+    fn no_dispatch_when_data_buffer_is_empty() {
+        let outcome = run(1024, &[b"event: x\nid: 3\nretry: 5\n\n\n\n"]);
+        assert!(outcome.items.is_empty());
+        assert_eq!(outcome.last_event_id, "3");
+        assert_eq!(outcome.reconnection_time, Some(5));
+    }
+
+    #[test]
+    fn incomplete_event_is_discarded_at_end_of_stream() {
+        assert!(events(b"data: a\n").is_empty());
+        assert_eq!(
+            events(b"data: a\n\r"),
+            [message("a")],
+            "a lone CR ends the blank line"
+        );
+        assert_eq!(events(b"data: a\n\ndata: b"), [message("a")]);
+    }
+
+    #[test]
+    fn too_long_event_is_reported_once_then_decoding_recovers() {
+        let stream = b"id: 1\ndata: 0123456789\ndata: more\n\nid: 2\ndata: ok\n\n";
+        let outcome = run(16, &[stream]);
+        assert_eq!(
+            outcome.items,
+            [Err(()), Ok(SseEvent::message("ok").with_id("2"))]
+        );
+        assert_eq!(run(16, &bytewise(stream)), outcome);
+        // The dropped event's id never becomes the last event id.
+        assert_eq!(
+            run(16, &[b"id: 1\ndata: 0123456789abcdef\n\n"]).last_event_id,
+            ""
+        );
+    }
+
+    #[test]
+    fn huge_line_is_reported_once_with_bounded_buffer() {
+        let max = 64 * 1024;
+        let mut decoder = SseDecoder::with_max_event_len(max);
+        let mut results = Vec::new();
+        decoder.decode(b"data: ", |result| results.push(result));
+        let chunk = vec![b'x'; 1024 * 1024];
+        for _ in 0..8 {
+            decoder.decode(&chunk, |result| results.push(result));
+            assert!(decoder.buffered_len() <= max);
+        }
+        decoder.decode(b"\n\ndata: ok\n\n", |result| results.push(result));
+        assert_eq!(results.len(), 2);
+        assert_eq!(
+            results[0],
+            Err(SseError::EventTooLong {
+                len: 6 + 1024 * 1024,
+                max
+            })
+        );
+        assert_eq!(results[1], Ok(SseEvent::message("ok")));
+        assert!(decoder.line.capacity() <= max);
+    }
+
+    #[test]
+    fn error_message_names_the_limit() {
+        let error = SseError::EventTooLong { len: 9, max: 8 };
+        assert_eq!(
+            error.to_string(),
+            "event of at least 9 bytes exceeds the limit of 8 bytes"
+        );
+    }
+
+    #[test]
+    fn finish_resets_the_stream_but_keeps_reconnection_state() {
+        let mut decoder = SseDecoder::with_max_event_len(8);
+        decoder.decode(b"retry: 1\nid: 4\n\ndata: 0123456789", |_| {});
+        decoder.finish(|_| panic!("finish never emits"));
+        let mut results = Vec::new();
+        decoder.decode(b"\xEF\xBB\xBFdata: a\n\n", |result| results.push(result));
+        assert_eq!(results, [Ok(SseEvent::message("a"))]);
+        assert_eq!(decoder.last_event_id(), "4");
+        assert_eq!(decoder.reconnection_time(), Some(1));
+    }
+
+    #[test]
+    fn encoder_layout_is_stable() {
+        let mut out = Vec::new();
+        let event = SseEvent::message("line one\r\nline two\rline three\n")
+            .with_event("notification")
+            .with_id("42")
+            .with_retry(3000);
+        encode_event(&event, &mut out);
+        encode_event(
+            &SseEvent::message(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            &mut out,
+        );
+        encode_event(&SseEvent::message("").with_id("priming-0"), &mut out);
+        encode_comment("keep-alive", &mut out);
+        // Line endings are made visible so that trailing spaces and blank lines show in the file.
+        let visible = String::from_utf8(out).unwrap().replace('\n', "\\n\n");
+        insta::assert_snapshot!("encoded_events", visible);
+    }
+
+    #[test]
+    fn encoder_strips_line_breaks_from_type_and_id() {
+        let mut out = Vec::new();
+        let event = SseEvent::message("x")
+            .with_event("a\r\nb")
+            .with_id("1\n\0\r2");
+        encode_event(&event, &mut out);
+        assert_eq!(out, b"event: ab\nid: 12\ndata: x\n\n");
+        let mut comment = Vec::new();
+        encode_comment("a\nb", &mut comment);
+        assert_eq!(comment, b": a\n: b\n\n");
+    }
+
+    #[test]
+    fn event_type_defaults_to_message() {
+        assert_eq!(SseEvent::default().event_type(), "message");
+        assert_eq!(SseEvent::message("").with_event("").event_type(), "message");
+        assert_eq!(SseDecoder::default().max_event_len(), DEFAULT_MAX_FRAME_LEN);
+    }
+
+    /// Splits `stream` at the given cut points (taken modulo its length).
+    fn chunked<'a>(stream: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+        let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut % (stream.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut chunks = Vec::new();
+        let mut start = 0;
+        for cut in cuts {
+            chunks.push(&stream[start..cut]);
+            start = cut;
+        }
+        chunks.push(&stream[start..]);
+        chunks
+    }
+
+    /// Streams of plausible lines joined with random line endings.
+    fn line_stream() -> impl Strategy<Value = Vec<u8>> {
+        let line = prop_oneof![
+            "data:( )?[ -~]{0,30}",
+            "event: [a-z]{0,8}",
+            "id:( )?[ -~]{0,8}",
+            "retry: [0-9a]{0,4}",
+            ": [ -~]{0,10}",
+            "[a-z]{0,5}(:[ -~]{0,5})?",
+            Just(String::new()),
+            Just(String::new()),
+            "\u{FEFF}?data: [\u{80}-\u{10FFFF}]{0,4}",
+        ];
+        let ending = prop_oneof![Just("\n"), Just("\r"), Just("\r\n")];
+        prop::collection::vec((line, ending), 0..24).prop_map(|lines| {
+            let mut stream = Vec::new();
+            for (line, ending) in lines {
+                stream.extend_from_slice(line.as_bytes());
+                stream.extend_from_slice(ending.as_bytes());
+            }
+            stream
+        })
+    }
+
+    fn arbitrary_event() -> impl Strategy<Value = SseEvent> {
+        let field = "[^\r\n\0]{0,12}";
+        (
+            prop::option::of("[^\r\n\0]{1,12}"),
+            "(\\PC|\r|\n|\r\n|\0){0,40}",
+            prop::option::of(field),
+            prop::option::of(any::<u64>()),
+        )
+            .prop_map(|(event, data, id, retry)| SseEvent {
+                event,
+                data,
+                id,
+                retry,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn arbitrary_bytes_are_chunking_invariant(
+            stream in prop::collection::vec(
+                prop_oneof![
+                    Just(b'\n'), Just(b'\r'), Just(b':'), Just(b' '), Just(0xEF),
+                    prop::sample::select(b"dataeventidretry".to_vec()), any::<u8>(),
+                ],
+                0..400,
+            ),
+            cuts in prop::collection::vec(any::<usize>(), 0..20),
+        ) {
+            let whole = run(64, &[&stream]);
+            prop_assert_eq!(&whole, &run(64, &chunked(&stream, &cuts)));
+            prop_assert_eq!(&whole, &run(64, &bytewise(&stream)));
+        }
+
+        #[test]
+        fn line_streams_are_chunking_invariant(
+            stream in line_stream(),
+            cuts in prop::collection::vec(any::<usize>(), 0..20),
+        ) {
+            let whole = run(64, &[&stream]);
+            prop_assert_eq!(&whole, &run(64, &chunked(&stream, &cuts)));
+            prop_assert_eq!(&whole, &run(64, &bytewise(&stream)));
+        }
+
+        #[test]
+        fn encoded_events_decode_back(
+            events in prop::collection::vec(arbitrary_event(), 1..6),
+            cuts in prop::collection::vec(any::<usize>(), 0..10),
+        ) {
+            let mut stream = Vec::new();
+            for event in &events {
+                encode_event(event, &mut stream);
+                encode_comment("keep-alive", &mut stream);
+            }
+            let expected: Vec<Item> = events
+                .iter()
+                .map(|event| {
+                    let data = event.data.replace("\r\n", "\n").replace('\r', "\n");
+                    Ok(SseEvent { data, ..event.clone() })
+                })
+                .collect();
+            let max = DEFAULT_MAX_FRAME_LEN;
+            prop_assert_eq!(&run(max, &[&stream]).items, &expected);
+            prop_assert_eq!(&run(max, &chunked(&stream, &cuts)).items, &expected);
+        }
+    }
+}

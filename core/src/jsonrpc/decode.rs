@@ -1,0 +1,237 @@
+//! Decoding frames into messages, and diagnosing the ones that are not.
+//!
+//! Valid input takes one fast pass through the typed envelope decoder. Only when that fails does
+//! the slow path run: it re-reads the bytes as a `serde_json::Value` to tell "not JSON" (-32700)
+//! from "JSON but not a message" (-32600) and to recover the id for the error reply.
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::error::ErrorObject;
+use super::id::RequestId;
+use super::message::{ErrorResponse, Message};
+
+/// Why a frame could not be decoded into a message.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::jsonrpc::{DecodeError, ErrorCode, Message, RequestId};
+///
+/// let err = Message::from_slice(br#"{"jsonrpc":"1.0","id":9,"method":"ping"}"#).unwrap_err();
+/// assert_eq!(err.id(), Some(&RequestId::Number(9)));
+/// assert_eq!(err.to_error_object().code, ErrorCode::INVALID_REQUEST);
+///
+/// let err = Message::from_slice(b"{not json").unwrap_err();
+/// assert!(matches!(err, DecodeError::Parse { .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The bytes are not JSON (syntax error, invalid UTF-8, nesting deeper than 128 levels,
+    /// empty input). Answered with -32700 and a null id.
+    #[error("parse error: {detail}")]
+    Parse {
+        /// What the JSON parser reported.
+        detail: String,
+    },
+    /// The bytes are JSON but not a valid JSON-RPC message. Answered with -32600, carrying the
+    /// id when it could be read.
+    #[error("invalid message: {detail}")]
+    Invalid {
+        /// The id of the offending message, when it could be read.
+        id: Option<RequestId>,
+        /// What was wrong.
+        detail: String,
+        /// The message looked like a response (no `method`, but `result` or `error`): it must
+        /// not be answered, only reported.
+        response_like: bool,
+    },
+    /// An empty batch (`[]`). Answered with a single -32600 error, id null.
+    #[error("invalid message: empty batch")]
+    EmptyBatch,
+}
+
+impl DecodeError {
+    /// The id of the offending message, when it could be recovered.
+    #[must_use]
+    pub const fn id(&self) -> Option<&RequestId> {
+        match self {
+            Self::Invalid { id, .. } => id.as_ref(),
+            Self::Parse { .. } | Self::EmptyBatch => None,
+        }
+    }
+
+    /// The JSON-RPC error object that answers this failure (-32700 or -32600).
+    #[must_use]
+    pub fn to_error_object(&self) -> ErrorObject {
+        match self {
+            Self::Parse { detail } => ErrorObject::parse_error(detail),
+            Self::Invalid { detail, .. } => ErrorObject::invalid_request(detail),
+            Self::EmptyBatch => ErrorObject::invalid_request("empty batch"),
+        }
+    }
+
+    /// The error response to send back, or `None` when the offending message was itself a
+    /// response (answering a response could make two peers loop).
+    #[must_use]
+    pub fn to_response(&self) -> Option<ErrorResponse> {
+        match self {
+            Self::Invalid { response_like: true, .. } => None,
+            _ => Some(ErrorResponse { id: self.id().cloned(), error: self.to_error_object() }),
+        }
+    }
+}
+
+/// What one frame holds: a single message or a batch.
+///
+/// Batches are decoded by the wire layer in every revision; whether a batch is acceptable is
+/// decided by the session (only 2025-03-26 allows them).
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::jsonrpc::Packet;
+///
+/// let p = Packet::from_slice(br#"[{"jsonrpc":"2.0","method":"a"}, 1]"#).unwrap();
+/// let Packet::Batch(items) = p else { panic!("not a batch") };
+/// assert!(items[0].is_ok());
+/// assert!(items[1].is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Packet {
+    /// One message.
+    Single(Message),
+    /// A non-empty batch; each element decoded on its own.
+    Batch(Vec<Result<Message, DecodeError>>),
+}
+
+impl Packet {
+    /// Decodes one frame (a line, an HTTP body, an SSE `data` field).
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError::Parse`] if the frame is not JSON, [`DecodeError::EmptyBatch`] for `[]`,
+    /// [`DecodeError::Invalid`] if it is a single invalid message. Invalid batch elements are
+    /// reported inside the batch.
+    pub fn from_slice(bytes: &[u8]) -> Result<Self, DecodeError> {
+        if first_non_ws(bytes) == Some(b'[') {
+            decode_batch(bytes).map(Packet::Batch)
+        } else {
+            Message::from_slice(bytes).map(Packet::Single)
+        }
+    }
+}
+
+impl Message {
+    /// Decodes one JSON-RPC message; a batch is refused as an invalid message.
+    ///
+    /// Unknown members of the envelope are ignored; duplicate members, a `jsonrpc` other than
+    /// `"2.0"`, a null or fractional id, an id beyond the `i64` range, `params` that are neither
+    /// object nor array, or a mix of `method` with `result`/`error` make it invalid.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError::Parse`] if the bytes are not JSON, [`DecodeError::Invalid`] if they are
+    /// not a valid message.
+    pub fn from_slice(bytes: &[u8]) -> Result<Self, DecodeError> {
+        serde_json::from_slice(bytes).map_err(|fast| diagnose(bytes, &fast))
+    }
+
+    /// Decodes one JSON-RPC message from text; see [`Message::from_slice`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Message::from_slice`].
+    pub fn from_str(text: &str) -> Result<Self, DecodeError> {
+        Self::from_slice(text.as_bytes())
+    }
+}
+
+/// Encodes several messages as one batch frame (a JSON array, no trailing newline).
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::jsonrpc::{encode_batch, Message, Notification};
+///
+/// let n: Message = Notification::new("a", None::<()>).unwrap().into();
+/// assert_eq!(encode_batch(&[n.clone(), n]), br#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"a"}]"#);
+/// ```
+#[must_use]
+pub fn encode_batch(messages: &[Message]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 * messages.len() + 2);
+    out.push(b'[');
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        m.write_to(&mut out);
+    }
+    out.push(b']');
+    out
+}
+
+fn decode_batch(bytes: &[u8]) -> Result<Vec<Result<Message, DecodeError>>, DecodeError> {
+    let elements: Vec<&RawValue> = match serde_json::from_slice(bytes) {
+        Ok(elements) => elements,
+        Err(e) => return Err(DecodeError::Parse { detail: e.to_string() }),
+    };
+    if elements.is_empty() {
+        return Err(DecodeError::EmptyBatch);
+    }
+    Ok(elements.into_iter().map(|raw| Message::from_slice(raw.get().as_bytes())).collect())
+}
+
+/// The slow path: why did the fast decoder refuse these bytes?
+fn diagnose(bytes: &[u8], fast: &serde_json::Error) -> DecodeError {
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => return DecodeError::Parse { detail: e.to_string() },
+    };
+    let detail = if value.is_array() {
+        "a batch where a single message was expected".to_owned()
+    } else if value.is_object() {
+        strip_position(fast)
+    } else {
+        format!("expected a JSON-RPC message object, found {}", json_type(&value))
+    };
+    let obj = value.as_object();
+    let id = obj.and_then(|o| o.get("id")).and_then(recover_id);
+    let response_like = obj.is_some_and(|o| {
+        !o.contains_key("method") && (o.contains_key("result") || o.contains_key("error"))
+    });
+    DecodeError::Invalid { id, detail, response_like }
+}
+
+fn recover_id(v: &Value) -> Option<RequestId> {
+    match v {
+        Value::Number(n) => n.as_i64().map(RequestId::Number),
+        Value::String(s) => Some(RequestId::String(s.clone())),
+        _ => None,
+    }
+}
+
+/// serde's messages end in " at line 1 column 42", which means little to a peer.
+fn strip_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
+
+const fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn first_non_ws(bytes: &[u8]) -> Option<u8> {
+    bytes.iter().copied().find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}

@@ -1,0 +1,408 @@
+//! Content blocks: text, image, audio, resource links and embedded resources, and the resource
+//! contents they carry.
+
+use super::common::{Annotations, Icon, Meta};
+use super::macros::{mcp_struct, tagged_union};
+
+mcp_struct! {
+    /// Text content.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::TextContent;
+    ///
+    /// let t = TextContent::new("hello");
+    /// assert_eq!(serde_json::to_string(&t).unwrap(), r#"{"type":"text","text":"hello"}"#);
+    /// ```
+    #[derive(Default)]
+    pub struct TextContent {
+        @tag "type" = "text";
+        /// The text.
+        req text: String = "text",
+        /// Display hints.
+        opt annotations: Annotations = "annotations",
+        /// Metadata (2025-06-18+).
+        opt meta: Meta = "_meta",
+    }
+}
+
+mcp_struct! {
+    /// An image, base64-encoded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::ImageContent;
+    ///
+    /// let i = ImageContent::new("iVBORw0KGgo=", "image/png");
+    /// assert_eq!(i.mime_type, "image/png");
+    /// ```
+    #[derive(Default)]
+    pub struct ImageContent {
+        @tag "type" = "image";
+        /// Base64-encoded image data.
+        req data: String = "data",
+        /// The image's MIME type.
+        req mime_type: String = "mimeType",
+        /// Display hints.
+        opt annotations: Annotations = "annotations",
+        /// Metadata (2025-06-18+).
+        opt meta: Meta = "_meta",
+    }
+}
+
+mcp_struct! {
+    /// Audio, base64-encoded (2025-03-26+).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::AudioContent;
+    ///
+    /// let a = AudioContent::new("UklGRg==", "audio/wav");
+    /// assert!(serde_json::to_string(&a).unwrap().starts_with(r#"{"type":"audio""#));
+    /// ```
+    #[derive(Default)]
+    pub struct AudioContent {
+        @tag "type" = "audio";
+        /// Base64-encoded audio data.
+        req data: String = "data",
+        /// The audio's MIME type.
+        req mime_type: String = "mimeType",
+        /// Display hints.
+        opt annotations: Annotations = "annotations",
+        /// Metadata.
+        opt meta: Meta = "_meta",
+    }
+}
+
+mcp_struct! {
+    /// A link to a resource the client may read (2025-06-18+).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::ResourceLink;
+    ///
+    /// let l = ResourceLink::new("file:///a.txt", "a.txt");
+    /// assert!(serde_json::to_string(&l).unwrap().contains(r#""type":"resource_link""#));
+    /// ```
+    #[derive(Default)]
+    pub struct ResourceLink {
+        @tag "type" = "resource_link";
+        /// The resource's URI.
+        req uri: String = "uri",
+        /// Programmatic name.
+        req name: String = "name",
+        /// Human-readable name.
+        opt title: String = "title",
+        /// Description.
+        opt description: String = "description",
+        /// MIME type.
+        opt mime_type: String = "mimeType",
+        /// Size in bytes of the raw content, if known.
+        opt size: u64 = "size",
+        /// Icons (2025-11-25+).
+        opt icons: Vec<Icon> = "icons",
+        /// Display hints.
+        opt annotations: Annotations = "annotations",
+        /// Metadata.
+        opt meta: Meta = "_meta",
+    }
+}
+
+mcp_struct! {
+    /// The contents of a resource embedded in a message.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::{EmbeddedResource, ResourceContents, TextResourceContents};
+    ///
+    /// let e = EmbeddedResource::new(TextResourceContents::new("file:///a", "hi").into());
+    /// assert!(matches!(e.resource, ResourceContents::Text(_)));
+    /// ```
+    pub struct EmbeddedResource {
+        @tag "type" = "resource";
+        /// The contents.
+        req resource: ResourceContents = "resource",
+        /// Display hints.
+        opt annotations: Annotations = "annotations",
+        /// Metadata.
+        opt meta: Meta = "_meta",
+    }
+}
+
+mcp_struct! {
+    /// The text contents of a resource.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::TextResourceContents;
+    ///
+    /// let t = TextResourceContents::new("file:///a.txt", "hello").with_mime_type("text/plain");
+    /// assert_eq!(t.mime_type.as_deref(), Some("text/plain"));
+    /// ```
+    #[derive(Default)]
+    pub struct TextResourceContents {
+        /// The resource's URI.
+        req uri: String = "uri",
+        /// The text.
+        req text: String = "text",
+        /// MIME type.
+        opt mime_type: String = "mimeType",
+        /// Metadata (2025-06-18+).
+        opt meta: Meta = "_meta",
+    }
+}
+
+mcp_struct! {
+    /// The binary contents of a resource, base64-encoded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::BlobResourceContents;
+    ///
+    /// let b = BlobResourceContents::new("file:///a.bin", "AAEC");
+    /// assert_eq!(b.blob, "AAEC");
+    /// ```
+    #[derive(Default)]
+    pub struct BlobResourceContents {
+        /// The resource's URI.
+        req uri: String = "uri",
+        /// Base64-encoded bytes.
+        req blob: String = "blob",
+        /// MIME type.
+        opt mime_type: String = "mimeType",
+        /// Metadata (2025-06-18+).
+        opt meta: Meta = "_meta",
+    }
+}
+
+/// The contents of a resource: text or binary.
+///
+/// Told apart by the presence of `text` or `blob`; an object with neither is kept in
+/// `Unknown`.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::schema::ResourceContents;
+///
+/// let c: ResourceContents = serde_json::from_str(r#"{"uri":"x:/","blob":"AA=="}"#).unwrap();
+/// assert!(matches!(c, ResourceContents::Blob(_)));
+/// assert_eq!(c.uri(), Some("x:/"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ResourceContents {
+    /// Text contents.
+    Text(TextResourceContents),
+    /// Binary contents.
+    Blob(BlobResourceContents),
+    /// Neither `text` nor `blob`: kept whole.
+    Unknown(super::JsonObject),
+}
+
+impl ResourceContents {
+    /// The URI of the resource.
+    #[must_use]
+    pub fn uri(&self) -> Option<&str> {
+        match self {
+            Self::Text(t) => Some(&t.uri),
+            Self::Blob(b) => Some(&b.uri),
+            Self::Unknown(m) => m.get("uri").and_then(serde_json::Value::as_str),
+        }
+    }
+}
+
+impl From<TextResourceContents> for ResourceContents {
+    fn from(t: TextResourceContents) -> Self {
+        Self::Text(t)
+    }
+}
+
+impl From<BlobResourceContents> for ResourceContents {
+    fn from(b: BlobResourceContents) -> Self {
+        Self::Blob(b)
+    }
+}
+
+impl serde::Serialize for ResourceContents {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Text(t) => t.serialize(serializer),
+            Self::Blob(b) => b.serialize(serializer),
+            Self::Unknown(m) => m.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ResourceContents {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = <super::JsonObject as serde::Deserialize>::deserialize(deserializer)?;
+        let (text, blob) = (map.contains_key("text"), map.contains_key("blob"));
+        let value = serde_json::Value::Object(map);
+        let decoded = match (text, blob) {
+            (true, _) => serde_json::from_value(value).map(Self::Text),
+            (false, true) => serde_json::from_value(value).map(Self::Blob),
+            (false, false) => match value {
+                serde_json::Value::Object(map) => Ok(Self::Unknown(map)),
+                _ => return Err(serde::de::Error::custom("unreachable: not an object")),
+            },
+        };
+        decoded.map_err(serde::de::Error::custom)
+    }
+}
+
+tagged_union! {
+    /// A piece of content in a tool result, prompt message or sampling message.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::ContentBlock;
+    ///
+    /// let c: ContentBlock = serde_json::from_str(r#"{"type":"text","text":"hi"}"#).unwrap();
+    /// assert_eq!(c.as_text(), Some("hi"));
+    /// let future: ContentBlock = serde_json::from_str(r#"{"type":"hologram","x":1}"#).unwrap();
+    /// assert!(matches!(future, ContentBlock::Unknown(_)));
+    /// assert_eq!(serde_json::to_string(&future).unwrap(), r#"{"type":"hologram","x":1}"#);
+    /// ```
+    pub enum ContentBlock by "type" {
+        /// Text.
+        "text" => Text(TextContent),
+        /// An image.
+        "image" => Image(ImageContent),
+        /// Audio (2025-03-26+).
+        "audio" => Audio(AudioContent),
+        /// A link to a resource (2025-06-18+).
+        "resource_link" => ResourceLink(ResourceLink),
+        /// An embedded resource.
+        "resource" => Resource(EmbeddedResource),
+    }
+}
+
+impl ContentBlock {
+    /// Text content with the given text.
+    #[must_use]
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+
+    /// The text of a text block.
+    #[must_use]
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Self::Text(t) => Some(&t.text),
+            _ => None,
+        }
+    }
+}
+
+impl TextContent {
+    /// Text content with the given text.
+    #[must_use]
+    pub fn new(text: impl Into<String>) -> Self {
+        Self { text: text.into(), ..Self::default() }
+    }
+}
+
+impl ImageContent {
+    /// An image from base64 data and a MIME type.
+    #[must_use]
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self { data: data.into(), mime_type: mime_type.into(), ..Self::default() }
+    }
+}
+
+impl AudioContent {
+    /// Audio from base64 data and a MIME type.
+    #[must_use]
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self { data: data.into(), mime_type: mime_type.into(), ..Self::default() }
+    }
+}
+
+impl ResourceLink {
+    /// A link to `uri` named `name`.
+    #[must_use]
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Self { uri: uri.into(), name: name.into(), ..Self::default() }
+    }
+}
+
+impl EmbeddedResource {
+    /// Embeds the given contents.
+    #[must_use]
+    pub fn new(resource: ResourceContents) -> Self {
+        Self { resource, annotations: None, meta: None, extra: super::JsonObject::new() }
+    }
+}
+
+impl TextResourceContents {
+    /// Text contents of `uri`.
+    #[must_use]
+    pub fn new(uri: impl Into<String>, text: impl Into<String>) -> Self {
+        Self { uri: uri.into(), text: text.into(), ..Self::default() }
+    }
+
+    /// Sets the MIME type.
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+}
+
+impl BlobResourceContents {
+    /// Binary contents of `uri` from base64 data.
+    #[must_use]
+    pub fn new(uri: impl Into<String>, blob: impl Into<String>) -> Self {
+        Self { uri: uri.into(), blob: blob.into(), ..Self::default() }
+    }
+
+    /// Sets the MIME type.
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_wrong_tag_on_a_concrete_type_is_refused() {
+        assert!(serde_json::from_str::<TextContent>(r#"{"type":"image","text":"x"}"#).is_err());
+        assert!(serde_json::from_str::<TextContent>(r#"{"text":"x"}"#).is_ok());
+    }
+
+    #[test]
+    fn every_block_kind_round_trips() {
+        let blocks = json!([
+            {"type": "text", "text": "a", "annotations": {"priority": 1.0}},
+            {"type": "image", "data": "AA==", "mimeType": "image/png"},
+            {"type": "audio", "data": "AA==", "mimeType": "audio/wav", "_meta": {"k": 1}},
+            {"type": "resource_link", "uri": "x:/", "name": "x", "size": 3},
+            {"type": "resource", "resource": {"uri": "x:/", "text": "t"}},
+            {"type": "resource", "resource": {"uri": "x:/", "blob": "AA=="}},
+        ]);
+        let decoded: Vec<ContentBlock> = serde_json::from_value(blocks.clone()).unwrap();
+        assert!(decoded.iter().all(|b| !matches!(b, ContentBlock::Unknown(_))));
+        assert_eq!(serde_json::to_value(&decoded).unwrap(), blocks);
+    }
+
+    #[test]
+    fn a_known_tag_with_bad_members_is_an_error_not_unknown() {
+        assert!(serde_json::from_str::<ContentBlock>(r#"{"type":"text"}"#).is_err());
+    }
+}

@@ -1,0 +1,241 @@
+//! `mcp_struct!`: declares an MCP object type with forward-compatible (de)serialization.
+//!
+//! serde's `#[serde(flatten)]` would keep unknown members too, but it buffers every object
+//! through an intermediate tree and costs more than building a `serde_json::Value`. This macro
+//! writes the map visitor by hand instead: known members decode straight into their fields,
+//! unknown ones (rare) are kept as `Value`s in `extra`, and encoding writes the known members
+//! in declaration order followed by `extra`.
+//!
+//! Field forms:
+//! - `req name: Type = "wireName"`: required; missing is an error.
+//! - `opt name: Type = "wireName"`: the field is `Option<Type>`; absent or `null` reads as `None`,
+//!   `None` is not written.
+//! - `def name: Type = "wireName"`: absent reads as `Type::default()`; always written.
+//!
+//! An optional `@tag "type" = "text";` line makes the object carry a constant discriminator: it is
+//! written first, and reading checks it (absent is accepted, another value is an error).
+
+/// Reads a map key, borrowing it when the deserializer can.
+pub(crate) struct Key<'de>(pub(crate) std::borrow::Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(V)
+    }
+}
+
+/// Checks a constant tag member.
+pub(crate) fn check_tag<E: serde::de::Error>(found: &str, name: &str, expected: &str) -> Result<(), E> {
+    if found == expected {
+        Ok(())
+    } else {
+        Err(E::custom(format_args!("expected {name:?} to be {expected:?}, found {found:?}")))
+    }
+}
+
+/// Refuses a member seen twice.
+pub(crate) fn duplicate<E: serde::de::Error>(name: &str) -> E {
+    E::custom(format_args!("duplicate member {name:?}"))
+}
+
+macro_rules! mcp_field_type {
+    (req $t:ty) => { $t };
+    (def $t:ty) => { $t };
+    (opt $t:ty) => { Option<$t> };
+}
+
+macro_rules! mcp_field_finish {
+    (req $slot:ident, $wire:literal) => {
+        match $slot {
+            Some(v) => v,
+            None => return Err(serde::de::Error::missing_field($wire)),
+        }
+    };
+    (def $slot:ident, $wire:literal) => { $slot.unwrap_or_default() };
+    (opt $slot:ident, $wire:literal) => { $slot.flatten() };
+}
+
+macro_rules! mcp_field_read {
+    (opt $map:ident, $t:ty) => { $map.next_value::<Option<$t>>()? };
+    ($kind:ident $map:ident, $t:ty) => { $map.next_value::<$t>()? };
+}
+
+macro_rules! mcp_field_write {
+    (opt $map:ident, $wire:literal, $v:expr) => {
+        if let Some(v) = &$v {
+            serde::ser::SerializeMap::serialize_entry(&mut $map, $wire, v)?;
+        }
+    };
+    ($kind:ident $map:ident, $wire:literal, $v:expr) => {
+        serde::ser::SerializeMap::serialize_entry(&mut $map, $wire, &$v)?;
+    };
+}
+
+macro_rules! mcp_struct {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident {
+            $( @tag $tag_wire:literal = $tag_value:literal; )?
+            $(
+                $(#[$fattr:meta])*
+                $kind:ident $field:ident : $fty:ty = $wire:literal
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $name {
+            $(
+                $(#[$fattr])*
+                pub $field: $crate::schema::macros::mcp_field_type!($kind $fty),
+            )*
+            /// Members this version of the SDK does not know, kept for forward compatibility and
+            /// written back after the known ones.
+            pub extra: $crate::schema::JsonObject,
+        }
+
+        impl $name {
+            /// The constant discriminator of this object type, if it has one.
+            #[allow(dead_code)]
+            pub(crate) const TAG: Option<(&'static str, &'static str)> = mcp_struct!(@tag $( $tag_wire, $tag_value )?);
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(None)?;
+                $( serde::ser::SerializeMap::serialize_entry(&mut map, $tag_wire, $tag_value)?; )?
+                $( $crate::schema::macros::mcp_field_write!($kind map, $wire, self.$field); )*
+                for (k, v) in &self.extra {
+                    serde::ser::SerializeMap::serialize_entry(&mut map, k, v)?;
+                }
+                serde::ser::SerializeMap::end(map)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> serde::de::Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str(concat!("an object (", stringify!($name), ")"))
+                    }
+                    #[allow(unused_mut)]
+                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$name, A::Error> {
+                        $( let mut $field: Option<$crate::schema::macros::mcp_field_type!($kind $fty)> = None; )*
+                        let mut extra = $crate::schema::JsonObject::new();
+                        while let Some(key) = map.next_key::<$crate::schema::macros::Key<'de>>()? {
+                            match key.0.as_ref() {
+                                $( $tag_wire => {
+                                    let found: std::borrow::Cow<'de, str> = map.next_value::<$crate::schema::macros::Key<'de>>()?.0;
+                                    $crate::schema::macros::check_tag(&found, $tag_wire, $tag_value)?;
+                                } )?
+                                $( $wire => {
+                                    if $field.is_some() {
+                                        return Err($crate::schema::macros::duplicate($wire));
+                                    }
+                                    $field = Some($crate::schema::macros::mcp_field_read!($kind map, $fty));
+                                } )*
+                                _ => {
+                                    let value: serde_json::Value = map.next_value()?;
+                                    if extra.insert(key.0.into_owned(), value).is_some() {
+                                        return Err(serde::de::Error::custom("duplicate member"));
+                                    }
+                                }
+                            }
+                        }
+                        Ok($name {
+                            $( $field: $crate::schema::macros::mcp_field_finish!($kind $field, $wire), )*
+                            extra,
+                        })
+                    }
+                }
+                deserializer.deserialize_map(V)
+            }
+        }
+    };
+    (@tag) => { None };
+    (@tag $w:literal, $v:literal) => { Some(($w, $v)) };
+}
+
+/// Declares a union of object types told apart by one string member (such as `"type"`).
+///
+/// Each variant wraps an `mcp_struct!` type declared with the matching `tag` line, so encoding
+/// simply encodes the inner value. Decoding reads the object once into a map, looks at the tag
+/// and decodes the variant from the map. A tag value this SDK does not know (or a missing tag,
+/// unless a `missing => Variant` default is given) is kept whole in `Unknown`, so newer peers'
+/// content survives a round trip.
+macro_rules! tagged_union {
+    (
+        $(#[$attr:meta])*
+        pub enum $name:ident by $tag:literal $( , missing => $missing:ident )? {
+            $(
+                $(#[$vattr:meta])*
+                $value:literal => $variant:ident($inner:ty)
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        pub enum $name {
+            $( $(#[$vattr])* $variant($inner), )*
+            /// A variant this SDK does not know, kept whole.
+            Unknown($crate::schema::JsonObject),
+        }
+
+        $(
+            impl From<$inner> for $name {
+                fn from(v: $inner) -> Self {
+                    Self::$variant(v)
+                }
+            }
+        )*
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $( Self::$variant(v) => v.serialize(serializer), )*
+                    Self::Unknown(map) => map.serialize(serializer),
+                }
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let map = <$crate::schema::JsonObject as serde::Deserialize>::deserialize(deserializer)?;
+                let tag: Option<String> = match map.get($tag) {
+                    Some(serde_json::Value::String(s)) => Some(s.clone()),
+                    _ => None,
+                };
+                let value = serde_json::Value::Object(map);
+                match tag.as_deref() {
+                    $( Some($value) => serde_json::from_value(value).map(Self::$variant).map_err(serde::de::Error::custom), )*
+                    $( None => serde_json::from_value(value).map(Self::$missing).map_err(serde::de::Error::custom), )?
+                    _ => match value {
+                        serde_json::Value::Object(map) => Ok(Self::Unknown(map)),
+                        _ => Err(serde::de::Error::custom("unreachable: not an object")),
+                    },
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use {mcp_field_finish, mcp_field_read, mcp_field_type, mcp_field_write, mcp_struct, tagged_union};
