@@ -138,12 +138,13 @@ impl Message {
         serde_json::from_slice(bytes).map_err(|fast| diagnose(bytes, &fast))
     }
 
+}
+
+impl std::str::FromStr for Message {
+    type Err = DecodeError;
+
     /// Decodes one JSON-RPC message from text; see [`Message::from_slice`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Message::from_slice`].
-    pub fn from_str(text: &str) -> Result<Self, DecodeError> {
+    fn from_str(text: &str) -> Result<Self, DecodeError> {
         Self::from_slice(text.as_bytes())
     }
 }

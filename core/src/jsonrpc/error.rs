@@ -145,8 +145,9 @@ pub struct ErrorObject {
     pub code: ErrorCode,
     /// A short description of the error.
     pub message: String,
-    /// Additional information, shaped by the code.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Additional information, shaped by the code. A `null` sent by the peer is kept as
+    /// `Some(Value::Null)`, so it survives a round trip.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub data: Option<Value>,
 }
 
@@ -172,13 +173,13 @@ impl ErrorObject {
 
     /// -32700, for bytes that are not JSON.
     #[must_use]
-    pub fn parse_error(detail: impl fmt::Display) -> Self {
+    pub fn parse_error(detail: &str) -> Self {
         Self::new(ErrorCode::PARSE_ERROR, format!("Parse error: {detail}"))
     }
 
     /// -32600, for JSON that is not a valid JSON-RPC message.
     #[must_use]
-    pub fn invalid_request(detail: impl fmt::Display) -> Self {
+    pub fn invalid_request(detail: &str) -> Self {
         Self::new(ErrorCode::INVALID_REQUEST, format!("Invalid Request: {detail}"))
     }
 
@@ -232,7 +233,7 @@ impl ErrorObject {
     #[must_use]
     pub fn missing_required_client_capability(message: impl Into<String>, required: Value) -> Self {
         Self::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, message)
-            .with_data(json!({ "requiredCapabilities": required }))
+            .with_data(object_with("requiredCapabilities", required))
     }
 
     /// -32022, the requested protocol version is not supported; lists the supported ones.
@@ -247,8 +248,20 @@ impl ErrorObject {
     #[must_use]
     pub fn url_elicitation_required(message: impl Into<String>, elicitations: Vec<Value>) -> Self {
         Self::new(ErrorCode::URL_ELICITATION_REQUIRED, message)
-            .with_data(json!({ "elicitations": elicitations }))
+            .with_data(object_with("elicitations", Value::Array(elicitations)))
     }
+}
+
+/// Reads a member that is present (even as `null`) as `Some`.
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// `{"key": value}`, moving `value` in.
+fn object_with(key: &str, value: Value) -> Value {
+    let mut map = serde_json::Map::new();
+    map.insert(key.to_owned(), value);
+    Value::Object(map)
 }
 
 impl fmt::Display for ErrorObject {

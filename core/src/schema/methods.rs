@@ -197,7 +197,7 @@ const fn info(
 
 use Capability as C;
 use MethodKind::{Notification as N, Request as R};
-use ProtocolVersion::{V2024_11_05 as V1, V2025_03_26 as V2, V2025_06_18 as V3, V2025_11_25 as V4, V2026_07_28 as V5};
+use ProtocolVersion::{V2024_11_05 as V1, V2025_06_18 as V3, V2025_11_25 as V4, V2026_07_28 as V5};
 
 /// Every method of every revision. Methods that only exist as MRTR input requests in
 /// 2026-07-28 (`sampling/createMessage`, `roots/list`, `elicitation/create`) end their life as

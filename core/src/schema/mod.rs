@@ -48,6 +48,7 @@ pub use common::{
     Implementation, JsonObject, LoggingLevel, Meta, NotificationParams, PaginatedRequestParams,
     ProgressToken, RequestParams, ResultType, Role, UnknownLevel,
 };
+#[allow(unused_imports)] // used by the area modules as they adopt `ForRevision`
 pub(crate) use common::{adapt_cacheable, adapt_result_type};
 pub use content::{
     AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource, ImageContent,
