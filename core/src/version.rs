@@ -125,6 +125,10 @@ pub enum Feature {
     SubscriptionsListen,
     /// `Mcp-Method` / `Mcp-Name` HTTP headers.
     MethodHeaders,
+    /// An unknown resource is reported as -32602 Invalid Params (-32002 before).
+    ResourceNotFoundIsInvalidParams,
+    /// `structuredContent` may be any JSON value, not only an object.
+    StructuredContentAnyValue,
 }
 
 /// An error from protocol-version negotiation.
@@ -205,9 +209,15 @@ impl ProtocolVersion {
             }
             F::Icons | F::UrlElicitation | F::SamplingTools | F::SsePolling => (Self::V2025_11_25, Self::LATEST),
             F::Tasks => (Self::V2025_11_25, Self::V2025_11_25),
-            F::Stateless | F::Discover | F::Mrtr | F::ResultType | F::CacheHints | F::SubscriptionsListen | F::MethodHeaders => {
-                (Self::V2026_07_28, Self::LATEST)
-            }
+            F::Stateless
+            | F::Discover
+            | F::Mrtr
+            | F::ResultType
+            | F::CacheHints
+            | F::SubscriptionsListen
+            | F::MethodHeaders
+            | F::ResourceNotFoundIsInvalidParams
+            | F::StructuredContentAnyValue => (Self::V2026_07_28, Self::LATEST),
         };
         since as u8 <= self as u8 && self as u8 <= until as u8
     }

@@ -26,10 +26,7 @@ fn deep(levels: usize) -> String {
 }
 
 fn deep_params(levels: usize) -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":4,"method":"x","params":{{"a":{}}}}}"#,
-        deep(levels)
-    )
+    format!(r#"{{"jsonrpc":"2.0","id":4,"method":"x","params":{{"a":{}}}}}"#, deep(levels))
 }
 
 fn table() -> Vec<(&'static str, Vec<u8>, Expect)> {
@@ -43,7 +40,11 @@ fn table() -> Vec<(&'static str, Vec<u8>, Expect)> {
         ("batch of a number", b"[1]".to_vec(), Expect::BatchOfInvalid(1)),
         ("batch of junk", br#"[1,"a",null]"#.to_vec(), Expect::BatchOfInvalid(3)),
         ("200 levels of nesting: a batch whose element is too deep", deep(200).into_bytes(), Expect::BatchOfInvalid(1)),
-        ("200 levels of objects", format!("{}1{}", r#"{"a":"#.repeat(200), "}".repeat(200)).into_bytes(), Expect::Parse),
+        (
+            "200 levels of objects",
+            format!("{}1{}", r#"{"a":"#.repeat(200), "}".repeat(200)).into_bytes(),
+            Expect::Parse,
+        ),
         ("200 levels inside params", deep_params(200).into_bytes(), Expect::Valid),
         ("invalid UTF-8 in a string", b"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\"}".to_vec(), Expect::Parse),
         ("invalid UTF-8 outside strings", b"\xfe\xff".to_vec(), Expect::Parse),
@@ -52,28 +53,52 @@ fn table() -> Vec<(&'static str, Vec<u8>, Expect)> {
         ("escaped NUL is fine", br#"{"jsonrpc":"2.0","method":"a\u0000b"}"#.to_vec(), Expect::Valid),
         ("duplicate id", br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#.to_vec(), Expect::Invalid(n(2))),
         ("duplicate method", br#"{"jsonrpc":"2.0","id":1,"method":"x","method":"y"}"#.to_vec(), Expect::Invalid(n(1))),
-        ("id beyond i64", br#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"x"}"#.to_vec(), Expect::Invalid(None)),
-        ("id beyond u64", br#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"x"}"#.to_vec(), Expect::Invalid(None)),
+        (
+            "id beyond i64",
+            br#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"x"}"#.to_vec(),
+            Expect::Invalid(None),
+        ),
+        (
+            "id beyond u64",
+            br#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"x"}"#.to_vec(),
+            Expect::Invalid(None),
+        ),
         ("float id", br#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#.to_vec(), Expect::Invalid(None)),
         ("exponent id", br#"{"jsonrpc":"2.0","id":1e3,"method":"x"}"#.to_vec(), Expect::Invalid(None)),
         ("null id on a request", br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#.to_vec(), Expect::Invalid(None)),
         ("boolean id", br#"{"jsonrpc":"2.0","id":true,"method":"x"}"#.to_vec(), Expect::Invalid(None)),
         ("jsonrpc 1.0", br#"{"jsonrpc":"1.0","id":7,"method":"x"}"#.to_vec(), Expect::Invalid(n(7))),
-        ("jsonrpc as number", br#"{"jsonrpc":2.0,"id":"s","method":"x"}"#.to_vec(), Expect::Invalid(Some(RequestId::from("s")))),
+        (
+            "jsonrpc as number",
+            br#"{"jsonrpc":2.0,"id":"s","method":"x"}"#.to_vec(),
+            Expect::Invalid(Some(RequestId::from("s"))),
+        ),
         ("missing jsonrpc", br#"{"id":3,"method":"x"}"#.to_vec(), Expect::Invalid(n(3))),
         ("method not a string", br#"{"jsonrpc":"2.0","id":3,"method":1}"#.to_vec(), Expect::Invalid(n(3))),
         ("params a string", br#"{"jsonrpc":"2.0","id":3,"method":"x","params":"p"}"#.to_vec(), Expect::Invalid(n(3))),
         ("params a number", br#"{"jsonrpc":"2.0","method":"x","params":1}"#.to_vec(), Expect::Invalid(None)),
         ("method with result", br#"{"jsonrpc":"2.0","id":3,"method":"x","result":{}}"#.to_vec(), Expect::Invalid(n(3))),
         ("nothing to do", br#"{"jsonrpc":"2.0","id":3}"#.to_vec(), Expect::Invalid(n(3))),
-        ("result and error", br#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"m"}}"#.to_vec(), Expect::InvalidResponse),
+        (
+            "result and error",
+            br#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"m"}}"#.to_vec(),
+            Expect::InvalidResponse,
+        ),
         ("result with null id", br#"{"jsonrpc":"2.0","id":null,"result":{}}"#.to_vec(), Expect::InvalidResponse),
         ("error without message", br#"{"jsonrpc":"2.0","id":3,"error":{"code":1}}"#.to_vec(), Expect::InvalidResponse),
-        ("error with float code", br#"{"jsonrpc":"2.0","id":3,"error":{"code":1.5,"message":"m"}}"#.to_vec(), Expect::InvalidResponse),
+        (
+            "error with float code",
+            br#"{"jsonrpc":"2.0","id":3,"error":{"code":1.5,"message":"m"}}"#.to_vec(),
+            Expect::InvalidResponse,
+        ),
         ("trailing garbage", br#"{"jsonrpc":"2.0","method":"x"} x"#.to_vec(), Expect::Parse),
         ("two objects", br#"{"jsonrpc":"2.0","method":"x"}{"jsonrpc":"2.0","method":"x"}"#.to_vec(), Expect::Parse),
         ("truncated", br#"{"jsonrpc":"2.0","method":"#.to_vec(), Expect::Parse),
-        ("error response with null id", br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}}"#.to_vec(), Expect::Valid),
+        (
+            "error response with null id",
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}}"#.to_vec(),
+            Expect::Valid,
+        ),
         ("null params read as absent", br#"{"jsonrpc":"2.0","method":"x","params":null}"#.to_vec(), Expect::Valid),
         ("unknown members ignored", br#"{"jsonrpc":"2.0","method":"x","extra":[1,{"a":2}]}"#.to_vec(), Expect::Valid),
     ]

@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use talaria_core::codec::LineDecoder;
 use talaria_core::jsonrpc::{
-    encode_batch, DecodeError, ErrorCode, ErrorObject, ErrorResponse, Message, Notification,
-    Packet, Request, RequestId, Response,
+    encode_batch, DecodeError, ErrorCode, ErrorObject, ErrorResponse, Message, Notification, Packet, Request,
+    RequestId, Response,
 };
 
 fn json_leaf() -> impl Strategy<Value = Value> {
@@ -25,16 +25,14 @@ fn json_value() -> impl Strategy<Value = Value> {
     json_leaf().prop_recursive(4, 32, 6, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            prop::collection::btree_map(".{0,8}", inner, 0..6)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            prop::collection::btree_map(".{0,8}", inner, 0..6).prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
 }
 
 fn structured() -> impl Strategy<Value = Value> {
     prop_oneof![
-        prop::collection::btree_map(".{0,8}", json_value(), 0..6)
-            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        prop::collection::btree_map(".{0,8}", json_value(), 0..6).prop_map(|m| Value::Object(m.into_iter().collect())),
         prop::collection::vec(json_value(), 0..4).prop_map(Value::Array),
     ]
 }
@@ -142,9 +140,8 @@ enum Verdict {
 fn reference(obj: &Map<String, Value>) -> Verdict {
     let valid_id = |v: &Value| v.as_i64().map(RequestId::Number).or_else(|| v.as_str().map(RequestId::from));
     let recovered = obj.get("id").and_then(valid_id);
-    let response_like =
-        !obj.contains_key("method") && (obj.contains_key("result") || obj.contains_key("error"));
-    let invalid = Verdict::Invalid { id: recovered.clone(), response_like };
+    let response_like = !obj.contains_key("method") && (obj.contains_key("result") || obj.contains_key("error"));
+    let invalid = Verdict::Invalid { id: recovered, response_like };
     if obj.get("jsonrpc") != Some(&json!("2.0")) {
         return invalid;
     }
@@ -172,10 +169,9 @@ fn reference(obj: &Map<String, Value>) -> Verdict {
             "absent" => Verdict::Notification,
             _ => invalid,
         },
-        (Some(_), _, _) | (None, true, true) | (None, false, false) => invalid,
         (None, true, false) if id_state == "valid" => Verdict::Response,
-        (None, true, false) => invalid,
         (None, false, true) => Verdict::Error,
+        _ => invalid,
     }
 }
 

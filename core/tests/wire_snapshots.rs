@@ -4,8 +4,7 @@
 use serde_json::json;
 use talaria_core::codec::{encode_event, SseEvent};
 use talaria_core::jsonrpc::{
-    encode_batch, DecodeError, ErrorObject, ErrorResponse, Message, Notification, Packet, Request,
-    Response,
+    encode_batch, DecodeError, ErrorObject, ErrorResponse, Message, Notification, Packet, Request, Response,
 };
 
 fn line(msg: &Message) -> String {
@@ -17,15 +16,23 @@ fn line(msg: &Message) -> String {
 #[test]
 fn representative_frames() {
     let frames = [
-        Request::new(1, "tools/call", Some(json!({"name": "echo", "arguments": {"text": "hé \"quoted\"\n"}, "_meta": {"progressToken": "p1"}})))
-            .unwrap()
-            .into(),
+        Request::new(
+            1,
+            "tools/call",
+            Some(json!({"name": "echo", "arguments": {"text": "hé \"quoted\"\n"}, "_meta": {"progressToken": "p1"}})),
+        )
+        .unwrap()
+        .into(),
         Request::new("req-α", "ping", None::<()>).unwrap().into(),
         Notification::new("notifications/progress", Some(json!({"progressToken": "p1", "progress": 0.5, "total": 1})))
             .unwrap()
             .into(),
         Response::new(1, &json!({"content": [{"type": "text", "text": "hi"}], "isError": false})).unwrap().into(),
-        ErrorResponse { id: Some(7.into()), error: ErrorObject::unsupported_protocol_version("1900-01-01", &["2026-07-28", "2025-11-25"]) }.into(),
+        ErrorResponse {
+            id: Some(7.into()),
+            error: ErrorObject::unsupported_protocol_version("1900-01-01", &["2026-07-28", "2025-11-25"]),
+        }
+        .into(),
         ErrorResponse { id: Some(8.into()), error: ErrorObject::method_not_found("tools/destroy") }.into(),
         ErrorResponse { id: Some(9.into()), error: ErrorObject::request_timeout(30_000) }.into(),
     ];

@@ -130,12 +130,7 @@ impl LineDecoder {
     /// ```
     #[must_use]
     pub fn with_max_frame_len(max: usize) -> Self {
-        Self {
-            max,
-            buf: Vec::new(),
-            pending_cr: false,
-            discarding: false,
-        }
+        Self { max, buf: Vec::new(), pending_cr: false, discarding: false }
     }
 
     /// Returns the largest frame length accepted, in bytes, excluding the line ending.
@@ -222,10 +217,7 @@ impl LineDecoder {
             let line = &rest[start..end];
             let frame = line.strip_suffix(b"\r").unwrap_or(line);
             if frame.len() > self.max {
-                on_frame(Err(LineError::FrameTooLong {
-                    len: frame.len(),
-                    max: self.max,
-                }));
+                on_frame(Err(LineError::FrameTooLong { len: frame.len(), max: self.max }));
             } else {
                 emit_if_not_blank(frame, &mut on_frame);
             }
@@ -294,10 +286,7 @@ impl LineDecoder {
         };
         let len = self.buf.len() + usize::from(self.pending_cr) + body.len();
         if len > self.max {
-            return Err(LineError::FrameTooLong {
-                len: len + usize::from(cr),
-                max: self.max,
-            });
+            return Err(LineError::FrameTooLong { len: len + usize::from(cr), max: self.max });
         }
         if self.pending_cr {
             extend_capped(&mut self.buf, b"\r", self.max);
@@ -331,10 +320,7 @@ impl Default for LineDecoder {
 
 /// Passes `frame` to `on_frame` unless it is empty or only spaces, tabs and carriage returns.
 fn emit_if_not_blank(frame: &[u8], on_frame: &mut impl FnMut(Result<&[u8], LineError>)) {
-    if !frame
-        .iter()
-        .all(|byte| matches!(byte, b' ' | b'\t' | b'\r'))
-    {
+    if !frame.iter().all(|byte| matches!(byte, b' ' | b'\t' | b'\r')) {
         on_frame(Ok(frame));
     }
 }
@@ -368,11 +354,7 @@ mod tests {
         let mut items = Vec::new();
         for chunk in chunks {
             decoder.decode(chunk, collect_into(&mut items));
-            assert!(
-                decoder.buffered_len() <= max,
-                "{} > {max}",
-                decoder.buffered_len()
-            );
+            assert!(decoder.buffered_len() <= max, "{} > {max}", decoder.buffered_len());
         }
         decoder.finish(collect_into(&mut items));
         assert_eq!(decoder.buffered_len(), 0);
@@ -468,17 +450,8 @@ mod tests {
         decoder.decode(b"1234567\n", &mut push);
         decoder.decode(b"123", &mut push);
         decoder.decode(b"45\r6", &mut push);
-        assert_eq!(
-            errors,
-            [
-                LineError::FrameTooLong { len: 7, max: 4 },
-                LineError::FrameTooLong { len: 7, max: 4 },
-            ]
-        );
-        assert_eq!(
-            errors[0].to_string(),
-            "frame of at least 7 bytes exceeds the limit of 4 bytes"
-        );
+        assert_eq!(errors, [LineError::FrameTooLong { len: 7, max: 4 }, LineError::FrameTooLong { len: 7, max: 4 },]);
+        assert_eq!(errors[0].to_string(), "frame of at least 7 bytes exceeds the limit of 4 bytes");
     }
 
     #[test]
@@ -505,10 +478,7 @@ mod tests {
 
     #[test]
     fn default_is_new() {
-        assert_eq!(
-            LineDecoder::default().max_frame_len(),
-            DEFAULT_MAX_FRAME_LEN
-        );
+        assert_eq!(LineDecoder::default().max_frame_len(), DEFAULT_MAX_FRAME_LEN);
     }
 
     /// Splits `stream` at the given cut points (taken modulo its length).
@@ -528,8 +498,7 @@ mod tests {
     fn line_stream() -> impl Strategy<Value = Vec<u8>> {
         let line = prop_oneof![
             "[ -~]{0,80}".prop_map(String::into_bytes),
-            r#"\{"jsonrpc":"2\.0","id":[0-9]{1,5},"method":"[a-z/]{1,20}"\}"#
-                .prop_map(String::into_bytes),
+            r#"\{"jsonrpc":"2\.0","id":[0-9]{1,5},"method":"[a-z/]{1,20}"\}"#.prop_map(String::into_bytes),
             "[ \t\r]{0,4}".prop_map(String::into_bytes),
         ];
         let ending = prop_oneof![Just(&b"\n"[..]), Just(&b"\r\n"[..])];

@@ -163,10 +163,7 @@ impl SseEvent {
     /// ```
     #[must_use]
     pub fn message(data: impl Into<String>) -> Self {
-        Self {
-            data: data.into(),
-            ..Self::default()
-        }
+        Self { data: data.into(), ..Self::default() }
     }
 
     /// Sets the event's id.
@@ -183,10 +180,7 @@ impl SseEvent {
     /// ```
     #[must_use]
     pub fn with_id(self, id: impl Into<String>) -> Self {
-        Self {
-            id: Some(id.into()),
-            ..self
-        }
+        Self { id: Some(id.into()), ..self }
     }
 
     /// Sets the event's type.
@@ -202,10 +196,7 @@ impl SseEvent {
     /// ```
     #[must_use]
     pub fn with_event(self, event: impl Into<String>) -> Self {
-        Self {
-            event: Some(event.into()),
-            ..self
-        }
+        Self { event: Some(event.into()), ..self }
     }
 
     /// Sets the event's `retry` field: the reconnection delay for the client, in milliseconds.
@@ -219,10 +210,7 @@ impl SseEvent {
     /// ```
     #[must_use]
     pub fn with_retry(self, ms: u64) -> Self {
-        Self {
-            retry: Some(ms),
-            ..self
-        }
+        Self { retry: Some(ms), ..self }
     }
 
     /// Returns the event type: `"message"` when [`event`](Self::event) is `None` or empty.
@@ -462,11 +450,7 @@ impl SseDecoder {
     }
 
     /// Handles the end of a line whose last bytes are `tail` (the rest is in `self.line`).
-    fn complete_line(
-        &mut self,
-        tail: &[u8],
-        on_event: &mut impl FnMut(Result<SseEvent, SseError>),
-    ) {
+    fn complete_line(&mut self, tail: &[u8], on_event: &mut impl FnMut(Result<SseEvent, SseError>)) {
         if self.discarding {
             if !self.discarded_line && tail.is_empty() {
                 self.discarding = false;
@@ -491,11 +475,7 @@ impl SseDecoder {
     }
 
     /// Buffers `bytes`, the unterminated end of a chunk, unless the event would grow too large.
-    fn partial_line(
-        &mut self,
-        bytes: &[u8],
-        on_event: &mut impl FnMut(Result<SseEvent, SseError>),
-    ) {
+    fn partial_line(&mut self, bytes: &[u8], on_event: &mut impl FnMut(Result<SseEvent, SseError>)) {
         if bytes.is_empty() {
             return;
         }
@@ -566,12 +546,7 @@ impl SseDecoder {
         if data.ends_with('\n') {
             data.pop();
         }
-        on_event(Ok(SseEvent {
-            event: (!event_type.is_empty()).then_some(event_type),
-            data,
-            id,
-            retry,
-        }));
+        on_event(Ok(SseEvent { event: (!event_type.is_empty()).then_some(event_type), data, id, retry }));
     }
 
     /// Reports an event that grew to `len` bytes, drops it and ignores lines up to a blank one.
@@ -633,19 +608,12 @@ impl Default for SseDecoder {
 pub fn encode_event(event: &SseEvent, out: &mut Vec<u8>) {
     if let Some(event_type) = &event.event {
         out.extend_from_slice(b"event: ");
-        out.extend(
-            event_type
-                .bytes()
-                .filter(|byte| !matches!(byte, b'\r' | b'\n')),
-        );
+        out.extend(event_type.bytes().filter(|byte| !matches!(byte, b'\r' | b'\n')));
         out.push(b'\n');
     }
     if let Some(id) = &event.id {
         out.extend_from_slice(b"id: ");
-        out.extend(
-            id.bytes()
-                .filter(|byte| !matches!(byte, b'\r' | b'\n' | b'\0')),
-        );
+        out.extend(id.bytes().filter(|byte| !matches!(byte, b'\r' | b'\n' | b'\0')));
         out.push(b'\n');
     }
     if let Some(retry) = event.retry {
@@ -736,11 +704,7 @@ mod tests {
         let mut push = |result: Result<SseEvent, SseError>| items.push(result.map_err(|_| ()));
         for chunk in chunks {
             decoder.decode(chunk, &mut push);
-            assert!(
-                decoder.buffered_len() <= max,
-                "{} > {max}",
-                decoder.buffered_len()
-            );
+            assert!(decoder.buffered_len() <= max, "{} > {max}", decoder.buffered_len());
         }
         decoder.finish(&mut push);
         assert_eq!(decoder.buffered_len(), 0);
@@ -770,10 +734,7 @@ mod tests {
 
     #[test]
     fn only_one_leading_space_is_removed() {
-        assert_eq!(
-            events(b"data:x\n\ndata:  y \n\n"),
-            [message("x"), message(" y ")]
-        );
+        assert_eq!(events(b"data:x\n\ndata:  y \n\n"), [message("x"), message(" y ")]);
     }
 
     #[test]
@@ -793,10 +754,7 @@ mod tests {
         let expected = [message("a\nb"), message("c")];
         assert_eq!(events(b"data: a\rdata: b\r\rdata: c\r\r"), expected);
         assert_eq!(events(b"data: a\ndata: b\n\ndata: c\n\n"), expected);
-        assert_eq!(
-            events(b"data: a\r\ndata: b\r\n\r\ndata: c\r\n\r\n"),
-            expected
-        );
+        assert_eq!(events(b"data: a\r\ndata: b\r\n\r\ndata: c\r\n\r\n"), expected);
         assert_eq!(events(b"data: a\r\ndata: b\r\n\ndata: c\r\r\n"), expected);
     }
 
@@ -840,10 +798,7 @@ mod tests {
     #[test]
     fn event_type_and_id_and_retry_are_reported() {
         let stream = b"event: update\nid: 7\nretry: 250\ndata: {}\n\n";
-        let expected = SseEvent::message("{}")
-            .with_event("update")
-            .with_id("7")
-            .with_retry(250);
+        let expected = SseEvent::message("{}").with_event("update").with_id("7").with_retry(250);
         assert_eq!(events(stream), [Ok(expected)]);
     }
 
@@ -861,21 +816,13 @@ mod tests {
             results.push(result);
         });
         assert_eq!(decoder.last_event_id(), "1");
-        assert_eq!(
-            results[1],
-            Ok(SseEvent::message("b")),
-            "the block id is reported only on its own event"
-        );
+        assert_eq!(results[1], Ok(SseEvent::message("b")), "the block id is reported only on its own event");
         decoder.decode(b"id\ndata: c\n\n", |_| {});
         assert_eq!(decoder.last_event_id(), "", "an empty id resets it");
         decoder.decode(b"id: 9\n", |_| {});
         assert_eq!(decoder.last_event_id(), "", "it changes only at dispatch");
         decoder.finish(|_| {});
-        assert_eq!(
-            decoder.last_event_id(),
-            "",
-            "an undispatched id is dropped at end of stream"
-        );
+        assert_eq!(decoder.last_event_id(), "", "an undispatched id is dropped at end of stream");
     }
 
     #[test]
@@ -897,11 +844,7 @@ mod tests {
             (b"retry: 99999999999999999999\n", None),
         ];
         for (stream, expected) in cases {
-            assert_eq!(
-                run(1024, &[stream]).reconnection_time,
-                expected,
-                "{stream:?}"
-            );
+            assert_eq!(run(1024, &[stream]).reconnection_time, expected, "{stream:?}");
         }
         let outcome = run(1024, &[b"retry: 10\nretry: x\ndata: a\n\n"]);
         assert_eq!(outcome.reconnection_time, Some(10));
@@ -911,10 +854,7 @@ mod tests {
     #[test]
     fn data_with_empty_value_dispatches_an_empty_event() {
         let outcome = run(1024, &[b"id: prime-1\ndata:\n\n"]);
-        assert_eq!(
-            outcome.items,
-            [Ok(SseEvent::message("").with_id("prime-1"))]
-        );
+        assert_eq!(outcome.items, [Ok(SseEvent::message("").with_id("prime-1"))]);
     }
 
     #[test]
@@ -928,11 +868,7 @@ mod tests {
     #[test]
     fn incomplete_event_is_discarded_at_end_of_stream() {
         assert!(events(b"data: a\n").is_empty());
-        assert_eq!(
-            events(b"data: a\n\r"),
-            [message("a")],
-            "a lone CR ends the blank line"
-        );
+        assert_eq!(events(b"data: a\n\r"), [message("a")], "a lone CR ends the blank line");
         assert_eq!(events(b"data: a\n\ndata: b"), [message("a")]);
     }
 
@@ -940,16 +876,10 @@ mod tests {
     fn too_long_event_is_reported_once_then_decoding_recovers() {
         let stream = b"id: 1\ndata: 0123456789\ndata: more\n\nid: 2\ndata: ok\n\n";
         let outcome = run(16, &[stream]);
-        assert_eq!(
-            outcome.items,
-            [Err(()), Ok(SseEvent::message("ok").with_id("2"))]
-        );
+        assert_eq!(outcome.items, [Err(()), Ok(SseEvent::message("ok").with_id("2"))]);
         assert_eq!(run(16, &bytewise(stream)), outcome);
         // The dropped event's id never becomes the last event id.
-        assert_eq!(
-            run(16, &[b"id: 1\ndata: 0123456789abcdef\n\n"]).last_event_id,
-            ""
-        );
+        assert_eq!(run(16, &[b"id: 1\ndata: 0123456789abcdef\n\n"]).last_event_id, "");
     }
 
     #[test]
@@ -965,13 +895,7 @@ mod tests {
         }
         decoder.decode(b"\n\ndata: ok\n\n", |result| results.push(result));
         assert_eq!(results.len(), 2);
-        assert_eq!(
-            results[0],
-            Err(SseError::EventTooLong {
-                len: 6 + 1024 * 1024,
-                max
-            })
-        );
+        assert_eq!(results[0], Err(SseError::EventTooLong { len: 6 + 1024 * 1024, max }));
         assert_eq!(results[1], Ok(SseEvent::message("ok")));
         assert!(decoder.line.capacity() <= max);
     }
@@ -979,10 +903,7 @@ mod tests {
     #[test]
     fn error_message_names_the_limit() {
         let error = SseError::EventTooLong { len: 9, max: 8 };
-        assert_eq!(
-            error.to_string(),
-            "event of at least 9 bytes exceeds the limit of 8 bytes"
-        );
+        assert_eq!(error.to_string(), "event of at least 9 bytes exceeds the limit of 8 bytes");
     }
 
     #[test]
@@ -1005,10 +926,7 @@ mod tests {
             .with_id("42")
             .with_retry(3000);
         encode_event(&event, &mut out);
-        encode_event(
-            &SseEvent::message(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
-            &mut out,
-        );
+        encode_event(&SseEvent::message(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), &mut out);
         encode_event(&SseEvent::message("").with_id("priming-0"), &mut out);
         encode_comment("keep-alive", &mut out);
         // Line endings are made visible so that trailing spaces and blank lines show in the file.
@@ -1019,9 +937,7 @@ mod tests {
     #[test]
     fn encoder_strips_line_breaks_from_type_and_id() {
         let mut out = Vec::new();
-        let event = SseEvent::message("x")
-            .with_event("a\r\nb")
-            .with_id("1\n\0\r2");
+        let event = SseEvent::message("x").with_event("a\r\nb").with_id("1\n\0\r2");
         encode_event(&event, &mut out);
         assert_eq!(out, b"event: ab\nid: 12\ndata: x\n\n");
         let mut comment = Vec::new();
@@ -1082,12 +998,7 @@ mod tests {
             prop::option::of(field),
             prop::option::of(any::<u64>()),
         )
-            .prop_map(|(event, data, id, retry)| SseEvent {
-                event,
-                data,
-                id,
-                retry,
-            })
+            .prop_map(|(event, data, id, retry)| SseEvent { event, data, id, retry })
     }
 
     proptest! {

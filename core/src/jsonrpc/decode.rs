@@ -4,9 +4,11 @@
 //! the slow path run: it re-reads the bytes as a `serde_json::Value` to tell "not JSON" (-32700)
 //! from "JSON but not a message" (-32600) and to recover the id for the error reply.
 
+use serde::de::Deserializer as _;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::envelope::{decode_params, decode_result, Envelope, EnvelopeVisitor, PayloadDecoder};
 use super::error::ErrorObject;
 use super::id::RequestId;
 use super::message::{ErrorResponse, Message};
@@ -83,6 +85,105 @@ impl DecodeError {
     }
 }
 
+/// Why a frame could not be decoded into a typed message.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::jsonrpc::{decode_with, ErrorCode, RawPayloads, TypedDecodeError};
+///
+/// let err = decode_with(b"[", &mut RawPayloads).unwrap_err();
+/// assert!(matches!(err, TypedDecodeError::Envelope(_)));
+/// assert_eq!(err.to_response().unwrap().error.code, ErrorCode::PARSE_ERROR);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TypedDecodeError {
+    /// The frame is not a valid JSON-RPC message.
+    #[error(transparent)]
+    Envelope(DecodeError),
+    /// A valid message whose `params` do not fit its method. A request gets -32602.
+    #[error("invalid params for {method}: {detail}")]
+    Params {
+        /// The request id; `None` for a notification.
+        id: Option<RequestId>,
+        /// The method.
+        method: String,
+        /// What did not fit.
+        detail: String,
+    },
+    /// A valid response whose `result` does not fit the request it answers.
+    #[error("malformed result for request {id}: {detail}")]
+    Result {
+        /// The id of the request it answers.
+        id: RequestId,
+        /// What did not fit.
+        detail: String,
+    },
+}
+
+impl TypedDecodeError {
+    /// The error response to send back, if any: none for notifications, responses and results.
+    #[must_use]
+    pub fn to_response(&self) -> Option<ErrorResponse> {
+        match self {
+            Self::Envelope(e) => e.to_response(),
+            Self::Params { id: Some(id), method, detail } => Some(ErrorResponse {
+                id: Some(id.clone()),
+                error: ErrorObject::invalid_params(format!("Invalid params for {method}: {detail}")),
+            }),
+            Self::Params { id: None, .. } | Self::Result { .. } => None,
+        }
+    }
+}
+
+/// Decodes a frame into a message whose payloads `decoder` decodes, in one pass when it can.
+///
+/// The fast path reads the envelope and hands `params` (by method) and `result` (by request
+/// id) to the decoder as they are met. Only when that fails does the slow path run, which
+/// decodes the envelope raw and then the payload, to say exactly what was wrong.
+///
+/// # Errors
+///
+/// [`TypedDecodeError::Envelope`] for a bad frame, [`TypedDecodeError::Params`] when the params
+/// do not fit the method, [`TypedDecodeError::Result`] when a result does not fit.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::jsonrpc::{decode_with, Envelope, RawPayloads};
+///
+/// let e = decode_with(br#"{"jsonrpc":"2.0","id":3,"result":{"ok":true}}"#, &mut RawPayloads).unwrap();
+/// let Envelope::Response { result, .. } = e else { panic!("not a response") };
+/// assert_eq!(result.get(), r#"{"ok":true}"#);
+/// ```
+pub fn decode_with<P: PayloadDecoder>(
+    bytes: &[u8],
+    decoder: &mut P,
+) -> Result<Envelope<P::Params, P::Result>, TypedDecodeError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let fast = (&mut de).deserialize_map(EnvelopeVisitor::new(decoder)).and_then(|e| de.end().map(|()| e));
+    if let Ok(envelope) = fast {
+        return Ok(envelope);
+    }
+    let detail = |e: serde_json::Error| strip_position(&e);
+    match Message::from_slice(bytes).map_err(TypedDecodeError::Envelope)? {
+        Message::Request(r) => match decode_params(decoder, &r.method, r.params.as_deref()) {
+            Ok(params) => Ok(Envelope::Request { id: r.id, method: r.method, params }),
+            Err(e) => Err(TypedDecodeError::Params { id: Some(r.id), method: r.method, detail: detail(e) }),
+        },
+        Message::Notification(n) => match decode_params(decoder, &n.method, n.params.as_deref()) {
+            Ok(params) => Ok(Envelope::Notification { method: n.method, params }),
+            Err(e) => Err(TypedDecodeError::Params { id: None, method: n.method, detail: detail(e) }),
+        },
+        Message::Response(r) => match decode_result(decoder, &r.id, &r.result) {
+            Ok(result) => Ok(Envelope::Response { id: r.id, result }),
+            Err(e) => Err(TypedDecodeError::Result { id: r.id, detail: detail(e) }),
+        },
+        Message::Error(e) => Ok(Envelope::Error(e)),
+    }
+}
+
 /// What one frame holds: a single message or a batch.
 ///
 /// Batches are decoded by the wire layer in every revision; whether a batch is acceptable is
@@ -137,7 +238,6 @@ impl Message {
     pub fn from_slice(bytes: &[u8]) -> Result<Self, DecodeError> {
         serde_json::from_slice(bytes).map_err(|fast| diagnose(bytes, &fast))
     }
-
 }
 
 impl std::str::FromStr for Message {
@@ -199,9 +299,8 @@ fn diagnose(bytes: &[u8], fast: &serde_json::Error) -> DecodeError {
     };
     let obj = value.as_object();
     let id = obj.and_then(|o| o.get("id")).and_then(recover_id);
-    let response_like = obj.is_some_and(|o| {
-        !o.contains_key("method") && (o.contains_key("result") || o.contains_key("error"))
-    });
+    let response_like =
+        obj.is_some_and(|o| !o.contains_key("method") && (o.contains_key("result") || o.contains_key("error")));
     DecodeError::Invalid { id, detail, response_like }
 }
 

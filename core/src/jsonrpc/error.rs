@@ -210,16 +210,14 @@ impl ErrorObject {
     /// -32001, the request timed out, with the timeout in milliseconds as data.
     #[must_use]
     pub fn request_timeout(timeout_ms: u64) -> Self {
-        Self::new(ErrorCode::REQUEST_TIMEOUT, "Request timed out")
-            .with_data(json!({ "timeout": timeout_ms }))
+        Self::new(ErrorCode::REQUEST_TIMEOUT, "Request timed out").with_data(json!({ "timeout": timeout_ms }))
     }
 
     /// -32002, resource not found, with the URI as data (revisions before 2026-07-28; from then on
     /// use [`ErrorObject::invalid_params`]).
     #[must_use]
     pub fn resource_not_found(uri: &str) -> Self {
-        Self::new(ErrorCode::RESOURCE_NOT_FOUND, format!("Resource not found: {uri}"))
-            .with_data(json!({ "uri": uri }))
+        Self::new(ErrorCode::RESOURCE_NOT_FOUND, format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }))
     }
 
     /// -32020, an HTTP header disagrees with the body.

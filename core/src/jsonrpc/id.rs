@@ -132,10 +132,7 @@ mod tests {
     fn ids_accept_integers_and_strings_only() {
         assert_eq!(serde_json::from_str::<RequestId>("-3").unwrap(), RequestId::Number(-3));
         assert_eq!(serde_json::from_str::<RequestId>(r#""x""#).unwrap(), RequestId::from("x"));
-        assert_eq!(
-            serde_json::from_str::<RequestId>("9223372036854775807").unwrap(),
-            RequestId::Number(i64::MAX)
-        );
+        assert_eq!(serde_json::from_str::<RequestId>("9223372036854775807").unwrap(), RequestId::Number(i64::MAX));
         for bad in ["9223372036854775808", "1.0", "1e3", "null", "true", "[]", "{}"] {
             assert!(serde_json::from_str::<RequestId>(bad).is_err(), "{bad} accepted");
         }

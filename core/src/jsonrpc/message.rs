@@ -4,15 +4,14 @@
 //! `result` stay as raw JSON text ([`RawValue`]) until a typed layer asks for them. That keeps
 //! decoding a message cheaper than building a `serde_json::Value` of it.
 
-use std::fmt;
-
-use serde::de::{self, DeserializeOwned, IgnoredAny, MapAccess, Visitor};
+use serde::de::DeserializeOwned;
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
+use super::envelope::{Envelope, EnvelopeVisitor, RawPayloads};
 use super::error::ErrorObject;
-use super::id::{deserialize_nullable_id, RequestId};
+use super::id::RequestId;
 
 /// The JSON-RPC version string every message carries.
 pub const JSONRPC_VERSION: &str = "2.0";
@@ -155,10 +154,7 @@ impl Notification {
     /// # Errors
     ///
     /// Fails if `params` cannot be serialized to JSON.
-    pub fn new<P: Serialize>(
-        method: impl Into<String>,
-        params: Option<P>,
-    ) -> Result<Self, serde_json::Error> {
+    pub fn new<P: Serialize>(method: impl Into<String>, params: Option<P>) -> Result<Self, serde_json::Error> {
         Ok(Self { method: method.into(), params: raw_params(params)? })
     }
 
@@ -178,10 +174,7 @@ impl Response {
     /// # Errors
     ///
     /// Fails if `result` cannot be serialized to JSON.
-    pub fn new<R: Serialize + ?Sized>(
-        id: impl Into<RequestId>,
-        result: &R,
-    ) -> Result<Self, serde_json::Error> {
+    pub fn new<R: Serialize + ?Sized>(id: impl Into<RequestId>, result: &R) -> Result<Self, serde_json::Error> {
         Ok(Self { id: id.into(), result: serde_json::value::to_raw_value(result)? })
     }
 
@@ -322,160 +315,20 @@ impl Serialize for Message {
     }
 }
 
-/// Strict envelope decoding. Errors here are only used to decide that the slow, diagnosing path
-/// must run; see `decode.rs`.
+impl From<Envelope<Option<Box<RawValue>>, Box<RawValue>>> for Message {
+    fn from(e: Envelope<Option<Box<RawValue>>, Box<RawValue>>) -> Self {
+        match e {
+            Envelope::Request { id, method, params } => Self::Request(Request { id, method, params }),
+            Envelope::Notification { method, params } => Self::Notification(Notification { method, params }),
+            Envelope::Response { id, result } => Self::Response(Response { id, result }),
+            Envelope::Error(e) => Self::Error(e),
+        }
+    }
+}
+
+/// Strict envelope decoding with `params` and `result` kept raw.
 impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(EnvelopeVisitor)
-    }
-}
-
-struct EnvelopeVisitor;
-
-#[derive(Clone, Copy)]
-enum Field {
-    Jsonrpc,
-    Id,
-    Method,
-    Params,
-    Result,
-    Error,
-    Other,
-}
-
-impl<'de> Deserialize<'de> for Field {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct FieldVisitor;
-        impl Visitor<'_> for FieldVisitor {
-            type Value = Field;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Field, E> {
-                Ok(match v {
-                    "jsonrpc" => Field::Jsonrpc,
-                    "id" => Field::Id,
-                    "method" => Field::Method,
-                    "params" => Field::Params,
-                    "result" => Field::Result,
-                    "error" => Field::Error,
-                    _ => Field::Other,
-                })
-            }
-        }
-        deserializer.deserialize_identifier(FieldVisitor)
-    }
-}
-
-/// Accepts exactly the string "2.0".
-struct VersionCheck;
-
-impl<'de> Deserialize<'de> for VersionCheck {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = VersionCheck;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(r#"the string "2.0""#)
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<VersionCheck, E> {
-                if v == JSONRPC_VERSION {
-                    Ok(VersionCheck)
-                } else {
-                    Err(E::custom(format_args!(r#""jsonrpc" must be "2.0", not {v:?}"#)))
-                }
-            }
-        }
-        deserializer.deserialize_str(V)
-    }
-}
-
-/// An id member that may be null.
-struct NullableId(Option<RequestId>);
-
-impl<'de> Deserialize<'de> for NullableId {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserialize_nullable_id(deserializer).map(NullableId)
-    }
-}
-
-fn set_once<T, E: de::Error>(slot: &mut Option<T>, value: T, name: &str) -> Result<(), E> {
-    if slot.is_some() {
-        return Err(E::custom(format_args!("duplicate member {name:?}")));
-    }
-    *slot = Some(value);
-    Ok(())
-}
-
-impl<'de> Visitor<'de> for EnvelopeVisitor {
-    type Value = Message;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON-RPC message object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Message, A::Error> {
-        let mut version = None;
-        let mut id: Option<NullableId> = None;
-        let mut method: Option<String> = None;
-        let mut params: Option<Option<Box<RawValue>>> = None;
-        let mut result: Option<Box<RawValue>> = None;
-        let mut error: Option<ErrorObject> = None;
-        while let Some(field) = map.next_key::<Field>()? {
-            match field {
-                Field::Jsonrpc => set_once(&mut version, map.next_value::<VersionCheck>()?, "jsonrpc")?,
-                Field::Id => set_once(&mut id, map.next_value()?, "id")?,
-                Field::Method => set_once(&mut method, map.next_value()?, "method")?,
-                Field::Params => {
-                    let raw: Box<RawValue> = map.next_value()?;
-                    set_once(&mut params, structured_params(raw)?, "params")?;
-                }
-                Field::Result => set_once(&mut result, map.next_value()?, "result")?,
-                Field::Error => set_once(&mut error, map.next_value()?, "error")?,
-                Field::Other => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        if version.is_none() {
-            return Err(de::Error::custom(r#"missing "jsonrpc": "2.0""#));
-        }
-        assemble(id.map(|i| i.0), method, params.flatten(), result, error)
-    }
-}
-
-/// `params` must be an object or an array; `null` is read as absent.
-fn structured_params<E: de::Error>(raw: Box<RawValue>) -> Result<Option<Box<RawValue>>, E> {
-    match raw.get().as_bytes().first() {
-        Some(b'{' | b'[') => Ok(Some(raw)),
-        Some(b'n') => Ok(None),
-        _ => Err(E::custom(r#""params" must be an object or an array"#)),
-    }
-}
-
-/// Decides which kind of message the members make. `id` is `Some(None)` for `"id": null`.
-fn assemble<E: de::Error>(
-    id: Option<Option<RequestId>>,
-    method: Option<String>,
-    params: Option<Box<RawValue>>,
-    result: Option<Box<RawValue>>,
-    error: Option<ErrorObject>,
-) -> Result<Message, E> {
-    match (method, result, error) {
-        (Some(method), None, None) => match id {
-            Some(Some(id)) => Ok(Message::Request(Request { id, method, params })),
-            Some(None) => Err(E::custom("a request id must not be null")),
-            None => Ok(Message::Notification(Notification { method, params })),
-        },
-        (Some(_), _, _) => Err(E::custom(r#"a message with "method" must not have "result" or "error""#)),
-        (None, Some(_), Some(_)) => Err(E::custom(r#"a response must not have both "result" and "error""#)),
-        (None, Some(result), None) => match id {
-            Some(Some(id)) => Ok(Message::Response(Response { id, result })),
-            _ => Err(E::custom("a response needs a non-null id")),
-        },
-        (None, None, Some(error)) => Ok(Message::Error(ErrorResponse { id: id.flatten(), error })),
-        (None, None, None) => {
-            Err(E::custom(r#"not a JSON-RPC message: no "method", "result" or "error""#))
-        }
+        deserializer.deserialize_map(EnvelopeVisitor::new(&mut RawPayloads)).map(Self::from)
     }
 }

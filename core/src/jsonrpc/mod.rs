@@ -16,11 +16,13 @@
 //! ```
 
 mod decode;
+mod envelope;
 mod error;
 mod id;
 mod message;
 
-pub use decode::{encode_batch, DecodeError, Packet};
+pub use decode::{decode_with, encode_batch, DecodeError, Packet, TypedDecodeError};
+pub use envelope::{Envelope, PayloadDecoder, RawPayloads};
 pub use error::{CallError, ErrorCode, ErrorKind, ErrorObject, LocalError};
 pub use id::RequestId;
 pub use message::{ErrorResponse, Message, Notification, Request, Response, JSONRPC_VERSION};

@@ -170,6 +170,9 @@ pub enum ResultType {
     Complete,
     /// The server needs more input (MRTR); the result is an `InputRequiredResult`.
     InputRequired,
+    /// The request became a task (the 2026-07-28 tasks extension); the result is a
+    /// `tasks::ext::CreateTaskResult`.
+    Task,
     /// A value this SDK does not know.
     Other(String),
 }
@@ -181,6 +184,7 @@ impl ResultType {
         match self {
             Self::Complete => "complete",
             Self::InputRequired => "input_required",
+            Self::Task => "task",
             Self::Other(s) => s,
         }
     }
@@ -198,6 +202,7 @@ impl<'de> Deserialize<'de> for ResultType {
         Ok(match s.as_ref() {
             "complete" => Self::Complete,
             "input_required" => Self::InputRequired,
+            "task" => Self::Task,
             _ => Self::Other(s.into_owned()),
         })
     }

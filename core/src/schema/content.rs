@@ -2,7 +2,7 @@
 //! contents they carry.
 
 use super::common::{Annotations, Icon, Meta};
-use super::macros::{mcp_struct, tagged_union};
+use super::macros::{duplicate, mcp_struct, tagged_union, FromMap, Key, MapVisitor};
 
 mcp_struct! {
     /// Text content.
@@ -243,19 +243,78 @@ impl serde::Serialize for ResourceContents {
 
 impl<'de> serde::Deserialize<'de> for ResourceContents {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = <super::JsonObject as serde::Deserialize>::deserialize(deserializer)?;
-        let (text, blob) = (map.contains_key("text"), map.contains_key("blob"));
-        let value = serde_json::Value::Object(map);
-        let decoded = match (text, blob) {
-            (true, _) => serde_json::from_value(value).map(Self::Text),
-            (false, true) => serde_json::from_value(value).map(Self::Blob),
-            (false, false) => match value {
-                serde_json::Value::Object(map) => Ok(Self::Unknown(map)),
-                _ => return Err(serde::de::Error::custom("unreachable: not an object")),
-            },
-        };
-        decoded.map_err(serde::de::Error::custom)
+        deserializer.deserialize_map(MapVisitor::<Self>::new("resource contents (an object)"))
     }
+}
+
+/// One pass over the members; `text` or `blob` decides the variant at the end.
+impl FromMap for ResourceContents {
+    fn from_map<'de, A: serde::de::MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error> {
+        let (mut uri, mut text, mut blob, mut mime_type, mut meta) = (None, None, None, None, None);
+        let mut extra = super::JsonObject::new();
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            let slot = match key.0.as_ref() {
+                "uri" => &mut uri,
+                "text" => &mut text,
+                "blob" => &mut blob,
+                "mimeType" => &mut mime_type,
+                "_meta" => {
+                    if meta.is_some() {
+                        return Err(duplicate("_meta"));
+                    }
+                    meta = map.next_value::<Option<Meta>>()?;
+                    continue;
+                }
+                _ => {
+                    let name = key.0.into_owned();
+                    let value = map.next_value()?;
+                    if extra.insert(name, value).is_some() {
+                        return Err(duplicate("member"));
+                    }
+                    continue;
+                }
+            };
+            if slot.is_some() {
+                return Err(duplicate(&key.0));
+            }
+            *slot = map.next_value::<Option<String>>()?;
+        }
+        let missing_uri = || serde::de::Error::missing_field("uri");
+        Ok(match (text, blob) {
+            (Some(text), blob) => Self::Text(TextResourceContents {
+                uri: uri.ok_or_else(missing_uri)?,
+                text,
+                mime_type,
+                meta,
+                extra: blob_back(extra, blob),
+            }),
+            (None, Some(blob)) => {
+                Self::Blob(BlobResourceContents { uri: uri.ok_or_else(missing_uri)?, blob, mime_type, meta, extra })
+            }
+            (None, None) => {
+                let mut all = super::JsonObject::new();
+                let strings = [("uri", uri), ("mimeType", mime_type)];
+                for (k, v) in strings {
+                    if let Some(v) = v {
+                        all.insert(k.to_owned(), serde_json::Value::String(v));
+                    }
+                }
+                if let Some(m) = meta {
+                    all.insert("_meta".to_owned(), serde_json::Value::Object(m));
+                }
+                all.extend(extra);
+                Self::Unknown(all)
+            }
+        })
+    }
+}
+
+/// Text contents that also carried a `blob` keep it as an unknown member.
+fn blob_back(mut extra: super::JsonObject, blob: Option<String>) -> super::JsonObject {
+    if let Some(b) = blob {
+        extra.insert("blob".to_owned(), serde_json::Value::String(b));
+    }
+    extra
 }
 
 tagged_union! {

@@ -1,1 +1,870 @@
-//! (in progress)
+//! Elicitation: the server asks the user for information through the client
+//! (`elicitation/create`, 2025-06-18+).
+//!
+//! Form mode (every revision with elicitation) describes a flat form with a restricted JSON
+//! Schema ([`ElicitationSchema`]); URL mode (2025-11-25+) sends the user to a web page. Up to
+//! 2025-11-25 this is a JSON-RPC request from server to client; in 2026-07-28 it is an input
+//! request carried by an [`InputRequiredResult`](super::mrtr::InputRequiredResult).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::common::{ForRevision, JsonObject, Meta};
+use super::macros::{mcp_struct, tagged_union};
+use super::methods::{notification_method, request_method};
+use super::tasks::TaskMetadata;
+use crate::version::ProtocolVersion;
+
+mcp_struct! {
+    /// Parameters of a form-mode elicitation.
+    ///
+    /// 2025-06-18 requests carry no `mode`; later ones carry `"mode": "form"`, which this type
+    /// always writes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::ElicitRequestFormParams;
+    ///
+    /// let p: ElicitRequestFormParams = serde_json::from_str(
+    ///     r#"{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}"#,
+    /// ).unwrap();
+    /// assert!(p.requested_schema.properties.contains_key("name"));
+    /// assert!(serde_json::to_string(&p).unwrap().starts_with(r#"{"mode":"form","message":"Name?""#));
+    /// ```
+    pub struct ElicitRequestFormParams {
+        @tag "mode" = "form";
+        /// What to ask the user.
+        req message: String = "message",
+        /// The form: a flat object schema with primitive members.
+        req requested_schema: ElicitationSchema = "requestedSchema",
+        /// Asks for the request to run as a task (2025-11-25).
+        opt task: TaskMetadata = "task",
+        /// Request metadata (not part of the 2026-07-28 input request).
+        opt meta: Meta = "_meta",
+    }
+}
+
+impl ElicitRequestFormParams {
+    /// A form asking `message` with the given schema.
+    #[must_use]
+    pub fn new(message: impl Into<String>, requested_schema: ElicitationSchema) -> Self {
+        Self { message: message.into(), requested_schema, task: None, meta: None, extra: JsonObject::new() }
+    }
+}
+
+mcp_struct! {
+    /// Parameters of a URL-mode elicitation (2025-11-25+): the user is sent to a web page.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::ElicitRequestUrlParams;
+    ///
+    /// let p = ElicitRequestUrlParams::new("Set your API key", "https://example.com/key");
+    /// assert_eq!(
+    ///     serde_json::to_string(&p).unwrap(),
+    ///     r#"{"mode":"url","message":"Set your API key","url":"https://example.com/key"}"#,
+    /// );
+    /// ```
+    #[derive(Default)]
+    pub struct ElicitRequestUrlParams {
+        @tag "mode" = "url";
+        /// Why the user should open the URL.
+        req message: String = "message",
+        /// The URL to open.
+        req url: String = "url",
+        /// The id of this elicitation, echoed by `notifications/elicitation/complete`
+        /// (required in 2025-11-25, removed in 2026-07-28).
+        opt elicitation_id: String = "elicitationId",
+        /// Asks for the request to run as a task (2025-11-25).
+        opt task: TaskMetadata = "task",
+        /// Request metadata (2025-11-25; not part of the 2026-07-28 input request).
+        opt meta: Meta = "_meta",
+    }
+}
+
+impl ElicitRequestUrlParams {
+    /// A URL elicitation asking the user to open `url`.
+    #[must_use]
+    pub fn new(message: impl Into<String>, url: impl Into<String>) -> Self {
+        Self { message: message.into(), url: url.into(), ..Self::default() }
+    }
+}
+
+tagged_union! {
+    /// Parameters of `elicitation/create`: a form or (2025-11-25+) a URL.
+    ///
+    /// An object without `mode` is a form (the 2025-06-18 shape).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::ElicitRequestParams;
+    ///
+    /// let p: ElicitRequestParams = serde_json::from_str(
+    ///     r#"{"message":"Name?","requestedSchema":{"type":"object","properties":{}}}"#,
+    /// ).unwrap();
+    /// assert!(matches!(p, ElicitRequestParams::Form(_)));
+    /// assert_eq!(p.message(), Some("Name?"));
+    /// ```
+    pub enum ElicitRequestParams by "mode", missing => Form {
+        /// A form.
+        "form" => Form(ElicitRequestFormParams),
+        /// A URL to open (2025-11-25+).
+        "url" => Url(ElicitRequestUrlParams),
+    }
+}
+
+impl ElicitRequestParams {
+    /// The message shown to the user.
+    #[must_use]
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            Self::Form(f) => Some(&f.message),
+            Self::Url(u) => Some(&u.message),
+            Self::Unknown(m) => m.get("message").and_then(serde_json::Value::as_str),
+        }
+    }
+}
+
+mcp_struct! {
+    /// The schema of an elicitation form: an object whose members are primitive values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::{ElicitationSchema, PrimitiveSchemaDefinition, StringSchema};
+    ///
+    /// let mut s = ElicitationSchema::default();
+    /// s.properties.insert("name".into(), StringSchema::default().into());
+    /// s.required = Some(vec!["name".into()]);
+    /// assert_eq!(
+    ///     serde_json::to_string(&s).unwrap(),
+    ///     r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}"#,
+    /// );
+    /// ```
+    #[derive(Default)]
+    pub struct ElicitationSchema {
+        @tag "type" = "object";
+        /// The form fields, by name.
+        req properties: BTreeMap<String, PrimitiveSchemaDefinition> = "properties",
+        /// The names of the fields the user must fill in.
+        opt required: Vec<String> = "required",
+        /// The JSON Schema dialect (2025-11-25+).
+        opt schema: String = "$schema",
+    }
+}
+
+mcp_struct! {
+    /// A text field.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::StringSchema;
+    ///
+    /// let s: StringSchema = serde_json::from_str(r#"{"type":"string","format":"email","maxLength":50}"#).unwrap();
+    /// assert_eq!(s.format.as_deref(), Some("email"));
+    /// assert_eq!(s.max_length, Some(50));
+    /// ```
+    #[derive(Default)]
+    pub struct StringSchema {
+        @tag "type" = "string";
+        /// Display name.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// Minimum length.
+        opt min_length: u64 = "minLength",
+        /// Maximum length.
+        opt max_length: u64 = "maxLength",
+        /// Format: `date`, `date-time`, `email` or `uri`.
+        opt format: String = "format",
+        /// Default value (2025-11-25+).
+        opt default: String = "default",
+    }
+}
+
+/// Whether a [`NumberSchema`] accepts any number or only integers.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::schema::elicitation::NumberKind;
+///
+/// assert_eq!(serde_json::to_string(&NumberKind::Integer).unwrap(), r#""integer""#);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NumberKind {
+    /// Any number.
+    #[default]
+    Number,
+    /// Integers only.
+    Integer,
+}
+
+mcp_struct! {
+    /// A number field.
+    ///
+    /// Bounds and default keep their JSON spelling (`50` stays `50`, not `50.0`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::{NumberKind, NumberSchema};
+    ///
+    /// let s: NumberSchema = serde_json::from_str(r#"{"type":"integer","minimum":0,"maximum":100}"#).unwrap();
+    /// assert_eq!(s.kind, NumberKind::Integer);
+    /// assert_eq!(s.maximum.unwrap().as_u64(), Some(100));
+    /// ```
+    #[derive(Default)]
+    pub struct NumberSchema {
+        /// `number` or `integer`.
+        req kind: NumberKind = "type",
+        /// Display name.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// Lower bound.
+        opt minimum: serde_json::Number = "minimum",
+        /// Upper bound.
+        opt maximum: serde_json::Number = "maximum",
+        /// Default value (2025-11-25+).
+        opt default: serde_json::Number = "default",
+    }
+}
+
+mcp_struct! {
+    /// A yes/no field.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::BooleanSchema;
+    ///
+    /// let s: BooleanSchema = serde_json::from_str(r#"{"type":"boolean","default":false}"#).unwrap();
+    /// assert_eq!(s.default, Some(false));
+    /// ```
+    #[derive(Default)]
+    pub struct BooleanSchema {
+        @tag "type" = "boolean";
+        /// Display name.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// Default value.
+        opt default: bool = "default",
+    }
+}
+
+mcp_struct! {
+    /// A single choice among plain values (2025-11-25+; the 2025-06-18 `EnumSchema` without
+    /// `enumNames` has the same shape).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::UntitledSingleSelectEnumSchema;
+    ///
+    /// let s: UntitledSingleSelectEnumSchema = serde_json::from_str(r#"{"type":"string","enum":["a","b"]}"#).unwrap();
+    /// assert_eq!(s.values, ["a", "b"]);
+    /// ```
+    #[derive(Default)]
+    pub struct UntitledSingleSelectEnumSchema {
+        @tag "type" = "string";
+        /// Display name.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// The values to choose from.
+        req values: Vec<String> = "enum",
+        /// Default value.
+        opt default: String = "default",
+    }
+}
+
+mcp_struct! {
+    /// A value with a display title, one option of a titled enum.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::EnumOption;
+    ///
+    /// let o = EnumOption::new("#FF0000", "Red");
+    /// assert_eq!(serde_json::to_string(&o).unwrap(), r##"{"const":"#FF0000","title":"Red"}"##);
+    /// ```
+    #[derive(Default)]
+    pub struct EnumOption {
+        /// The value.
+        req value: String = "const",
+        /// What the user sees.
+        req title: String = "title",
+    }
+}
+
+impl EnumOption {
+    /// An option with value `value` shown as `title`.
+    #[must_use]
+    pub fn new(value: impl Into<String>, title: impl Into<String>) -> Self {
+        Self { value: value.into(), title: title.into(), extra: JsonObject::new() }
+    }
+}
+
+mcp_struct! {
+    /// A single choice among titled values (2025-11-25+).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::TitledSingleSelectEnumSchema;
+    ///
+    /// let s: TitledSingleSelectEnumSchema =
+    ///     serde_json::from_str(r#"{"type":"string","oneOf":[{"const":"r","title":"Red"}]}"#).unwrap();
+    /// assert_eq!(s.one_of[0].title, "Red");
+    /// ```
+    #[derive(Default)]
+    pub struct TitledSingleSelectEnumSchema {
+        @tag "type" = "string";
+        /// Display name.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// The options.
+        req one_of: Vec<EnumOption> = "oneOf",
+        /// Default value.
+        opt default: String = "default",
+    }
+}
+
+mcp_struct! {
+    /// The item schema of an [`UntitledMultiSelectEnumSchema`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::UntitledEnumItems;
+    ///
+    /// let i: UntitledEnumItems = serde_json::from_str(r#"{"type":"string","enum":["a"]}"#).unwrap();
+    /// assert_eq!(i.values, ["a"]);
+    /// ```
+    #[derive(Default)]
+    pub struct UntitledEnumItems {
+        @tag "type" = "string";
+        /// The values to choose from.
+        req values: Vec<String> = "enum",
+    }
+}
+
+mcp_struct! {
+    /// The item schema of a [`TitledMultiSelectEnumSchema`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::TitledEnumItems;
+    ///
+    /// let i: TitledEnumItems = serde_json::from_str(r#"{"anyOf":[{"const":"a","title":"A"}]}"#).unwrap();
+    /// assert_eq!(i.any_of[0].value, "a");
+    /// ```
+    #[derive(Default)]
+    pub struct TitledEnumItems {
+        /// The options.
+        req any_of: Vec<EnumOption> = "anyOf",
+    }
+}
+
+mcp_struct! {
+    /// Several choices among plain values (2025-11-25+).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::UntitledMultiSelectEnumSchema;
+    ///
+    /// let s: UntitledMultiSelectEnumSchema =
+    ///     serde_json::from_str(r#"{"type":"array","items":{"type":"string","enum":["a","b"]},"maxItems":2}"#).unwrap();
+    /// assert_eq!(s.items.values.len(), 2);
+    /// assert_eq!(s.max_items, Some(2));
+    /// ```
+    #[derive(Default)]
+    pub struct UntitledMultiSelectEnumSchema {
+        @tag "type" = "array";
+        /// Display name.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// Fewest choices.
+        opt min_items: u64 = "minItems",
+        /// Most choices.
+        opt max_items: u64 = "maxItems",
+        /// The values to choose from.
+        req items: UntitledEnumItems = "items",
+        /// Default choices.
+        opt default: Vec<String> = "default",
+    }
+}
+
+mcp_struct! {
+    /// Several choices among titled values (2025-11-25+).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::TitledMultiSelectEnumSchema;
+    ///
+    /// let s: TitledMultiSelectEnumSchema =
+    ///     serde_json::from_str(r#"{"type":"array","items":{"anyOf":[{"const":"a","title":"A"}]}}"#).unwrap();
+    /// assert_eq!(s.items.any_of[0].title, "A");
+    /// ```
+    #[derive(Default)]
+    pub struct TitledMultiSelectEnumSchema {
+        @tag "type" = "array";
+        /// Display name.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// Fewest choices.
+        opt min_items: u64 = "minItems",
+        /// Most choices.
+        opt max_items: u64 = "maxItems",
+        /// The options.
+        req items: TitledEnumItems = "items",
+        /// Default choices.
+        opt default: Vec<String> = "default",
+    }
+}
+
+mcp_struct! {
+    /// A single choice with titles in a parallel `enumNames` array (the 2025-06-18
+    /// `EnumSchema`; deprecated from 2025-11-25 on).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::LegacyTitledEnumSchema;
+    ///
+    /// let s: LegacyTitledEnumSchema =
+    ///     serde_json::from_str(r#"{"type":"string","enum":["r"],"enumNames":["Red"]}"#).unwrap();
+    /// assert_eq!(s.names, Some(vec!["Red".to_owned()]));
+    /// ```
+    #[derive(Default)]
+    pub struct LegacyTitledEnumSchema {
+        @tag "type" = "string";
+        /// Display name.
+        opt title: String = "title",
+        /// Help text.
+        opt description: String = "description",
+        /// The values to choose from.
+        req values: Vec<String> = "enum",
+        /// Display names of the values, in the same order.
+        opt names: Vec<String> = "enumNames",
+        /// Default value (2025-11-25+).
+        opt default: String = "default",
+    }
+}
+
+/// The schema of one form field.
+///
+/// Told apart by `type` and by which of `enum`, `enumNames`, `oneOf` and `items` are present.
+/// A shape this SDK does not recognise is kept whole in `Unknown`.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::schema::elicitation::PrimitiveSchemaDefinition;
+///
+/// let f: PrimitiveSchemaDefinition = serde_json::from_str(r#"{"type":"string","enum":["a"]}"#).unwrap();
+/// assert!(matches!(f, PrimitiveSchemaDefinition::UntitledSingleSelect(_)));
+/// let f: PrimitiveSchemaDefinition = serde_json::from_str(r#"{"type":"object"}"#).unwrap();
+/// assert!(matches!(f, PrimitiveSchemaDefinition::Unknown(_)));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum PrimitiveSchemaDefinition {
+    /// Text.
+    String(StringSchema),
+    /// A number or integer.
+    Number(NumberSchema),
+    /// A boolean.
+    Boolean(BooleanSchema),
+    /// One of plain values.
+    UntitledSingleSelect(UntitledSingleSelectEnumSchema),
+    /// One of titled values.
+    TitledSingleSelect(TitledSingleSelectEnumSchema),
+    /// Several of plain values.
+    UntitledMultiSelect(UntitledMultiSelectEnumSchema),
+    /// Several of titled values.
+    TitledMultiSelect(TitledMultiSelectEnumSchema),
+    /// One of values titled by `enumNames`.
+    LegacyTitled(LegacyTitledEnumSchema),
+    /// A shape this SDK does not know, kept whole.
+    Unknown(JsonObject),
+}
+
+macro_rules! primitive_from {
+    ($($variant:ident($inner:ty)),* $(,)?) => {
+        $(
+            impl From<$inner> for PrimitiveSchemaDefinition {
+                fn from(v: $inner) -> Self {
+                    Self::$variant(v)
+                }
+            }
+        )*
+    };
+}
+
+primitive_from! {
+    String(StringSchema),
+    Number(NumberSchema),
+    Boolean(BooleanSchema),
+    UntitledSingleSelect(UntitledSingleSelectEnumSchema),
+    TitledSingleSelect(TitledSingleSelectEnumSchema),
+    UntitledMultiSelect(UntitledMultiSelectEnumSchema),
+    TitledMultiSelect(TitledMultiSelectEnumSchema),
+    LegacyTitled(LegacyTitledEnumSchema),
+}
+
+impl Serialize for PrimitiveSchemaDefinition {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::String(v) => v.serialize(serializer),
+            Self::Number(v) => v.serialize(serializer),
+            Self::Boolean(v) => v.serialize(serializer),
+            Self::UntitledSingleSelect(v) => v.serialize(serializer),
+            Self::TitledSingleSelect(v) => v.serialize(serializer),
+            Self::UntitledMultiSelect(v) => v.serialize(serializer),
+            Self::TitledMultiSelect(v) => v.serialize(serializer),
+            Self::LegacyTitled(v) => v.serialize(serializer),
+            Self::Unknown(m) => m.serialize(serializer),
+        }
+    }
+}
+
+/// The variant an object decodes to.
+#[derive(Clone, Copy)]
+enum FieldKind {
+    String,
+    Number,
+    Boolean,
+    UntitledSingle,
+    TitledSingle,
+    UntitledMulti,
+    TitledMulti,
+    Legacy,
+    Unknown,
+}
+
+impl FieldKind {
+    fn of(map: &JsonObject) -> Self {
+        let items = map.get("items").and_then(serde_json::Value::as_object);
+        match map.get("type").and_then(serde_json::Value::as_str) {
+            Some("string") if map.contains_key("oneOf") => Self::TitledSingle,
+            Some("string") if map.contains_key("enum") && map.contains_key("enumNames") => Self::Legacy,
+            Some("string") if map.contains_key("enum") => Self::UntitledSingle,
+            Some("string") => Self::String,
+            Some("number" | "integer") => Self::Number,
+            Some("boolean") => Self::Boolean,
+            Some("array") if items.is_some_and(|i| i.contains_key("anyOf")) => Self::TitledMulti,
+            Some("array") if items.is_some_and(|i| i.contains_key("enum")) => Self::UntitledMulti,
+            _ => Self::Unknown,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PrimitiveSchemaDefinition {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde_json::from_value;
+
+        let map = JsonObject::deserialize(deserializer)?;
+        let kind = FieldKind::of(&map);
+        let value = serde_json::Value::Object(map);
+        let decoded = match kind {
+            FieldKind::String => from_value(value).map(Self::String),
+            FieldKind::Number => from_value(value).map(Self::Number),
+            FieldKind::Boolean => from_value(value).map(Self::Boolean),
+            FieldKind::UntitledSingle => from_value(value).map(Self::UntitledSingleSelect),
+            FieldKind::TitledSingle => from_value(value).map(Self::TitledSingleSelect),
+            FieldKind::UntitledMulti => from_value(value).map(Self::UntitledMultiSelect),
+            FieldKind::TitledMulti => from_value(value).map(Self::TitledMultiSelect),
+            FieldKind::Legacy => from_value(value).map(Self::LegacyTitled),
+            FieldKind::Unknown => match value {
+                serde_json::Value::Object(map) => Ok(Self::Unknown(map)),
+                _ => return Err(serde::de::Error::custom("unreachable: not an object")),
+            },
+        };
+        decoded.map_err(serde::de::Error::custom)
+    }
+}
+
+/// The user's answer to an elicitation.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::schema::elicitation::ElicitAction;
+///
+/// assert_eq!(serde_json::to_string(&ElicitAction::Decline).unwrap(), r#""decline""#);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ElicitAction {
+    /// The user submitted the form (or, in URL mode, agreed to open the page).
+    Accept,
+    /// The user explicitly refused.
+    Decline,
+    /// The user dismissed the request without choosing.
+    Cancel,
+}
+
+mcp_struct! {
+    /// The client's answer to `elicitation/create`.
+    ///
+    /// In 2026-07-28 it is an input response and carries no `resultType`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::{ElicitAction, ElicitResult};
+    ///
+    /// let r: ElicitResult = serde_json::from_str(r#"{"action":"accept","content":{"name":"octocat"}}"#).unwrap();
+    /// assert_eq!(r.action, ElicitAction::Accept);
+    /// assert_eq!(r.content.unwrap()["name"], "octocat");
+    /// ```
+    pub struct ElicitResult {
+        /// What the user did.
+        req action: ElicitAction = "action",
+        /// The submitted values (form mode, `accept` only): strings, numbers, booleans and
+        /// (2025-11-25+) arrays of strings.
+        opt content: BTreeMap<String, serde_json::Value> = "content",
+        /// Result metadata (2025-06-18 to 2025-11-25).
+        opt meta: Meta = "_meta",
+    }
+}
+
+impl ElicitResult {
+    /// A result with the given action and no content.
+    #[must_use]
+    pub fn new(action: ElicitAction) -> Self {
+        Self { action, content: None, meta: None, extra: JsonObject::new() }
+    }
+
+    /// An `accept` result carrying the submitted values.
+    #[must_use]
+    pub fn accept(content: BTreeMap<String, serde_json::Value>) -> Self {
+        Self { content: Some(content), ..Self::new(ElicitAction::Accept) }
+    }
+}
+
+/// Nothing depends on the revision: in 2026-07-28 this is an input response, without
+/// `resultType`.
+impl ForRevision for ElicitResult {
+    fn adapt_to(&mut self, _version: ProtocolVersion) {}
+}
+
+mcp_struct! {
+    /// Parameters of `notifications/elicitation/complete` (2025-11-25): a URL-mode elicitation
+    /// finished.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::ElicitationCompleteNotificationParams;
+    ///
+    /// let p: ElicitationCompleteNotificationParams = serde_json::from_str(r#"{"elicitationId":"e1"}"#).unwrap();
+    /// assert_eq!(p.elicitation_id, "e1");
+    /// ```
+    #[derive(Default)]
+    pub struct ElicitationCompleteNotificationParams {
+        /// The `elicitationId` of the finished URL elicitation.
+        req elicitation_id: String = "elicitationId",
+        /// Notification metadata.
+        opt meta: Meta = "_meta",
+    }
+}
+
+request_method! {
+    /// `elicitation/create`: the server asks the user for information.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::{elicitation::Elicit, RequestMethod};
+    /// use talaria_core::version::ProtocolVersion;
+    ///
+    /// assert_eq!(Elicit::INFO.name, "elicitation/create");
+    /// assert!(!Elicit::INFO.exists_in(ProtocolVersion::V2025_03_26));
+    /// ```
+    Elicit, "elicitation/create", ElicitRequestParams => ElicitResult
+}
+
+notification_method! {
+    /// `notifications/elicitation/complete` (2025-11-25): a URL-mode elicitation finished.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::{elicitation::ElicitationComplete, NotificationMethod, SentBy};
+    ///
+    /// assert_eq!(ElicitationComplete::INFO.sent_by, SentBy::Server);
+    /// ```
+    ElicitationComplete, "notifications/elicitation/complete", ElicitationCompleteNotificationParams
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use serde::de::DeserializeOwned;
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::schema::{NotificationMethod, RequestMethod};
+
+    const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/spec/2026-07-28/examples/");
+
+    /// Every example of `folder`, as (file name, JSON).
+    fn examples(folder: &str) -> Vec<(String, Value)> {
+        let dir = std::path::Path::new(EXAMPLES).join(folder);
+        let mut out: Vec<_> = std::fs::read_dir(&dir)
+            .expect(folder)
+            .map(|e| {
+                let path = e.unwrap().path();
+                let text = std::fs::read_to_string(&path).unwrap();
+                (path.display().to_string(), serde_json::from_str(&text).unwrap())
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        assert!(!out.is_empty(), "no examples in {folder}");
+        out
+    }
+
+    /// Decodes `json` as `T` and checks that it encodes back to equal JSON.
+    fn round_trip<T: Serialize + DeserializeOwned>(name: &str, json: &Value) -> T {
+        let decoded: T = serde_json::from_str(&json.to_string()).map_err(|e| format!("{name}: {e}")).unwrap();
+        assert_eq!(&serde_json::to_value(&decoded).unwrap(), json, "{name}");
+        decoded
+    }
+
+    #[test]
+    fn official_examples_round_trip() {
+        for (name, json) in examples("ElicitRequestFormParams") {
+            round_trip::<ElicitRequestFormParams>(&name, &json);
+            assert!(matches!(round_trip::<ElicitRequestParams>(&name, &json), ElicitRequestParams::Form(_)));
+        }
+        for (name, json) in examples("ElicitRequestURLParams") {
+            round_trip::<ElicitRequestUrlParams>(&name, &json);
+            assert!(matches!(round_trip::<ElicitRequestParams>(&name, &json), ElicitRequestParams::Url(_)));
+        }
+        for (name, json) in examples("ElicitRequest") {
+            round_trip::<ElicitRequestParams>(&name, &json["params"]);
+        }
+        for (name, json) in examples("ElicitResult") {
+            round_trip::<ElicitResult>(&name, &json);
+        }
+    }
+
+    #[test]
+    fn field_schema_examples_round_trip_as_the_right_variant() {
+        type IsRight = fn(&PrimitiveSchemaDefinition) -> bool;
+        let cases: [(&str, IsRight); 7] = [
+            ("StringSchema", |f| matches!(f, PrimitiveSchemaDefinition::String(_))),
+            ("NumberSchema", |f| matches!(f, PrimitiveSchemaDefinition::Number(_))),
+            ("BooleanSchema", |f| matches!(f, PrimitiveSchemaDefinition::Boolean(_))),
+            ("UntitledSingleSelectEnumSchema", |f| matches!(f, PrimitiveSchemaDefinition::UntitledSingleSelect(_))),
+            ("TitledSingleSelectEnumSchema", |f| matches!(f, PrimitiveSchemaDefinition::TitledSingleSelect(_))),
+            ("UntitledMultiSelectEnumSchema", |f| matches!(f, PrimitiveSchemaDefinition::UntitledMultiSelect(_))),
+            ("TitledMultiSelectEnumSchema", |f| matches!(f, PrimitiveSchemaDefinition::TitledMultiSelect(_))),
+        ];
+        for (folder, is_right) in cases {
+            for (name, json) in examples(folder) {
+                let f: PrimitiveSchemaDefinition = round_trip(&name, &json);
+                assert!(is_right(&f), "{name} decoded as {f:?}");
+            }
+        }
+        for (name, json) in examples("StringSchema") {
+            round_trip::<StringSchema>(&name, &json);
+        }
+        for (name, json) in examples("NumberSchema") {
+            round_trip::<NumberSchema>(&name, &json);
+        }
+        for (name, json) in examples("BooleanSchema") {
+            round_trip::<BooleanSchema>(&name, &json);
+        }
+        for (name, json) in examples("UntitledSingleSelectEnumSchema") {
+            round_trip::<UntitledSingleSelectEnumSchema>(&name, &json);
+        }
+        for (name, json) in examples("TitledSingleSelectEnumSchema") {
+            round_trip::<TitledSingleSelectEnumSchema>(&name, &json);
+        }
+        for (name, json) in examples("UntitledMultiSelectEnumSchema") {
+            round_trip::<UntitledMultiSelectEnumSchema>(&name, &json);
+        }
+        for (name, json) in examples("TitledMultiSelectEnumSchema") {
+            round_trip::<TitledMultiSelectEnumSchema>(&name, &json);
+        }
+    }
+
+    #[test]
+    fn legacy_and_early_shapes() {
+        // 2025-06-18: no `mode`, `EnumSchema` with `enumNames`.
+        let req = json!({
+            "message": "Pick",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "color": {"type": "string", "enum": ["r", "g"], "enumNames": ["Red", "Green"]},
+                    "n": {"type": "integer", "minimum": 1.5}
+                },
+                "required": ["color"]
+            }
+        });
+        let p: ElicitRequestParams = serde_json::from_value(req.clone()).unwrap();
+        let ElicitRequestParams::Form(form) = &p else { unreachable!("decoded {p:?}") };
+        assert!(matches!(form.requested_schema.properties["color"], PrimitiveSchemaDefinition::LegacyTitled(_)));
+        let mut expected = req;
+        expected["mode"] = json!("form");
+        assert_eq!(serde_json::to_value(&p).unwrap(), expected);
+        // 2025-11-25 URL mode with its id, a task and `_meta`.
+        round_trip::<ElicitRequestParams>(
+            "url",
+            &json!({"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e", "task": {"ttl": 5}, "_meta": {"progressToken": 1}}),
+        );
+    }
+
+    #[test]
+    fn unknown_members_and_shapes_round_trip() {
+        let p: ElicitRequestParams =
+            round_trip("unknown mode", &json!({"mode": "voice", "message": "Say your name", "lang": "en"}));
+        assert!(matches!(p, ElicitRequestParams::Unknown(_)));
+        assert_eq!(p.message(), Some("Say your name"));
+        let f: PrimitiveSchemaDefinition =
+            round_trip("unknown field", &json!({"type": "array", "items": {"type": "number"}}));
+        assert!(matches!(f, PrimitiveSchemaDefinition::Unknown(_)));
+        let f: PrimitiveSchemaDefinition = round_trip("extra member", &json!({"type": "string", "pattern": "^a"}));
+        assert!(matches!(f, PrimitiveSchemaDefinition::String(ref s) if s.extra.contains_key("pattern")));
+        round_trip::<ElicitResult>("future", &json!({"action": "accept", "content": {"tags": ["a"]}, "x": 1}));
+    }
+
+    #[test]
+    fn missing_required_members_fail() {
+        assert!(serde_json::from_value::<ElicitRequestParams>(json!({"message": "m"})).is_err());
+        assert!(serde_json::from_value::<ElicitRequestParams>(json!({"mode": "url", "message": "m"})).is_err());
+        assert!(serde_json::from_value::<ElicitationSchema>(json!({"type": "object"})).is_err());
+        assert!(serde_json::from_value::<ElicitResult>(json!({"content": {}})).is_err());
+        assert!(serde_json::from_value::<ElicitResult>(json!({"action": "maybe"})).is_err());
+        assert!(serde_json::from_value::<PrimitiveSchemaDefinition>(
+            json!({"type": "string", "oneOf": [{"const": "a"}]})
+        )
+        .is_err());
+        assert!(serde_json::from_value::<ElicitationCompleteNotificationParams>(json!({})).is_err());
+    }
+
+    #[test]
+    fn markers_name_their_methods() {
+        assert_eq!(Elicit::INFO.name, "elicitation/create");
+        assert_eq!(ElicitationComplete::INFO.name, "notifications/elicitation/complete");
+    }
+}

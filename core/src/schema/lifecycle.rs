@@ -2,8 +2,8 @@
 //! `server/discover` and the per-request `_meta` of the stateless era (2026-07-28).
 
 use super::common::{
-    CacheScope, Implementation, JsonObject, LoggingLevel, Meta, NotificationParams, ProgressToken,
-    RequestParams, ResultType,
+    CacheScope, Implementation, JsonObject, LoggingLevel, Meta, NotificationParams, ProgressToken, RequestParams,
+    ResultType,
 };
 use super::macros::mcp_struct;
 use super::methods::{notification_method, request_method, Capability};
@@ -107,9 +107,7 @@ impl ClientCapabilities {
     pub fn has(&self, capability: Capability) -> bool {
         match capability {
             Capability::Roots => self.roots.is_some(),
-            Capability::RootsListChanged => {
-                self.roots.as_ref().is_some_and(|r| r.list_changed == Some(true))
-            }
+            Capability::RootsListChanged => self.roots.as_ref().is_some_and(|r| r.list_changed == Some(true)),
             Capability::Sampling => self.sampling.is_some(),
             Capability::Elicitation => self.elicitation.is_some(),
             Capability::Tasks => self.tasks.is_some(),
@@ -174,9 +172,7 @@ impl ServerCapabilities {
             Capability::PromptsListChanged => self.prompts.as_ref().is_some_and(|c| flag(c.list_changed)),
             Capability::Resources => self.resources.is_some(),
             Capability::ResourcesSubscribe => self.resources.as_ref().is_some_and(|c| flag(c.subscribe)),
-            Capability::ResourcesListChanged => {
-                self.resources.as_ref().is_some_and(|c| flag(c.list_changed))
-            }
+            Capability::ResourcesListChanged => self.resources.as_ref().is_some_and(|c| flag(c.list_changed)),
             Capability::Logging => self.logging.is_some(),
             Capability::Completions => self.completions.is_some(),
             Capability::Tasks => self.tasks.is_some(),
@@ -226,8 +222,18 @@ mcp_struct! {
 impl InitializeRequestParams {
     /// Parameters for a client speaking `protocol_version`.
     #[must_use]
-    pub fn new(protocol_version: impl Into<String>, capabilities: ClientCapabilities, client_info: Implementation) -> Self {
-        Self { protocol_version: protocol_version.into(), capabilities, client_info, meta: None, extra: JsonObject::new() }
+    pub fn new(
+        protocol_version: impl Into<String>,
+        capabilities: ClientCapabilities,
+        client_info: Implementation,
+    ) -> Self {
+        Self {
+            protocol_version: protocol_version.into(),
+            capabilities,
+            client_info,
+            meta: None,
+            extra: JsonObject::new(),
+        }
     }
 }
 
@@ -371,8 +377,7 @@ mod tests {
     fn url_elicitation_needs_the_url_member() {
         let form_only: ClientCapabilities = serde_json::from_value(json!({"elicitation": {}})).unwrap();
         assert!(!form_only.supports_url_elicitation());
-        let both: ClientCapabilities =
-            serde_json::from_value(json!({"elicitation": {"form": {}, "url": {}}})).unwrap();
+        let both: ClientCapabilities = serde_json::from_value(json!({"elicitation": {"form": {}, "url": {}}})).unwrap();
         assert!(both.supports_url_elicitation());
     }
 

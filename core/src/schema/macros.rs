@@ -40,6 +40,54 @@ impl<'de> serde::Deserialize<'de> for Key<'de> {
     }
 }
 
+/// Decodes an object type from the members left in a map.
+///
+/// Implemented by every `mcp_struct!` type; tagged unions call it after reading the tag.
+pub(crate) trait FromMap: Sized {
+    /// Reads the remaining members of `map` into `Self`.
+    fn from_map<'de, A: serde::de::MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error>;
+}
+
+/// The serde visitor of every `FromMap` type.
+pub(crate) struct MapVisitor<T> {
+    expecting: &'static str,
+    marker: std::marker::PhantomData<T>,
+}
+
+impl<T> MapVisitor<T> {
+    pub(crate) const fn new(expecting: &'static str) -> Self {
+        Self { expecting, marker: std::marker::PhantomData }
+    }
+}
+
+impl<'de, T: FromMap> serde::de::Visitor<'de> for MapVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.expecting)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        T::from_map(&mut map)
+    }
+}
+
+/// Moves the remaining members of `map` into `object`, refusing duplicates.
+pub(crate) fn collect_rest<'de, A: serde::de::MapAccess<'de>>(
+    map: &mut A,
+    object: &mut crate::schema::JsonObject,
+) -> Result<(), A::Error> {
+    while let Some(key) = map.next_key::<Key<'de>>()? {
+        let value: serde_json::Value = map.next_value()?;
+        let name = key.0.into_owned();
+        if object.contains_key(&name) {
+            return Err(duplicate(&name));
+        }
+        object.insert(name, value);
+    }
+    Ok(())
+}
+
 /// Checks a constant tag member.
 pub(crate) fn check_tag<E: serde::de::Error>(found: &str, name: &str, expected: &str) -> Result<(), E> {
     if found == expected {
@@ -67,13 +115,21 @@ macro_rules! mcp_field_finish {
             None => return Err(serde::de::Error::missing_field($wire)),
         }
     };
-    (def $slot:ident, $wire:literal) => { $slot.unwrap_or_default() };
-    (opt $slot:ident, $wire:literal) => { $slot.flatten() };
+    (def $slot:ident, $wire:literal) => {
+        $slot.unwrap_or_default()
+    };
+    (opt $slot:ident, $wire:literal) => {
+        $slot.flatten()
+    };
 }
 
 macro_rules! mcp_field_read {
-    (opt $map:ident, $t:ty) => { $map.next_value::<Option<$t>>()? };
-    ($kind:ident $map:ident, $t:ty) => { $map.next_value::<$t>()? };
+    (opt $map:ident, $t:ty) => {
+        $map.next_value::<Option<$t>>()?
+    };
+    ($kind:ident $map:ident, $t:ty) => {
+        $map.next_value::<$t>()?
+    };
 }
 
 macro_rules! mcp_field_write {
@@ -128,45 +184,41 @@ macro_rules! mcp_struct {
             }
         }
 
-        impl<'de> serde::Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                struct V;
-                impl<'de> serde::de::Visitor<'de> for V {
-                    type Value = $name;
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str(concat!("an object (", stringify!($name), ")"))
-                    }
-                    #[allow(unused_mut)]
-                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$name, A::Error> {
-                        $( let mut $field: Option<$crate::schema::macros::mcp_field_type!($kind $fty)> = None; )*
-                        let mut extra = $crate::schema::JsonObject::new();
-                        while let Some(key) = map.next_key::<$crate::schema::macros::Key<'de>>()? {
-                            match key.0.as_ref() {
-                                $( $tag_wire => {
-                                    let found: std::borrow::Cow<'de, str> = map.next_value::<$crate::schema::macros::Key<'de>>()?.0;
-                                    $crate::schema::macros::check_tag(&found, $tag_wire, $tag_value)?;
-                                } )?
-                                $( $wire => {
-                                    if $field.is_some() {
-                                        return Err($crate::schema::macros::duplicate($wire));
-                                    }
-                                    $field = Some($crate::schema::macros::mcp_field_read!($kind map, $fty));
-                                } )*
-                                _ => {
-                                    let value: serde_json::Value = map.next_value()?;
-                                    if extra.insert(key.0.into_owned(), value).is_some() {
-                                        return Err(serde::de::Error::custom("duplicate member"));
-                                    }
-                                }
+        impl $crate::schema::macros::FromMap for $name {
+            #[allow(unused_mut)]
+            fn from_map<'de, A: serde::de::MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error> {
+                $( let mut $field: Option<$crate::schema::macros::mcp_field_type!($kind $fty)> = None; )*
+                let mut extra = $crate::schema::JsonObject::new();
+                while let Some(key) = map.next_key::<$crate::schema::macros::Key<'de>>()? {
+                    match key.0.as_ref() {
+                        $( $tag_wire => {
+                            let found: std::borrow::Cow<'de, str> = map.next_value::<$crate::schema::macros::Key<'de>>()?.0;
+                            $crate::schema::macros::check_tag(&found, $tag_wire, $tag_value)?;
+                        } )?
+                        $( $wire => {
+                            if $field.is_some() {
+                                return Err($crate::schema::macros::duplicate($wire));
+                            }
+                            $field = Some($crate::schema::macros::mcp_field_read!($kind map, $fty));
+                        } )*
+                        _ => {
+                            let value: serde_json::Value = map.next_value()?;
+                            if extra.insert(key.0.into_owned(), value).is_some() {
+                                return Err(serde::de::Error::custom("duplicate member"));
                             }
                         }
-                        Ok($name {
-                            $( $field: $crate::schema::macros::mcp_field_finish!($kind $field, $wire), )*
-                            extra,
-                        })
                     }
                 }
-                deserializer.deserialize_map(V)
+                Ok($name {
+                    $( $field: $crate::schema::macros::mcp_field_finish!($kind $field, $wire), )*
+                    extra,
+                })
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                deserializer.deserialize_map($crate::schema::macros::MapVisitor::<$name>::new(concat!("an object (", stringify!($name), ")")))
             }
         }
     };
@@ -219,18 +271,54 @@ macro_rules! tagged_union {
 
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let map = <$crate::schema::JsonObject as serde::Deserialize>::deserialize(deserializer)?;
+                struct V;
+                impl<'de> serde::de::Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str(concat!("an object (", stringify!($name), ")"))
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$name, A::Error> {
+                        // Fast path: the tag is the first member, as every SDK writes it.
+                        let Some(first) = map.next_key::<$crate::schema::macros::Key<'de>>()? else {
+                            return $name::from_object($crate::schema::JsonObject::new());
+                        };
+                        if first.0 == $tag {
+                            let tag: serde_json::Value = map.next_value()?;
+                            match tag.as_str() {
+                                $( Some($value) => {
+                                    return <$inner as $crate::schema::macros::FromMap>::from_map(&mut map).map($name::$variant);
+                                } )*
+                                _ => {}
+                            }
+                            let mut object = $crate::schema::JsonObject::new();
+                            object.insert(first.0.into_owned(), tag);
+                            $crate::schema::macros::collect_rest(&mut map, &mut object)?;
+                            return $name::from_object(object);
+                        }
+                        let mut object = $crate::schema::JsonObject::new();
+                        object.insert(first.0.into_owned(), map.next_value()?);
+                        $crate::schema::macros::collect_rest(&mut map, &mut object)?;
+                        $name::from_object(object)
+                    }
+                }
+                deserializer.deserialize_map(V)
+            }
+        }
+
+        impl $name {
+            /// The slow path: the whole object is in hand; dispatch on its tag.
+            fn from_object<E: serde::de::Error>(map: $crate::schema::JsonObject) -> Result<Self, E> {
                 let tag: Option<String> = match map.get($tag) {
                     Some(serde_json::Value::String(s)) => Some(s.clone()),
                     _ => None,
                 };
                 let value = serde_json::Value::Object(map);
                 match tag.as_deref() {
-                    $( Some($value) => serde_json::from_value(value).map(Self::$variant).map_err(serde::de::Error::custom), )*
-                    $( None => serde_json::from_value(value).map(Self::$missing).map_err(serde::de::Error::custom), )?
+                    $( Some($value) => serde_json::from_value(value).map(Self::$variant).map_err(E::custom), )*
+                    $( None => serde_json::from_value(value).map(Self::$missing).map_err(E::custom), )?
                     _ => match value {
                         serde_json::Value::Object(map) => Ok(Self::Unknown(map)),
-                        _ => Err(serde::de::Error::custom("unreachable: not an object")),
+                        _ => Err(E::custom("unreachable: not an object")),
                     },
                 }
             }

@@ -336,8 +336,7 @@ mod tests {
 
     #[test]
     fn stateless_revision_drops_the_handshake_and_server_requests() {
-        let gone: Vec<_> =
-            METHODS.iter().filter(|m| m.exists_in(V4) && !m.exists_in(V5)).map(|m| m.name).collect();
+        let gone: Vec<_> = METHODS.iter().filter(|m| m.exists_in(V4) && !m.exists_in(V5)).map(|m| m.name).collect();
         for name in ["initialize", "ping", "logging/setLevel", "resources/subscribe", "roots/list", "tasks/get"] {
             assert!(gone.contains(&name), "{name} should end in 2025-11-25");
         }

@@ -44,17 +44,16 @@ pub mod tools;
 pub mod utilities;
 
 pub use common::{
-    meta_keys, Annotations, CacheScope, Cursor, EmptyResult, ForRevision, Icon, IconTheme,
-    Implementation, JsonObject, LoggingLevel, Meta, NotificationParams, PaginatedRequestParams,
-    ProgressToken, RequestParams, ResultType, Role, UnknownLevel,
+    meta_keys, Annotations, CacheScope, Cursor, EmptyResult, ForRevision, Icon, IconTheme, Implementation, JsonObject,
+    LoggingLevel, Meta, NotificationParams, PaginatedRequestParams, ProgressToken, RequestParams, ResultType, Role,
+    UnknownLevel,
 };
-#[allow(unused_imports)] // used by the area modules as they adopt `ForRevision`
+
 pub(crate) use common::{adapt_cacheable, adapt_result_type};
 pub use content::{
-    AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource, ImageContent,
-    ResourceContents, ResourceLink, TextContent, TextResourceContents,
+    AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource, ImageContent, ResourceContents, ResourceLink,
+    TextContent, TextResourceContents,
 };
 pub use methods::{
-    method_info, Capability, MethodInfo, MethodKind, NotificationMethod, RequestMethod, SentBy,
-    Side, METHODS,
+    method_info, Capability, MethodInfo, MethodKind, NotificationMethod, RequestMethod, SentBy, Side, METHODS,
 };

@@ -378,7 +378,8 @@ impl CallToolResult {
     /// ```
     #[must_use]
     pub fn structured(value: serde_json::Value) -> Self {
-        Self { structured_content: Some(value.clone()), ..Self::text(value.to_string()) }
+        let text = value.to_string();
+        Self { structured_content: Some(value), ..Self::text(text) }
     }
 
     /// Whether the call ended in an error (`isError` absent counts as `false`).
@@ -408,7 +409,7 @@ impl ForRevision for CallToolResult {
 
 /// Whether `structuredContent` may be any JSON value (2026-07-28) rather than an object.
 fn structured_content_may_be_any_value(version: ProtocolVersion) -> bool {
-    version >= ProtocolVersion::V2026_07_28
+    version.supports(Feature::StructuredContentAnyValue)
 }
 
 request_method! {
@@ -522,8 +523,9 @@ mod tests {
 
     #[test]
     fn examples_decode_to_the_expected_fields() {
-        let text = std::fs::read_to_string(format!("{EXAMPLES}CallToolResult/result-with-array-structured-content.json"))
-            .unwrap();
+        let text =
+            std::fs::read_to_string(format!("{EXAMPLES}CallToolResult/result-with-array-structured-content.json"))
+                .unwrap();
         let r: CallToolResult = serde_json::from_str(&text).unwrap();
         assert_eq!(r.result_type, Some(ResultType::Complete));
         assert!(r.structured_content.as_ref().is_some_and(Value::is_array));
@@ -571,7 +573,8 @@ mod tests {
 
     #[test]
     fn list_result_adapts_to_legacy_and_stateless_revisions() {
-        let mut r = ListToolsResult { ttl_ms: Some(60_000), cache_scope: Some(CacheScope::Public), ..Default::default() };
+        let mut r =
+            ListToolsResult { ttl_ms: Some(60_000), cache_scope: Some(CacheScope::Public), ..Default::default() };
         r.adapt_to(ProtocolVersion::V2026_07_28);
         assert_eq!(
             serde_json::to_value(&r).unwrap(),
@@ -625,6 +628,9 @@ mod tests {
             json!({"content": [{"type": "text", "text": "bad"}], "isError": true})
         );
         let tool = Tool::new("t", JsonObject::new()).with_title("T").with_output_schema(JsonObject::new());
-        assert_eq!(serde_json::to_value(tool).unwrap(), json!({"name": "t", "title": "T", "inputSchema": {}, "outputSchema": {}}));
+        assert_eq!(
+            serde_json::to_value(tool).unwrap(),
+            json!({"name": "t", "title": "T", "inputSchema": {}, "outputSchema": {}})
+        );
     }
 }
