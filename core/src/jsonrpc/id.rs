@@ -102,8 +102,8 @@ impl<'de> Visitor<'de> for IdVisitor {
             .map_err(|_| E::custom("id is an integer beyond the i64 range"))
     }
 
-    fn visit_f64<E: de::Error>(self, _v: f64) -> Result<Self::Value, E> {
-        Err(E::custom("id must be an integer or a string, not a fractional number"))
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Err(E::custom(format_args!("id must be a string or an integer within the i64 range, not {v}")))
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {

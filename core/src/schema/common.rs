@@ -253,7 +253,7 @@ mcp_struct! {
         /// Who the object is meant for.
         opt audience: Vec<Role> = "audience",
         /// Importance from 0 (optional) to 1 (required).
-        opt priority: f64 = "priority",
+        optnum priority: f64 = "priority",
         /// ISO 8601 time of the last modification (2025-06-18+).
         opt last_modified: String = "lastModified",
     }

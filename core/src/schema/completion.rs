@@ -308,51 +308,17 @@ request_method! {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
-    use serde::de::DeserializeOwned;
-    use serde::Serialize;
-    use serde_json::{json, Value};
+    use serde_json::json;
 
     use super::*;
-    use crate::jsonrpc::Message;
-    use crate::schema::RequestMethod;
-
-    const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/spec/2026-07-28/examples/");
-
-    /// Every example file of `folder`, as (path, text); there must be at least one.
-    fn examples(folder: &str) -> Vec<(String, String)> {
-        let mut paths: Vec<_> =
-            std::fs::read_dir(format!("{EXAMPLES}{folder}")).unwrap().map(|e| e.unwrap().path()).collect();
-        paths.sort();
-        assert!(!paths.is_empty(), "no examples in {folder}");
-        paths.into_iter().map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap())).collect()
-    }
-
-    /// Decodes `text` as `T` and checks that it encodes back to equal JSON.
-    fn assert_round_trip<T: DeserializeOwned + Serialize>(name: &str, text: &str) {
-        let decoded: T = serde_json::from_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let expected: Value = serde_json::from_str(text).unwrap();
-        assert_eq!(serde_json::to_value(&decoded).unwrap(), expected, "{name}");
-    }
-
-    fn round_trips<T: DeserializeOwned + Serialize>(folder: &str) {
-        for (name, text) in examples(folder) {
-            assert_round_trip::<T>(&name, &text);
-        }
-    }
+    use crate::schema::test_support::{request_round_trips, response_round_trips, round_trips_as_written, EXAMPLES};
 
     #[test]
     fn official_examples_round_trip() {
-        round_trips::<CompleteRequestParams>("CompleteRequestParams");
-        round_trips::<CompleteResult>("CompleteResult");
-        for (name, text) in examples("CompleteRequest") {
-            let Message::Request(req) = Message::from_slice(text.as_bytes()).unwrap() else { panic!("{name}") };
-            assert_eq!(req.method, Complete::INFO.name);
-            assert_round_trip::<<Complete as RequestMethod>::Params>(&name, req.params.as_ref().unwrap().get());
-        }
-        for (name, text) in examples("CompleteResultResponse") {
-            let Message::Response(resp) = Message::from_slice(text.as_bytes()).unwrap() else { panic!("{name}") };
-            assert_round_trip::<<Complete as RequestMethod>::Result>(&name, resp.result.get());
-        }
+        round_trips_as_written::<CompleteRequestParams>("CompleteRequestParams");
+        round_trips_as_written::<CompleteResult>("CompleteResult");
+        request_round_trips::<Complete>("CompleteRequest");
+        response_round_trips::<Complete>("CompleteResultResponse");
     }
 
     #[test]

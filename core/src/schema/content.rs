@@ -448,7 +448,7 @@ mod tests {
     #[test]
     fn every_block_kind_round_trips() {
         let blocks = json!([
-            {"type": "text", "text": "a", "annotations": {"priority": 1.0}},
+            {"type": "text", "text": "a", "annotations": {"priority": 0.5}},
             {"type": "image", "data": "AA==", "mimeType": "image/png"},
             {"type": "audio", "data": "AA==", "mimeType": "audio/wav", "_meta": {"k": 1}},
             {"type": "resource_link", "uri": "x:/", "name": "x", "size": 3},

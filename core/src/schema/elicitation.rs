@@ -19,8 +19,8 @@ use crate::version::ProtocolVersion;
 mcp_struct! {
     /// Parameters of a form-mode elicitation.
     ///
-    /// 2025-06-18 requests carry no `mode`; later ones carry `"mode": "form"`, which this type
-    /// always writes.
+    /// 2025-06-18 requests carry no `mode`; later ones may carry `"mode": "form"`. A decoded
+    /// request keeps whichever it had; [`ElicitRequestFormParams::new`] sets it.
     ///
     /// # Examples
     ///
@@ -34,7 +34,8 @@ mcp_struct! {
     /// assert!(serde_json::to_string(&p).unwrap().starts_with(r#"{"mode":"form","message":"Name?""#));
     /// ```
     pub struct ElicitRequestFormParams {
-        @tag "mode" = "form";
+        /// `"form"` when present (2025-11-25+).
+        opt mode: String = "mode",
         /// What to ask the user.
         req message: String = "message",
         /// The form: a flat object schema with primitive members.
@@ -50,7 +51,14 @@ impl ElicitRequestFormParams {
     /// A form asking `message` with the given schema.
     #[must_use]
     pub fn new(message: impl Into<String>, requested_schema: ElicitationSchema) -> Self {
-        Self { message: message.into(), requested_schema, task: None, meta: None, extra: JsonObject::new() }
+        Self {
+            mode: Some("form".to_owned()),
+            message: message.into(),
+            requested_schema,
+            task: None,
+            meta: None,
+            extra: JsonObject::new(),
+        }
     }
 }
 
@@ -717,36 +725,11 @@ notification_method! {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use serde::de::DeserializeOwned;
-    use serde_json::{json, Value};
+    use serde_json::json;
 
     use super::*;
+    use crate::schema::test_support::{examples, round_trip, round_trips};
     use crate::schema::{NotificationMethod, RequestMethod};
-
-    const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/spec/2026-07-28/examples/");
-
-    /// Every example of `folder`, as (file name, JSON).
-    fn examples(folder: &str) -> Vec<(String, Value)> {
-        let dir = std::path::Path::new(EXAMPLES).join(folder);
-        let mut out: Vec<_> = std::fs::read_dir(&dir)
-            .expect(folder)
-            .map(|e| {
-                let path = e.unwrap().path();
-                let text = std::fs::read_to_string(&path).unwrap();
-                (path.display().to_string(), serde_json::from_str(&text).unwrap())
-            })
-            .collect();
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        assert!(!out.is_empty(), "no examples in {folder}");
-        out
-    }
-
-    /// Decodes `json` as `T` and checks that it encodes back to equal JSON.
-    fn round_trip<T: Serialize + DeserializeOwned>(name: &str, json: &Value) -> T {
-        let decoded: T = serde_json::from_str(&json.to_string()).map_err(|e| format!("{name}: {e}")).unwrap();
-        assert_eq!(&serde_json::to_value(&decoded).unwrap(), json, "{name}");
-        decoded
-    }
 
     #[test]
     fn official_examples_round_trip() {
@@ -761,9 +744,7 @@ mod tests {
         for (name, json) in examples("ElicitRequest") {
             round_trip::<ElicitRequestParams>(&name, &json["params"]);
         }
-        for (name, json) in examples("ElicitResult") {
-            round_trip::<ElicitResult>(&name, &json);
-        }
+        round_trips::<ElicitResult>("ElicitResult");
     }
 
     #[test]
@@ -784,27 +765,13 @@ mod tests {
                 assert!(is_right(&f), "{name} decoded as {f:?}");
             }
         }
-        for (name, json) in examples("StringSchema") {
-            round_trip::<StringSchema>(&name, &json);
-        }
-        for (name, json) in examples("NumberSchema") {
-            round_trip::<NumberSchema>(&name, &json);
-        }
-        for (name, json) in examples("BooleanSchema") {
-            round_trip::<BooleanSchema>(&name, &json);
-        }
-        for (name, json) in examples("UntitledSingleSelectEnumSchema") {
-            round_trip::<UntitledSingleSelectEnumSchema>(&name, &json);
-        }
-        for (name, json) in examples("TitledSingleSelectEnumSchema") {
-            round_trip::<TitledSingleSelectEnumSchema>(&name, &json);
-        }
-        for (name, json) in examples("UntitledMultiSelectEnumSchema") {
-            round_trip::<UntitledMultiSelectEnumSchema>(&name, &json);
-        }
-        for (name, json) in examples("TitledMultiSelectEnumSchema") {
-            round_trip::<TitledMultiSelectEnumSchema>(&name, &json);
-        }
+        round_trips::<StringSchema>("StringSchema");
+        round_trips::<NumberSchema>("NumberSchema");
+        round_trips::<BooleanSchema>("BooleanSchema");
+        round_trips::<UntitledSingleSelectEnumSchema>("UntitledSingleSelectEnumSchema");
+        round_trips::<TitledSingleSelectEnumSchema>("TitledSingleSelectEnumSchema");
+        round_trips::<UntitledMultiSelectEnumSchema>("UntitledMultiSelectEnumSchema");
+        round_trips::<TitledMultiSelectEnumSchema>("TitledMultiSelectEnumSchema");
     }
 
     #[test]
@@ -824,9 +791,8 @@ mod tests {
         let p: ElicitRequestParams = serde_json::from_value(req.clone()).unwrap();
         let ElicitRequestParams::Form(form) = &p else { unreachable!("decoded {p:?}") };
         assert!(matches!(form.requested_schema.properties["color"], PrimitiveSchemaDefinition::LegacyTitled(_)));
-        let mut expected = req;
-        expected["mode"] = json!("form");
-        assert_eq!(serde_json::to_value(&p).unwrap(), expected);
+        assert_eq!(form.mode, None);
+        assert_eq!(serde_json::to_value(&p).unwrap(), req);
         // 2025-11-25 URL mode with its id, a task and `_meta`.
         round_trip::<ElicitRequestParams>(
             "url",

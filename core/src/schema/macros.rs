@@ -11,9 +11,30 @@
 //! - `opt name: Type = "wireName"`: the field is `Option<Type>`; absent or `null` reads as `None`,
 //!   `None` is not written.
 //! - `def name: Type = "wireName"`: absent reads as `Type::default()`; always written.
+//! - `num name: f64 = "wireName"` / `optnum name: f64 = "wireName"`: like `req` / `opt` for an
+//!   `f64`, written as JavaScript writes numbers (`50`, not `50.0`), so integral values sent by
+//!   a peer round-trip unchanged.
 //!
 //! An optional `@tag "type" = "text";` line makes the object carry a constant discriminator: it is
 //! written first, and reading checks it (absent is accepted, another value is an error).
+
+/// Writes an `f64` the way `JSON.stringify` does: integral values (within 2^53) without a
+/// fractional part.
+pub(crate) struct JsNumber(pub(crate) f64);
+
+impl serde::Serialize for JsNumber {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+        let v = self.0;
+        if v.fract() == 0.0 && v.abs() <= EXACT {
+            // Invariant: integral and within ±2^53, so the conversion is exact.
+            #[allow(clippy::cast_possible_truncation)]
+            serializer.serialize_i64(v as i64)
+        } else {
+            serializer.serialize_f64(v)
+        }
+    }
+}
 
 /// Reads a map key, borrowing it when the deserializer can.
 pub(crate) struct Key<'de>(pub(crate) std::borrow::Cow<'de, str>);
@@ -103,12 +124,16 @@ pub(crate) fn duplicate<E: serde::de::Error>(name: &str) -> E {
 }
 
 macro_rules! mcp_field_type {
+    (num $t:ty) => { $t };
+    (optnum $t:ty) => { Option<$t> };
     (req $t:ty) => { $t };
     (def $t:ty) => { $t };
     (opt $t:ty) => { Option<$t> };
 }
 
 macro_rules! mcp_field_finish {
+    (optnum $slot:ident, $wire:literal) => { $slot.flatten() };
+    (num $slot:ident, $wire:literal) => { $crate::schema::macros::mcp_field_finish!(req $slot, $wire) };
     (req $slot:ident, $wire:literal) => {
         match $slot {
             Some(v) => v,
@@ -127,12 +152,23 @@ macro_rules! mcp_field_read {
     (opt $map:ident, $t:ty) => {
         $map.next_value::<Option<$t>>()?
     };
+    (optnum $map:ident, $t:ty) => {
+        $map.next_value::<Option<$t>>()?
+    };
     ($kind:ident $map:ident, $t:ty) => {
         $map.next_value::<$t>()?
     };
 }
 
 macro_rules! mcp_field_write {
+    (num $map:ident, $wire:literal, $v:expr) => {
+        serde::ser::SerializeMap::serialize_entry(&mut $map, $wire, &$crate::schema::macros::JsNumber($v))?;
+    };
+    (optnum $map:ident, $wire:literal, $v:expr) => {
+        if let Some(v) = $v {
+            serde::ser::SerializeMap::serialize_entry(&mut $map, $wire, &$crate::schema::macros::JsNumber(v))?;
+        }
+    };
     (opt $map:ident, $wire:literal, $v:expr) => {
         if let Some(v) = &$v {
             serde::ser::SerializeMap::serialize_entry(&mut $map, $wire, v)?;
@@ -232,7 +268,8 @@ macro_rules! mcp_struct {
 /// simply encodes the inner value. Decoding reads the object once into a map, looks at the tag
 /// and decodes the variant from the map. A tag value this SDK does not know (or a missing tag,
 /// unless a `missing => Variant` default is given) is kept whole in `Unknown`, so newer peers'
-/// content survives a round trip.
+/// content survives a round trip. With a `missing` default, that variant's type must read the
+/// tag as an ordinary optional member (no `@tag`), so whether it was sent survives too.
 macro_rules! tagged_union {
     (
         $(#[$attr:meta])*
@@ -278,6 +315,13 @@ macro_rules! tagged_union {
                         f.write_str(concat!("an object (", stringify!($name), ")"))
                     }
                     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$name, A::Error> {
+                        if $name::TAG_MAY_BE_MISSING {
+                            // The default variant keeps the tag as an ordinary member, so it
+                            // must see the whole object.
+                            let mut object = $crate::schema::JsonObject::new();
+                            $crate::schema::macros::collect_rest(&mut map, &mut object)?;
+                            return $name::from_object(object);
+                        }
                         // Fast path: the tag is the first member, as every SDK writes it.
                         let Some(first) = map.next_key::<$crate::schema::macros::Key<'de>>()? else {
                             return $name::from_object($crate::schema::JsonObject::new());
@@ -306,6 +350,9 @@ macro_rules! tagged_union {
         }
 
         impl $name {
+            /// Whether an object without the tag decodes as a default variant.
+            const TAG_MAY_BE_MISSING: bool = tagged_union!(@missing $($missing)?);
+
             /// The slow path: the whole object is in hand; dispatch on its tag.
             fn from_object<E: serde::de::Error>(map: $crate::schema::JsonObject) -> Result<Self, E> {
                 let tag: Option<String> = match map.get($tag) {
@@ -324,6 +371,8 @@ macro_rules! tagged_union {
             }
         }
     };
+    (@missing) => { false };
+    (@missing $m:ident) => { true };
 }
 
 pub(crate) use {mcp_field_finish, mcp_field_read, mcp_field_type, mcp_field_write, mcp_struct, tagged_union};

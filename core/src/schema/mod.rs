@@ -24,9 +24,12 @@
 //! ```
 
 pub(crate) mod macros;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 mod common;
 mod content;
+mod dispatch;
 mod methods;
 
 pub mod completion;
@@ -54,6 +57,7 @@ pub use content::{
     AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource, ImageContent, ResourceContents, ResourceLink,
     TextContent, TextResourceContents,
 };
+pub use dispatch::{result_type_of, AnyParams, AnyResult, McpPayloads};
 pub use methods::{
     method_info, Capability, MethodInfo, MethodKind, NotificationMethod, RequestMethod, SentBy, Side, METHODS,
 };

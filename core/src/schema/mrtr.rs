@@ -328,55 +328,11 @@ mcp_struct! {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use serde::de::DeserializeOwned;
+    use serde_json::json;
     use serde_json::value::RawValue;
-    use serde_json::{json, Value};
 
     use super::*;
-
-    const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/spec/2026-07-28/examples/");
-
-    /// Every example of `folder`, as (file name, JSON).
-    fn examples(folder: &str) -> Vec<(String, Value)> {
-        let dir = std::path::Path::new(EXAMPLES).join(folder);
-        let mut out: Vec<_> = std::fs::read_dir(&dir)
-            .expect(folder)
-            .map(|e| {
-                let path = e.unwrap().path();
-                let text = std::fs::read_to_string(&path).unwrap();
-                (path.display().to_string(), serde_json::from_str(&text).unwrap())
-            })
-            .collect();
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        assert!(!out.is_empty(), "no examples in {folder}");
-        out
-    }
-
-    /// Decodes `json` as `T` and checks that it encodes back to `expected`.
-    fn round_trip_to<T: Serialize + DeserializeOwned>(name: &str, json: &Value, expected: &Value) -> T {
-        let decoded: T = serde_json::from_str(&json.to_string()).map_err(|e| format!("{name}: {e}")).unwrap();
-        assert_eq!(&serde_json::to_value(&decoded).unwrap(), expected, "{name}");
-        decoded
-    }
-
-    /// Decodes `json` as `T` and checks that it encodes back to equal JSON.
-    fn round_trip<T: Serialize + DeserializeOwned>(name: &str, json: &Value) -> T {
-        round_trip_to(name, json, json)
-    }
-
-    /// `json` with `"mode": "form"` added to elicitation input requests that lack a mode:
-    /// form parameters always write their mode.
-    fn with_form_modes(json: &Value) -> Value {
-        let mut json = json.clone();
-        if let Some(requests) = json.get_mut("inputRequests").and_then(Value::as_object_mut) {
-            for request in requests.values_mut() {
-                if request["method"] == "elicitation/create" && request["params"].get("mode").is_none() {
-                    request["params"]["mode"] = json!("form");
-                }
-            }
-        }
-        json
-    }
+    use crate::schema::test_support::{examples, round_trip};
 
     #[test]
     fn official_examples_round_trip() {
@@ -389,8 +345,8 @@ mod tests {
             assert!(r.values().all(|r| !matches!(r, InputResponse::Unknown(_))), "{name}");
         }
         for (name, json) in examples("InputRequiredResult") {
-            // One example has a form elicitation without `mode`, written back with it.
-            let r: InputRequiredResult = round_trip_to(&name, &json, &with_form_modes(&json));
+            // One example has a form elicitation without `mode`, written back without it.
+            let r: InputRequiredResult = round_trip(&name, &json);
             assert_eq!(r.result_type, ResultType::InputRequired);
             let raw = RawValue::from_string(json.to_string()).unwrap();
             assert!(InputRequiredResult::is_input_required(&raw), "{name}");

@@ -313,11 +313,11 @@ mcp_struct! {
         /// Model hints, in order of preference.
         opt hints: Vec<ModelHint> = "hints",
         /// How much cost matters.
-        opt cost_priority: f64 = "costPriority",
+        optnum cost_priority: f64 = "costPriority",
         /// How much latency matters.
-        opt speed_priority: f64 = "speedPriority",
+        optnum speed_priority: f64 = "speedPriority",
         /// How much capability matters.
-        opt intelligence_priority: f64 = "intelligencePriority",
+        optnum intelligence_priority: f64 = "intelligencePriority",
     }
 }
 
@@ -418,7 +418,7 @@ mcp_struct! {
         /// Which servers' context to include.
         opt include_context: IncludeContext = "includeContext",
         /// Sampling temperature.
-        opt temperature: f64 = "temperature",
+        optnum temperature: f64 = "temperature",
         /// The most tokens to sample.
         req max_tokens: u64 = "maxTokens",
         /// Sequences that stop sampling.
@@ -593,54 +593,21 @@ request_method! {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use serde::de::DeserializeOwned;
-    use serde_json::{json, Value};
+    use serde_json::json;
 
     use super::*;
+    use crate::schema::test_support::{examples, round_trip, round_trips};
     use crate::schema::RequestMethod;
-
-    const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/spec/2026-07-28/examples/");
-
-    /// Every example of `folder`, as (file name, JSON).
-    fn examples(folder: &str) -> Vec<(String, Value)> {
-        let dir = std::path::Path::new(EXAMPLES).join(folder);
-        let mut out: Vec<_> = std::fs::read_dir(&dir)
-            .expect(folder)
-            .map(|e| {
-                let path = e.unwrap().path();
-                let text = std::fs::read_to_string(&path).unwrap();
-                (path.display().to_string(), serde_json::from_str(&text).unwrap())
-            })
-            .collect();
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        assert!(!out.is_empty(), "no examples in {folder}");
-        out
-    }
-
-    /// Decodes `json` as `T` and checks that it encodes back to equal JSON.
-    fn round_trip<T: Serialize + DeserializeOwned>(name: &str, json: &Value) -> T {
-        let decoded: T = serde_json::from_str(&json.to_string()).map_err(|e| format!("{name}: {e}")).unwrap();
-        assert_eq!(&serde_json::to_value(&decoded).unwrap(), json, "{name}");
-        decoded
-    }
 
     #[test]
     fn official_examples_round_trip() {
-        for (name, json) in examples("CreateMessageRequestParams") {
-            round_trip::<CreateMessageRequestParams>(&name, &json);
-        }
+        round_trips::<CreateMessageRequestParams>("CreateMessageRequestParams");
         for (name, json) in examples("CreateMessageRequest") {
             round_trip::<CreateMessageRequestParams>(&name, &json["params"]);
         }
-        for (name, json) in examples("CreateMessageResult") {
-            round_trip::<CreateMessageResult>(&name, &json);
-        }
-        for (name, json) in examples("SamplingMessage") {
-            round_trip::<SamplingMessage>(&name, &json);
-        }
-        for (name, json) in examples("ModelPreferences") {
-            round_trip::<ModelPreferences>(&name, &json);
-        }
+        round_trips::<CreateMessageResult>("CreateMessageResult");
+        round_trips::<SamplingMessage>("SamplingMessage");
+        round_trips::<ModelPreferences>("ModelPreferences");
         for (name, json) in examples("ToolUseContent") {
             round_trip::<ToolUseContent>(&name, &json);
             round_trip::<SamplingContent>(&name, &json);

@@ -164,37 +164,11 @@ notification_method! {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use serde::de::DeserializeOwned;
-    use serde::Serialize;
-    use serde_json::{json, Value};
+    use serde_json::json;
 
     use super::*;
+    use crate::schema::test_support::{examples, round_trip};
     use crate::schema::{meta_keys, NotificationMethod, RequestMethod};
-
-    const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/spec/2026-07-28/examples/");
-
-    /// Every example of `folder`, as (file name, JSON).
-    fn examples(folder: &str) -> Vec<(String, Value)> {
-        let dir = std::path::Path::new(EXAMPLES).join(folder);
-        let mut out: Vec<_> = std::fs::read_dir(&dir)
-            .expect(folder)
-            .map(|e| {
-                let path = e.unwrap().path();
-                let text = std::fs::read_to_string(&path).unwrap();
-                (path.display().to_string(), serde_json::from_str(&text).unwrap())
-            })
-            .collect();
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        assert!(!out.is_empty(), "no examples in {folder}");
-        out
-    }
-
-    /// Decodes `json` as `T` and checks that it encodes back to equal JSON.
-    fn round_trip<T: Serialize + DeserializeOwned>(name: &str, json: &Value) -> T {
-        let decoded: T = serde_json::from_str(&json.to_string()).map_err(|e| format!("{name}: {e}")).unwrap();
-        assert_eq!(&serde_json::to_value(&decoded).unwrap(), json, "{name}");
-        decoded
-    }
 
     #[test]
     fn official_examples_round_trip() {

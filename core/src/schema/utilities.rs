@@ -54,9 +54,9 @@ mcp_struct! {
         /// The token from the request's `_meta.progressToken`.
         req progress_token: ProgressToken = "progressToken",
         /// Progress so far; increases with every notification.
-        req progress: f64 = "progress",
+        num progress: f64 = "progress",
         /// The total, if known.
-        opt total: f64 = "total",
+        optnum total: f64 = "total",
         /// A human-readable message (2025-03-26+).
         opt message: String = "message",
         /// Notification metadata.

@@ -60,13 +60,15 @@ fn main() {
     );
 
     if let Some(Ok(Packet::Single(Message::Request(req)))) = frames.get(2).map(|f| Packet::from_slice(f)) {
-        let params: CallToolRequestParams = req.params_as().unwrap_or_else(|e| panic!("typed decode: {e}"));
-        println!(
-            "\nTyped {}: tool {:?}, arguments {}",
-            CallTool::INFO.name,
-            params.name,
-            serde_json::Value::Object(params.arguments.clone().unwrap_or_default())
-        );
+        match req.params_as::<CallToolRequestParams>() {
+            Ok(params) => println!(
+                "\nTyped {}: tool {:?}, arguments {}",
+                CallTool::INFO.name,
+                params.name,
+                serde_json::Value::Object(params.arguments.clone().unwrap_or_default())
+            ),
+            Err(e) => println!("\nTyped {} failed: {e}", CallTool::INFO.name),
+        }
     }
 
     let result = CallToolResult::structured(serde_json::json!({"echo": "héllo"}));

@@ -518,19 +518,12 @@ pub mod ext;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use serde::de::DeserializeOwned;
     use serde_json::{json, Value};
 
     use super::*;
     use crate::schema::mrtr::{InputRequest, InputResponse};
+    use crate::schema::test_support::round_trip;
     use crate::schema::{NotificationMethod, RequestMethod, ResultType};
-
-    /// Decodes `json` as `T` and checks that it encodes back to equal JSON.
-    fn round_trip<T: Serialize + DeserializeOwned>(name: &str, json: &Value) -> T {
-        let decoded: T = serde_json::from_str(&json.to_string()).map_err(|e| format!("{name}: {e}")).unwrap();
-        assert_eq!(&serde_json::to_value(&decoded).unwrap(), json, "{name}");
-        decoded
-    }
 
     fn task_json(ttl: &Value) -> Value {
         json!({
