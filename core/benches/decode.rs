@@ -10,7 +10,15 @@
 //! and 64 KiB arguments, tool results, progress and log notifications, resource contents, and
 //! tiny `{"jsonrpc":"2.0","id":1,"result":{}}` responses. Every figure is the median of the
 //! rounds; ratios compare medians measured in the same process.
-#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::cast_precision_loss)]
+// A bench measures wall-clock time and stops loudly on a corpus it cannot decode.
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_methods,
+    clippy::cast_precision_loss
+)]
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

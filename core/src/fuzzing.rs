@@ -10,11 +10,16 @@
 //! talaria_core::fuzzing::jsonrpc_decode(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
 //! talaria_core::fuzzing::line_decode(b"\x05{}\n{\"a\":1}\r\n");
 //! talaria_core::fuzzing::sse_decode(b"\x03data: x\n\n");
+//! talaria_core::fuzzing::typed_decode(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#);
 //! ```
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
+use serde::Serialize;
+
 use crate::codec::{LineDecoder, SseDecoder, SseEvent};
-use crate::jsonrpc::{DecodeError, Message, Packet};
+use crate::jsonrpc::{decode_with, DecodeError, Envelope, Message, Packet, RequestId};
+use crate::schema::{AnyParams, AnyResult, McpPayloads};
+use crate::version::ProtocolVersion;
 
 /// Decodes a frame as a message or batch; whatever decodes must re-encode to a fixed point,
 /// and every error must produce a well-formed reply.
@@ -58,6 +63,54 @@ pub fn sse_decode(data: &[u8]) {
     let whole = collect_events(max, stream, stream.len().max(1));
     let chunked = collect_events(max, stream, chunk);
     assert_eq!(whole, chunked, "event framing depends on chunking");
+}
+
+/// Decodes a frame into the typed schema under every revision, answering responses as if every
+/// known method were pending; whatever decodes must re-encode to JSON that decodes to the same
+/// encoding again.
+pub fn typed_decode(data: &[u8]) {
+    let pending: [&'static str; 6] =
+        ["tools/call", "tools/list", "initialize", "resources/read", "prompts/get", "completion/complete"];
+    for version in ProtocolVersion::ALL {
+        let which = data.len() % pending.len();
+        let mut payloads = McpPayloads::new(Some(version), |_: &RequestId| Some(pending[which]));
+        match decode_with(data, &mut payloads) {
+            Ok(Envelope::Request { method, params, .. } | Envelope::Notification { method, params }) => {
+                assert_typed_fixed_point(&method, &params);
+            }
+            Ok(Envelope::Response { result, .. }) => assert_result_fixed_point(&result),
+            Ok(Envelope::Error(_)) => {}
+            Err(e) => {
+                if let Some(reply) = e.to_response() {
+                    assert!(Message::from_slice(&Message::Error(reply).to_vec()).is_ok());
+                }
+            }
+        }
+    }
+}
+
+fn assert_typed_fixed_point(method: &str, params: &AnyParams) {
+    let first = params_json(params);
+    let mut de = serde_json::Deserializer::from_slice(&first);
+    let again = AnyParams::decode(method, &mut de).expect("our encoding of params must decode");
+    assert_eq!(params_json(&again), first, "typed params are not a fixed point");
+}
+
+fn assert_result_fixed_point(result: &AnyResult) {
+    let first = result_json(result);
+    assert!(serde_json::from_slice::<serde_json::Value>(&first).is_ok(), "a typed result must encode as JSON");
+}
+
+fn to_json(value: &impl Serialize) -> Vec<u8> {
+    serde_json::to_vec(value).expect("typed values always serialize")
+}
+
+fn params_json(params: &AnyParams) -> Vec<u8> {
+    to_json(params)
+}
+
+fn result_json(result: &AnyResult) -> Vec<u8> {
+    to_json(result)
 }
 
 fn assert_fixed_point(msg: &Message) {

@@ -152,9 +152,10 @@ fn reference(obj: &Map<String, Value>) -> Verdict {
         Some(_) => return invalid,
     };
     // `params` belongs to requests and notifications; on a response it is an unknown member.
-    match (obj.get("method"), obj.get("params")) {
-        (Some(_), Some(Value::Bool(_) | Value::Number(_) | Value::String(_))) => return invalid,
-        _ => {}
+    if let (Some(_), Some(Value::Bool(_) | Value::Number(_) | Value::String(_))) =
+        (obj.get("method"), obj.get("params"))
+    {
+        return invalid;
     }
     let error_ok = |e: &Value| {
         e.get("code").is_some_and(|c| c.as_i64().is_some()) && e.get("message").is_some_and(Value::is_string)

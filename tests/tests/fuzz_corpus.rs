@@ -1,6 +1,6 @@
 //! Replays the checked-in fuzz corpora through the fuzz target bodies, so every input a fuzzer
 //! ever kept (and every crash it found, once added) stays a regression test under `cargo test`.
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::path::PathBuf;
 
@@ -40,4 +40,9 @@ fn line_decode_corpus() {
 #[test]
 fn sse_decode_corpus() {
     replay("sse_decode", talaria_core::fuzzing::sse_decode);
+}
+
+#[test]
+fn typed_decode_corpus() {
+    replay("typed_decode", talaria_core::fuzzing::typed_decode);
 }

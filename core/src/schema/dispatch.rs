@@ -42,7 +42,8 @@ macro_rules! any_payloads {
         requests { $( $req:ident => $rpath:path $([$pbox:ident])? $({$rbox:ident})?, )* }
         notifications { $( $note:ident => $npath:path $([$nbox:ident])?, )* }
     ) => {
-        /// The typed parameters of any MCP request or notification.
+        /// The typed parameters of any MCP request or notification. Encodes as the params
+        /// object itself.
         ///
         /// # Examples
         ///
@@ -106,7 +107,7 @@ macro_rules! any_payloads {
             }
         }
 
-        /// The typed result of any MCP request.
+        /// The typed result of any MCP request. Encodes as the result object itself.
         ///
         /// # Examples
         ///
@@ -130,6 +131,27 @@ macro_rules! any_payloads {
             Task(Box<CreateTaskResult>),
             /// The result of a method this SDK does not know, kept raw.
             Other(Box<RawValue>),
+        }
+
+        impl serde::Serialize for AnyParams {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $( Self::$req(p) => p.serialize(serializer), )*
+                    $( Self::$note(p) => p.serialize(serializer), )*
+                    Self::Other(raw) => raw.serialize(serializer),
+                }
+            }
+        }
+
+        impl serde::Serialize for AnyResult {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $( Self::$req(r) => r.serialize(serializer), )*
+                    Self::InputRequired(r) => r.serialize(serializer),
+                    Self::Task(r) => r.serialize(serializer),
+                    Self::Other(raw) => raw.serialize(serializer),
+                }
+            }
         }
 
         impl AnyResult {

@@ -31,7 +31,11 @@ mcp_struct! {
     ///     r#"{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}"#,
     /// ).unwrap();
     /// assert!(p.requested_schema.properties.contains_key("name"));
-    /// assert!(serde_json::to_string(&p).unwrap().starts_with(r#"{"mode":"form","message":"Name?""#));
+    /// // A 2025-06-18 request had no `mode`, and gains none on the way back out.
+    /// assert!(serde_json::to_string(&p).unwrap().starts_with(r#"{"message":"Name?""#));
+    /// // A new one says what it is.
+    /// let fresh = ElicitRequestFormParams::new("Name?", p.requested_schema.clone());
+    /// assert!(serde_json::to_string(&fresh).unwrap().starts_with(r#"{"mode":"form","message":"Name?""#));
     /// ```
     pub struct ElicitRequestFormParams {
         /// `"form"` when present (2025-11-25+).
