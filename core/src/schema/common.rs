@@ -407,6 +407,35 @@ mcp_struct! {
     }
 }
 
+/// One page of a paginated list result.
+///
+/// Implemented by the results of `tools/list`, `prompts/list`, `resources/list` and
+/// `resources/templates/list`, so that one helper can follow cursors through any of them.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::schema::{tools::{ListToolsResult, Tool}, Paginated};
+///
+/// let mut page = ListToolsResult::new(vec![Tool::new("a", Default::default())]);
+/// page.next_cursor = Some("2".into());
+/// assert_eq!(page.items().len(), 1);
+/// assert_eq!(page.next_cursor(), Some("2"));
+/// ```
+pub trait Paginated {
+    /// What the list holds.
+    type Item;
+
+    /// The items on this page.
+    fn items(&self) -> &[Self::Item];
+
+    /// The items on this page, by value.
+    fn into_items(self) -> Vec<Self::Item>;
+
+    /// The cursor of the next page; `None` on the last page.
+    fn next_cursor(&self) -> Option<&str>;
+}
+
 /// Encoding rules that depend on the protocol revision in play.
 ///
 /// `adapt_to` fills in what a revision requires and removes what it does not define, so one

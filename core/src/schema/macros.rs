@@ -375,4 +375,73 @@ macro_rules! tagged_union {
     (@missing $m:ident) => { true };
 }
 
-pub(crate) use {mcp_field_finish, mcp_field_read, mcp_field_type, mcp_field_write, mcp_struct, tagged_union};
+/// Declares a cacheable list result (`tools/list`, `prompts/list`, `resources/list`,
+/// `resources/templates/list`): one page of items, the next cursor, and the 2026-07-28
+/// `resultType` / `ttlMs` / `cacheScope` members, with its constructor, [`ForRevision`] and
+/// [`Paginated`] impls.
+///
+/// [`ForRevision`]: crate::schema::ForRevision
+/// [`Paginated`]: crate::schema::Paginated
+macro_rules! cacheable_list {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident {
+            $(#[$fattr:meta])*
+            items $field:ident: $item:ty = $wire:literal
+        }
+    ) => {
+        $crate::schema::macros::mcp_struct! {
+            $(#[$attr])*
+            #[derive(Default)]
+            pub struct $name {
+                $(#[$fattr])*
+                req $field: Vec<$item> = $wire,
+                /// The cursor of the next page; absent on the last page.
+                opt next_cursor: $crate::schema::Cursor = "nextCursor",
+                /// Result metadata.
+                opt meta: $crate::schema::Meta = "_meta",
+                /// The kind of result (2026-07-28, where it is required).
+                opt result_type: $crate::schema::ResultType = "resultType",
+                /// How long, in milliseconds, the client may cache the result (2026-07-28, where
+                /// it is required).
+                opt ttl_ms: u64 = "ttlMs",
+                /// Who may cache the result (2026-07-28, where it is required).
+                opt cache_scope: $crate::schema::CacheScope = "cacheScope",
+            }
+        }
+
+        impl $name {
+            #[doc = concat!("A last (or only) page holding `", stringify!($field), "`.")]
+            #[must_use]
+            pub fn new($field: Vec<$item>) -> Self {
+                Self { $field, ..Self::default() }
+            }
+        }
+
+        impl $crate::schema::ForRevision for $name {
+            fn adapt_to(&mut self, version: $crate::version::ProtocolVersion) {
+                $crate::schema::adapt_cacheable(&mut self.result_type, &mut self.ttl_ms, &mut self.cache_scope, version);
+            }
+        }
+
+        impl $crate::schema::Paginated for $name {
+            type Item = $item;
+
+            fn items(&self) -> &[$item] {
+                &self.$field
+            }
+
+            fn into_items(self) -> Vec<$item> {
+                self.$field
+            }
+
+            fn next_cursor(&self) -> Option<&str> {
+                self.next_cursor.as_deref()
+            }
+        }
+    };
+}
+
+pub(crate) use {
+    cacheable_list, mcp_field_finish, mcp_field_read, mcp_field_type, mcp_field_write, mcp_struct, tagged_union,
+};

@@ -48,8 +48,8 @@ pub mod utilities;
 
 pub use common::{
     meta_keys, Annotations, CacheScope, Cursor, EmptyResult, ForRevision, Icon, IconTheme, Implementation, JsonObject,
-    LoggingLevel, Meta, NotificationParams, PaginatedRequestParams, ProgressToken, RequestParams, ResultType, Role,
-    UnknownLevel,
+    LoggingLevel, Meta, NotificationParams, Paginated, PaginatedRequestParams, ProgressToken, RequestParams,
+    ResultType, Role, UnknownLevel,
 };
 
 pub(crate) use common::{adapt_cacheable, adapt_result_type};

@@ -2,14 +2,12 @@
 
 use std::collections::BTreeMap;
 
-use super::common::{
-    CacheScope, Cursor, Icon, JsonObject, Meta, NotificationParams, PaginatedRequestParams, ResultType, Role,
-};
+use super::common::{Icon, JsonObject, Meta, NotificationParams, PaginatedRequestParams, ResultType, Role};
 use super::content::ContentBlock;
-use super::macros::mcp_struct;
+use super::macros::{cacheable_list, mcp_struct};
 use super::methods::{notification_method, request_method};
 use super::mrtr::InputResponses;
-use super::{adapt_cacheable, adapt_result_type, ForRevision};
+use super::{adapt_result_type, ForRevision};
 use crate::version::ProtocolVersion;
 
 mcp_struct! {
@@ -161,7 +159,7 @@ impl PromptMessage {
     }
 }
 
-mcp_struct! {
+cacheable_list! {
     /// The result of `prompts/list`: one page of the server's prompts.
     ///
     /// Cacheable from 2026-07-28 on: see [`ForRevision`] for the members it gains there.
@@ -179,35 +177,9 @@ mcp_struct! {
     /// r.adapt_to(ProtocolVersion::V2024_11_05);
     /// assert_eq!(serde_json::to_string(&r).unwrap(), r#"{"prompts":[{"name":"greet"}]}"#);
     /// ```
-    #[derive(Default)]
     pub struct ListPromptsResult {
         /// The prompts on this page.
-        req prompts: Vec<Prompt> = "prompts",
-        /// The cursor of the next page; absent on the last page.
-        opt next_cursor: Cursor = "nextCursor",
-        /// Result metadata.
-        opt meta: Meta = "_meta",
-        /// The kind of result (2026-07-28, where it is required).
-        opt result_type: ResultType = "resultType",
-        /// How long, in milliseconds, the client may cache the result (2026-07-28, where it is
-        /// required).
-        opt ttl_ms: u64 = "ttlMs",
-        /// Who may cache the result (2026-07-28, where it is required).
-        opt cache_scope: CacheScope = "cacheScope",
-    }
-}
-
-impl ListPromptsResult {
-    /// A last (or only) page holding `prompts`.
-    #[must_use]
-    pub fn new(prompts: Vec<Prompt>) -> Self {
-        Self { prompts, ..Self::default() }
-    }
-}
-
-impl ForRevision for ListPromptsResult {
-    fn adapt_to(&mut self, version: ProtocolVersion) {
-        adapt_cacheable(&mut self.result_type, &mut self.ttl_ms, &mut self.cache_scope, version);
+        items prompts: Prompt = "prompts"
     }
 }
 
@@ -384,7 +356,7 @@ mod tests {
         let args = r.prompts[0].arguments.as_deref().unwrap();
         assert!(args[0].is_required());
         assert_eq!(r.prompts[0].icons.as_ref().map(Vec::len), Some(1));
-        assert_eq!((r.ttl_ms, r.cache_scope), (Some(600_000), Some(CacheScope::Public)));
+        assert_eq!((r.ttl_ms, r.cache_scope), (Some(600_000), Some(crate::schema::CacheScope::Public)));
 
         let text =
             std::fs::read_to_string(format!("{EXAMPLES}GetPromptRequestParams/get-code-review-prompt.json")).unwrap();

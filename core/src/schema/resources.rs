@@ -4,11 +4,11 @@
 use serde_json::json;
 
 use super::common::{
-    Annotations, CacheScope, Cursor, EmptyResult, Icon, JsonObject, Meta, NotificationParams, PaginatedRequestParams,
+    Annotations, CacheScope, EmptyResult, Icon, JsonObject, Meta, NotificationParams, PaginatedRequestParams,
     ResultType,
 };
 use super::content::ResourceContents;
-use super::macros::mcp_struct;
+use super::macros::{cacheable_list, mcp_struct};
 use super::methods::{notification_method, request_method};
 use super::mrtr::InputResponses;
 use super::{adapt_cacheable, ForRevision};
@@ -117,7 +117,7 @@ impl ResourceTemplate {
     }
 }
 
-mcp_struct! {
+cacheable_list! {
     /// The result of `resources/list`: one page of the server's resources.
     ///
     /// Cacheable from 2026-07-28 on: see [`ForRevision`] for the members it gains there.
@@ -139,39 +139,13 @@ mcp_struct! {
     ///     r#"{"resources":[{"uri":"file:///a","name":"a"}],"nextCursor":"page-2"}"#
     /// );
     /// ```
-    #[derive(Default)]
     pub struct ListResourcesResult {
         /// The resources on this page.
-        req resources: Vec<Resource> = "resources",
-        /// The cursor of the next page; absent on the last page.
-        opt next_cursor: Cursor = "nextCursor",
-        /// Result metadata.
-        opt meta: Meta = "_meta",
-        /// The kind of result (2026-07-28, where it is required).
-        opt result_type: ResultType = "resultType",
-        /// How long, in milliseconds, the client may cache the result (2026-07-28, where it is
-        /// required).
-        opt ttl_ms: u64 = "ttlMs",
-        /// Who may cache the result (2026-07-28, where it is required).
-        opt cache_scope: CacheScope = "cacheScope",
+        items resources: Resource = "resources"
     }
 }
 
-impl ListResourcesResult {
-    /// A last (or only) page holding `resources`.
-    #[must_use]
-    pub fn new(resources: Vec<Resource>) -> Self {
-        Self { resources, ..Self::default() }
-    }
-}
-
-impl ForRevision for ListResourcesResult {
-    fn adapt_to(&mut self, version: ProtocolVersion) {
-        adapt_cacheable(&mut self.result_type, &mut self.ttl_ms, &mut self.cache_scope, version);
-    }
-}
-
-mcp_struct! {
+cacheable_list! {
     /// The result of `resources/templates/list`: one page of the server's resource templates.
     ///
     /// Cacheable from 2026-07-28 on: see [`ForRevision`] for the members it gains there.
@@ -188,35 +162,9 @@ mcp_struct! {
     /// r.adapt_to(ProtocolVersion::V2026_07_28);
     /// assert_eq!((r.ttl_ms, r.cache_scope), (Some(0), Some(CacheScope::Public)));
     /// ```
-    #[derive(Default)]
     pub struct ListResourceTemplatesResult {
         /// The templates on this page.
-        req resource_templates: Vec<ResourceTemplate> = "resourceTemplates",
-        /// The cursor of the next page; absent on the last page.
-        opt next_cursor: Cursor = "nextCursor",
-        /// Result metadata.
-        opt meta: Meta = "_meta",
-        /// The kind of result (2026-07-28, where it is required).
-        opt result_type: ResultType = "resultType",
-        /// How long, in milliseconds, the client may cache the result (2026-07-28, where it is
-        /// required).
-        opt ttl_ms: u64 = "ttlMs",
-        /// Who may cache the result (2026-07-28, where it is required).
-        opt cache_scope: CacheScope = "cacheScope",
-    }
-}
-
-impl ListResourceTemplatesResult {
-    /// A last (or only) page holding `resource_templates`.
-    #[must_use]
-    pub fn new(resource_templates: Vec<ResourceTemplate>) -> Self {
-        Self { resource_templates, ..Self::default() }
-    }
-}
-
-impl ForRevision for ListResourceTemplatesResult {
-    fn adapt_to(&mut self, version: ProtocolVersion) {
-        adapt_cacheable(&mut self.result_type, &mut self.ttl_ms, &mut self.cache_scope, version);
+        items resource_templates: ResourceTemplate = "resourceTemplates"
     }
 }
 

@@ -2,15 +2,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{
-    CacheScope, Cursor, Icon, JsonObject, Meta, NotificationParams, PaginatedRequestParams, ResultType,
-};
+use super::common::{Icon, JsonObject, Meta, NotificationParams, PaginatedRequestParams, ResultType};
 use super::content::ContentBlock;
-use super::macros::mcp_struct;
+use super::macros::{cacheable_list, mcp_struct};
 use super::methods::{notification_method, request_method};
 use super::mrtr::InputResponses;
 use super::tasks::TaskMetadata;
-use super::{adapt_cacheable, adapt_result_type, ForRevision};
+use super::{adapt_result_type, ForRevision};
 use crate::version::{Feature, ProtocolVersion};
 
 /// Whether a tool supports task-augmented execution (2025-11-25).
@@ -161,7 +159,7 @@ impl Tool {
     }
 }
 
-mcp_struct! {
+cacheable_list! {
     /// The result of `tools/list`: one page of the server's tools.
     ///
     /// Cacheable from 2026-07-28 on: see [`ForRevision`] for the members it gains there.
@@ -184,35 +182,9 @@ mcp_struct! {
     ///     })
     /// );
     /// ```
-    #[derive(Default)]
     pub struct ListToolsResult {
         /// The tools on this page.
-        req tools: Vec<Tool> = "tools",
-        /// The cursor of the next page; absent on the last page.
-        opt next_cursor: Cursor = "nextCursor",
-        /// Result metadata.
-        opt meta: Meta = "_meta",
-        /// The kind of result (2026-07-28, where it is required).
-        opt result_type: ResultType = "resultType",
-        /// How long, in milliseconds, the client may cache the result (2026-07-28, where it is
-        /// required).
-        opt ttl_ms: u64 = "ttlMs",
-        /// Who may cache the result (2026-07-28, where it is required).
-        opt cache_scope: CacheScope = "cacheScope",
-    }
-}
-
-impl ListToolsResult {
-    /// A last (or only) page holding `tools`.
-    #[must_use]
-    pub fn new(tools: Vec<Tool>) -> Self {
-        Self { tools, ..Self::default() }
-    }
-}
-
-impl ForRevision for ListToolsResult {
-    fn adapt_to(&mut self, version: ProtocolVersion) {
-        adapt_cacheable(&mut self.result_type, &mut self.ttl_ms, &mut self.cache_scope, version);
+        items tools: Tool = "tools"
     }
 }
 
@@ -526,8 +498,11 @@ mod tests {
 
     #[test]
     fn list_result_adapts_to_legacy_and_stateless_revisions() {
-        let mut r =
-            ListToolsResult { ttl_ms: Some(60_000), cache_scope: Some(CacheScope::Public), ..Default::default() };
+        let mut r = ListToolsResult {
+            ttl_ms: Some(60_000),
+            cache_scope: Some(crate::schema::CacheScope::Public),
+            ..Default::default()
+        };
         r.adapt_to(ProtocolVersion::V2026_07_28);
         assert_eq!(
             serde_json::to_value(&r).unwrap(),
