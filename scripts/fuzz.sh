@@ -24,6 +24,12 @@ fi
 for t in "${targets[@]}"; do
   echo "== fuzzing $t for ${seconds}s"
   mkdir -p ".cache/fuzz-corpus/$t"
-  cargo +nightly fuzz run "$t" ".cache/fuzz-corpus/$t" "fuzz/corpus/$t" -- \
-    -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536
+  log=".cache/fuzz-$t.log"
+  if ! cargo +nightly fuzz run "$t" ".cache/fuzz-corpus/$t" "fuzz/corpus/$t" -- \
+    -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 >"$log" 2>&1; then
+    cat "$log"
+    echo "FAIL: $t (crash input in fuzz/artifacts/$t/)"
+    exit 1
+  fi
+  grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)|INFO: (seed corpus|-max_len)' "$log" || tail -n 5 "$log"
 done

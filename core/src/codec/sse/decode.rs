@@ -1,47 +1,15 @@
-//! Server-Sent Events framing, as used by the MCP Streamable HTTP transport.
-//!
-//! [`SseDecoder`] interprets a `text/event-stream` body following the WHATWG HTML "server-sent
-//! events" parsing rules, with a bound on how much it buffers. [`encode_event`] and
-//! [`encode_comment`] write events and keep-alive comments in a fixed, byte-exact layout that the
-//! decoder (or any conforming client) reads back unchanged.
+//! The Server-Sent Events decoder: [`SseDecoder`] and its error, [`SseError`].
 
 use std::borrow::Cow;
 use std::mem;
 
 use memchr::{memchr, memchr2};
 
+use crate::codec::sse::SseEvent;
 use crate::codec::{extend_capped, DEFAULT_MAX_FRAME_LEN};
 
 /// The UTF-8 byte order mark, stripped once at the very start of a stream.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
-
-/// One server-sent event: a type, a data payload, and optionally an id and a retry delay.
-///
-/// On the decoder side, `id` and `retry` are the fields carried by this event's own block of lines,
-/// if any (the connection-wide values are [`SseDecoder::last_event_id`] and
-/// [`SseDecoder::reconnection_time`]). On the encoder side, fields that are `None` are not written.
-///
-/// # Examples
-///
-/// ```
-/// use talaria_core::codec::SseEvent;
-///
-/// let event = SseEvent::message("{}").with_id("7").with_retry(1000);
-/// assert_eq!(event.event_type(), "message");
-/// assert_eq!(event.id.as_deref(), Some("7"));
-/// assert_eq!(event.retry, Some(1000));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SseEvent {
-    /// The event type; `None` means the default type, `"message"`.
-    pub event: Option<String>,
-    /// The payload; lines of a multi-line payload are joined with `\n`.
-    pub data: String,
-    /// The event's `id` field, if it carried one.
-    pub id: Option<String>,
-    /// The event's valid `retry` field (a reconnection delay in milliseconds), if it carried one.
-    pub retry: Option<u64>,
-}
 
 /// Parses a Server-Sent Events stream into [`SseEvent`]s, holding at most a configured byte count.
 ///
@@ -147,89 +115,6 @@ enum Bom {
     Matching(usize),
     /// Past the start of the stream.
     Done,
-}
-
-impl SseEvent {
-    /// Creates an event of the default type (`"message"`) with the given data and no id or retry.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use talaria_core::codec::SseEvent;
-    ///
-    /// let event = SseEvent::message("hello");
-    /// assert_eq!(event.data, "hello");
-    /// assert_eq!(event.event, None);
-    /// ```
-    #[must_use]
-    pub fn message(data: impl Into<String>) -> Self {
-        Self { data: data.into(), ..Self::default() }
-    }
-
-    /// Sets the event's id.
-    ///
-    /// The encoder strips CR, LF and NUL from it, so that it can neither break framing nor be
-    /// ignored by the peer.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use talaria_core::codec::SseEvent;
-    ///
-    /// assert_eq!(SseEvent::message("").with_id("42").id.as_deref(), Some("42"));
-    /// ```
-    #[must_use]
-    pub fn with_id(self, id: impl Into<String>) -> Self {
-        Self { id: Some(id.into()), ..self }
-    }
-
-    /// Sets the event's type.
-    ///
-    /// The encoder strips CR and LF from it. An empty type means `"message"`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use talaria_core::codec::SseEvent;
-    ///
-    /// assert_eq!(SseEvent::message("").with_event("endpoint").event_type(), "endpoint");
-    /// ```
-    #[must_use]
-    pub fn with_event(self, event: impl Into<String>) -> Self {
-        Self { event: Some(event.into()), ..self }
-    }
-
-    /// Sets the event's `retry` field: the reconnection delay for the client, in milliseconds.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use talaria_core::codec::SseEvent;
-    ///
-    /// assert_eq!(SseEvent::message("").with_retry(500).retry, Some(500));
-    /// ```
-    #[must_use]
-    pub fn with_retry(self, ms: u64) -> Self {
-        Self { retry: Some(ms), ..self }
-    }
-
-    /// Returns the event type: `"message"` when [`event`](Self::event) is `None` or empty.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use talaria_core::codec::SseEvent;
-    ///
-    /// assert_eq!(SseEvent::message("").event_type(), "message");
-    /// assert_eq!(SseEvent::message("").with_event("ping").event_type(), "ping");
-    /// ```
-    #[must_use]
-    pub fn event_type(&self) -> &str {
-        match self.event.as_deref() {
-            None | Some("") => "message",
-            Some(event) => event,
-        }
-    }
 }
 
 impl SseDecoder {
@@ -587,82 +472,6 @@ impl Default for SseDecoder {
     }
 }
 
-/// Appends `event` to `out` in Server-Sent Events format.
-///
-/// The layout is fixed: `event: <type>\n` if the type is set, `id: <id>\n` if the id is set,
-/// `retry: <ms>\n` if set, then one `data: <line>\n` per line of the data (split at CRLF, LF or
-/// CR, so an empty data string gives one `data: \n`), then a blank line. CR and LF are removed
-/// from the type and id so that they cannot break framing, and NUL is removed from the id since a
-/// client would ignore the whole field otherwise. Decoding the output yields `event` back, with
-/// CRLF and CR in its data turned into LF (and an empty type read back as `None`).
-///
-/// # Examples
-///
-/// ```
-/// use talaria_core::codec::{encode_event, SseEvent};
-///
-/// let mut out = Vec::new();
-/// encode_event(&SseEvent::message("a\nb").with_id("1"), &mut out);
-/// assert_eq!(out, b"id: 1\ndata: a\ndata: b\n\n");
-/// ```
-pub fn encode_event(event: &SseEvent, out: &mut Vec<u8>) {
-    if let Some(event_type) = &event.event {
-        out.extend_from_slice(b"event: ");
-        out.extend(event_type.bytes().filter(|byte| !matches!(byte, b'\r' | b'\n')));
-        out.push(b'\n');
-    }
-    if let Some(id) = &event.id {
-        out.extend_from_slice(b"id: ");
-        out.extend(id.bytes().filter(|byte| !matches!(byte, b'\r' | b'\n' | b'\0')));
-        out.push(b'\n');
-    }
-    if let Some(retry) = event.retry {
-        out.extend_from_slice(b"retry: ");
-        out.extend_from_slice(retry.to_string().as_bytes());
-        out.push(b'\n');
-    }
-    write_lines(b"data: ", &event.data, out);
-    out.push(b'\n');
-}
-
-/// Appends a comment to `out`, such as a keep-alive, followed by a blank line.
-///
-/// Each line of `text` (split at CRLF, LF or CR) becomes one `: <line>\n`; a blank line follows.
-/// Clients ignore comments, so they serve to keep idle connections open; the blank line dispatches
-/// nothing since no data is pending between events.
-///
-/// # Examples
-///
-/// ```
-/// use talaria_core::codec::encode_comment;
-///
-/// let mut out = Vec::new();
-/// encode_comment("keep-alive", &mut out);
-/// assert_eq!(out, b": keep-alive\n\n");
-/// ```
-pub fn encode_comment(text: &str, out: &mut Vec<u8>) {
-    write_lines(b": ", text, out);
-    out.push(b'\n');
-}
-
-/// Writes `prefix` + line + `\n` for each line of `text`, split at CRLF, LF or CR.
-fn write_lines(prefix: &[u8], text: &str, out: &mut Vec<u8>) {
-    let mut rest = text.as_bytes();
-    loop {
-        out.extend_from_slice(prefix);
-        let Some(end) = memchr2(b'\r', b'\n', rest) else {
-            out.extend_from_slice(rest);
-            out.push(b'\n');
-            return;
-        };
-        let (line, ending) = rest.split_at(end);
-        out.extend_from_slice(line);
-        out.push(b'\n');
-        let ending_len = if ending.starts_with(b"\r\n") { 2 } else { 1 };
-        rest = ending.get(ending_len..).unwrap_or_default();
-    }
-}
-
 /// Decodes a field name or value as UTF-8, replacing invalid sequences with U+FFFD.
 fn lossy(bytes: &[u8]) -> Cow<'_, str> {
     String::from_utf8_lossy(bytes)
@@ -681,24 +490,24 @@ fn parse_retry(value: &[u8]) -> Option<u64> {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod tests {
+pub(super) mod tests {
     use proptest::prelude::*;
 
     use super::*;
 
     /// A decoder result as the tests collect it: error lengths depend on chunking, so are dropped.
-    type Item = Result<SseEvent, ()>;
+    pub(in crate::codec::sse) type Item = Result<SseEvent, ()>;
 
     /// What a whole run observed: the results and the connection-wide state at the end.
     #[derive(Debug, PartialEq, Eq)]
-    struct Outcome {
-        items: Vec<Item>,
+    pub(in crate::codec::sse) struct Outcome {
+        pub(in crate::codec::sse) items: Vec<Item>,
         last_event_id: String,
         reconnection_time: Option<u64>,
     }
 
     /// Decodes `chunks` in order then finishes, checking the bound after every call.
-    fn run(max: usize, chunks: &[&[u8]]) -> Outcome {
+    pub(in crate::codec::sse) fn run(max: usize, chunks: &[&[u8]]) -> Outcome {
         let mut decoder = SseDecoder::with_max_event_len(max);
         let mut items = Vec::new();
         let mut push = |result: Result<SseEvent, SseError>| items.push(result.map_err(|_| ()));
@@ -919,33 +728,6 @@ mod tests {
     }
 
     #[test]
-    fn encoder_layout_is_stable() {
-        let mut out = Vec::new();
-        let event = SseEvent::message("line one\r\nline two\rline three\n")
-            .with_event("notification")
-            .with_id("42")
-            .with_retry(3000);
-        encode_event(&event, &mut out);
-        encode_event(&SseEvent::message(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), &mut out);
-        encode_event(&SseEvent::message("").with_id("priming-0"), &mut out);
-        encode_comment("keep-alive", &mut out);
-        // Line endings are made visible so that trailing spaces and blank lines show in the file.
-        let visible = String::from_utf8(out).unwrap().replace('\n', "\\n\n");
-        insta::assert_snapshot!("encoded_events", visible);
-    }
-
-    #[test]
-    fn encoder_strips_line_breaks_from_type_and_id() {
-        let mut out = Vec::new();
-        let event = SseEvent::message("x").with_event("a\r\nb").with_id("1\n\0\r2");
-        encode_event(&event, &mut out);
-        assert_eq!(out, b"event: ab\nid: 12\ndata: x\n\n");
-        let mut comment = Vec::new();
-        encode_comment("a\nb", &mut comment);
-        assert_eq!(comment, b": a\n: b\n\n");
-    }
-
-    #[test]
     fn event_type_defaults_to_message() {
         assert_eq!(SseEvent::default().event_type(), "message");
         assert_eq!(SseEvent::message("").with_event("").event_type(), "message");
@@ -953,7 +735,7 @@ mod tests {
     }
 
     /// Splits `stream` at the given cut points (taken modulo its length).
-    fn chunked<'a>(stream: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+    pub(in crate::codec::sse) fn chunked<'a>(stream: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
         let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut % (stream.len() + 1)).collect();
         cuts.sort_unstable();
         let mut chunks = Vec::new();
@@ -990,17 +772,6 @@ mod tests {
         })
     }
 
-    fn arbitrary_event() -> impl Strategy<Value = SseEvent> {
-        let field = "[^\r\n\0]{0,12}";
-        (
-            prop::option::of("[^\r\n\0]{1,12}"),
-            "(\\PC|\r|\n|\r\n|\0){0,40}",
-            prop::option::of(field),
-            prop::option::of(any::<u64>()),
-        )
-            .prop_map(|(event, data, id, retry)| SseEvent { event, data, id, retry })
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -1028,28 +799,6 @@ mod tests {
             let whole = run(64, &[&stream]);
             prop_assert_eq!(&whole, &run(64, &chunked(&stream, &cuts)));
             prop_assert_eq!(&whole, &run(64, &bytewise(&stream)));
-        }
-
-        #[test]
-        fn encoded_events_decode_back(
-            events in prop::collection::vec(arbitrary_event(), 1..6),
-            cuts in prop::collection::vec(any::<usize>(), 0..10),
-        ) {
-            let mut stream = Vec::new();
-            for event in &events {
-                encode_event(event, &mut stream);
-                encode_comment("keep-alive", &mut stream);
-            }
-            let expected: Vec<Item> = events
-                .iter()
-                .map(|event| {
-                    let data = event.data.replace("\r\n", "\n").replace('\r', "\n");
-                    Ok(SseEvent { data, ..event.clone() })
-                })
-                .collect();
-            let max = DEFAULT_MAX_FRAME_LEN;
-            prop_assert_eq!(&run(max, &[&stream]).items, &expected);
-            prop_assert_eq!(&run(max, &chunked(&stream, &cuts)).items, &expected);
         }
     }
 }
