@@ -283,10 +283,10 @@ struct Row {
 fn report(title: &str, bytes: usize, msgs: usize, rows: &[Row], base: &str) {
     let base_t = rows.iter().find(|r| r.name == base).unwrap().time.as_secs_f64();
     println!("\n{title}: {msgs} messages, {:.1} MB", bytes as f64 / 1e6);
-    println!("  {:<34} {:>10} {:>14} {:>9}", "step", "MB/s", "messages/s", "vs Value");
+    println!("  {:<40} {:>10} {:>14} {:>9}", "step", "MB/s", "messages/s", "vs Value");
     for r in rows {
         let s = r.time.as_secs_f64();
-        println!("  {:<34} {:>10.0} {:>14.0} {:>8.2}x", r.name, bytes as f64 / 1e6 / s, msgs as f64 / s, base_t / s);
+        println!("  {:<40} {:>10.0} {:>14.0} {:>8.2}x", r.name, bytes as f64 / 1e6 / s, msgs as f64 / s, base_t / s);
     }
 }
 
@@ -356,10 +356,10 @@ fn main() {
         n
     });
     println!("\nline splitting ({} lines, 64 KiB reads)", c.lines.len());
-    println!("  bare memchr scan                   {:>10.0} MB/s", total as f64 / 1e6 / memchr_t.as_secs_f64());
-    println!("  LineDecoder                        {:>10.0} MB/s", total as f64 / 1e6 / line_t.as_secs_f64());
+    println!("  bare memchr scan                         {:>10.0} MB/s", total as f64 / 1e6 / memchr_t.as_secs_f64());
+    println!("  LineDecoder                              {:>10.0} MB/s", total as f64 / 1e6 / line_t.as_secs_f64());
     println!(
-        "  LineDecoder / memchr time          {:>10.2}x  (target <= 2.0x)",
+        "  LineDecoder / memchr time                {:>10.2}x  (target <= 2.0x)",
         line_t.as_secs_f64() / memchr_t.as_secs_f64()
     );
 

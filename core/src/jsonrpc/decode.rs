@@ -143,6 +143,9 @@ impl TypedDecodeError {
 /// id) to the decoder as they are met. Only when that fails does the slow path run, which
 /// decodes the envelope raw and then the payload, to say exactly what was wrong.
 ///
+/// A batch is refused as an invalid message: split one with [`Packet::from_slice`] where the
+/// revision allows batches, and decode its elements one by one.
+///
 /// # Errors
 ///
 /// [`TypedDecodeError::Envelope`] for a bad frame, [`TypedDecodeError::Params`] when the params

@@ -19,6 +19,9 @@ use super::message::{ErrorResponse, JSONRPC_VERSION};
 
 /// Decides how the payloads of a message are decoded while its envelope is read.
 ///
+/// A payload may be offered twice (once on the fast path and again when a failed frame is
+/// diagnosed), so the methods should look things up, not consume state.
+///
 /// # Examples
 ///
 /// ```
