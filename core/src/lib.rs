@@ -7,6 +7,7 @@
 //! - [`codec`]: framing (newline-delimited JSON for stdio, Server-Sent Events for HTTP).
 //! - [`version`]: the MCP protocol revisions, negotiation and the feature table.
 //! - [`schema`]: typed MCP requests, results and notifications of every revision.
+//! - [`session`]: the sans-IO session state machine (`Session<Client>`, `Session<Server>`).
 //!
 //! # Examples
 //!
@@ -30,4 +31,5 @@ pub mod codec;
 pub mod fuzzing;
 pub mod jsonrpc;
 pub mod schema;
+pub mod session;
 pub mod version;

@@ -303,6 +303,10 @@ pub enum LocalError {
     /// Another transport failure (I/O error, HTTP status, broken pipe).
     #[error("transport error: {0}")]
     Transport(String),
+    /// The request was never sent: the negotiated revision or the peer's capabilities turned
+    /// out not to allow it.
+    #[error("request not sent: {0}")]
+    NotSent(String),
     /// The peer's answer could not be understood (malformed response or result).
     #[error("malformed response: {0}")]
     MalformedResponse(String),

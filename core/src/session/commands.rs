@@ -1,0 +1,405 @@
+//! Commands: what the application asks the session to do.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::event::{Event, Output, ReplyToken, Route};
+use super::meta::{stamp_result_type, with_meta};
+use super::outbound::{Pending, Purpose};
+use super::{ClientMode, Local, Phase, RequestOptions, Role, SendError, Server, Session};
+use crate::jsonrpc::{CallError, ErrorObject, ErrorResponse, LocalError, Message, Notification, Request, RequestId, Response};
+use crate::schema::logging::LoggingMessageNotificationParams;
+use crate::schema::utilities::{CancelledNotificationParams, ProgressNotificationParams};
+use crate::schema::{meta_keys, method_info, Capability, LoggingLevel, Meta, Side};
+use crate::version::{Feature, ProtocolVersion};
+
+impl<R: Role> Session<R> {
+    /// Sends a request; its end arrives later as exactly one [`Event::Response`] with the
+    /// returned id.
+    ///
+    /// Before the session is ready the request is queued (its timeout already running) and
+    /// sent once the handshake completes. In the stateless era the client's `_meta`
+    /// (version, capabilities, info, log level) is added to the params.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::Closed`], [`SendError::TooManyPending`], and, once the revision and the
+    /// peer's capabilities are known, [`SendError::WrongDirection`],
+    /// [`SendError::NotInRevision`] or [`SendError::MissingCapability`]; params that are not
+    /// an object when `_meta` must be added give [`SendError::ParamsNotAnObject`].
+    pub fn send_request(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Result<RequestId, SendError> {
+        if self.phase == Phase::Closed {
+            return Err(SendError::Closed);
+        }
+        let limit = self.config().max_pending;
+        if self.outbound.len() >= limit {
+            return Err(SendError::TooManyPending { limit });
+        }
+        if self.phase.is_ready() {
+            self.check_outgoing(method)?;
+        }
+        let id = self.outbound.next_id();
+        let mut params = params;
+        if options.progress {
+            let mut entries = Meta::new();
+            entries.insert(meta_keys::PROGRESS_TOKEN.into(), id_value(&id));
+            params = Some(with_meta(params, entries)?);
+        }
+        let config = self.config();
+        let mut pending = Pending::new(
+            method.to_owned(),
+            Purpose::App,
+            now,
+            options.timeout.unwrap_or(config.request_timeout),
+            options.max_time.or(config.max_request_time),
+            config.reset_timeout_on_progress,
+        );
+        if options.progress {
+            pending.progress_token = Some(id.clone());
+        }
+        self.outbound.insert(id.clone(), pending);
+        if self.phase.is_ready() {
+            let params = self.stamp_request(params)?;
+            self.transmit(Route::Connection, Request { id: id.clone(), method: method.to_owned(), params }.into());
+        } else {
+            self.queued.push_back((id.clone(), method.to_owned(), params));
+        }
+        Ok(id)
+    }
+
+    /// Serializes `params` and sends a request; see [`Session::send_request`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Session::send_request`], and [`SendError::Encode`] if `params` cannot be encoded.
+    pub fn send<P: Serialize>(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: &P,
+        options: RequestOptions,
+    ) -> Result<RequestId, SendError> {
+        let raw = serde_json::value::to_raw_value(params).map_err(|e| SendError::Encode(e.to_string()))?;
+        self.send_request(now, method, Some(raw), options)
+    }
+
+    /// Sends a notification on the long-lived channel.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::Closed`], or the gating errors of [`Session::send_request`].
+    pub fn notify(&mut self, method: &str, params: Option<Box<RawValue>>) -> Result<(), SendError> {
+        if self.phase == Phase::Closed {
+            return Err(SendError::Closed);
+        }
+        self.check_outgoing(method)?;
+        self.transmit(Route::Connection, Notification { method: method.to_owned(), params }.into());
+        Ok(())
+    }
+
+    /// Answers a peer request with a result (raw JSON) or an error.
+    ///
+    /// An answer to a request the peer has cancelled is dropped, as the spec asks.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::Closed`] once the session is closed.
+    pub fn respond(&mut self, reply: ReplyToken, result: Result<Box<RawValue>, ErrorObject>) -> Result<(), SendError> {
+        if self.phase == Phase::Closed {
+            return Err(SendError::Closed);
+        }
+        let Some((inflight, stream_done)) = self.inbound.remove(&reply.id) else {
+            return Ok(());
+        };
+        if !inflight.cancelled {
+            let stateless = self.version.is_some_and(|v| v.supports(Feature::ResultType));
+            let msg: Message = match result {
+                Ok(result) => {
+                    let result = if stateless { stamp_result_type(result) } else { result };
+                    Response { id: reply.id, result }.into()
+                }
+                Err(error) => ErrorResponse { id: Some(reply.id), error }.into(),
+            };
+            self.transmit(inflight.route, msg);
+        }
+        if let Some(stream) = stream_done {
+            self.out.push_back(Output::StreamDone(stream));
+        }
+        Ok(())
+    }
+
+    /// Serializes `result` and answers; see [`Session::respond`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Session::respond`], and [`SendError::Encode`] if `result` cannot be encoded.
+    pub fn respond_with<T: Serialize + ?Sized>(&mut self, reply: ReplyToken, result: &T) -> Result<(), SendError> {
+        let raw = serde_json::value::to_raw_value(result).map_err(|e| SendError::Encode(e.to_string()))?;
+        self.respond(reply, Ok(raw))
+    }
+
+    /// Cancels a request this side sent: it ends now as cancelled, the peer is told with
+    /// `notifications/cancelled`, and a late response is dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::UnknownRequest`] if it is not pending, [`SendError::CannotCancelInitialize`]
+    /// for the handshake.
+    pub fn cancel(&mut self, id: &RequestId, reason: Option<&str>) -> Result<(), SendError> {
+        let Some(pending) = self.outbound.get(id) else {
+            return Err(SendError::UnknownRequest(id.clone()));
+        };
+        if pending.purpose == Purpose::Initialize {
+            return Err(SendError::CannotCancelInitialize);
+        }
+        let purpose = pending.purpose;
+        self.outbound.remove(id);
+        let was_queued = self.unqueue(id);
+        if !was_queued {
+            self.send_cancelled(id, reason);
+        }
+        if purpose == Purpose::App {
+            self.finish(id.clone(), Err(LocalError::Cancelled { reason: reason.map(str::to_owned) }.into()));
+        }
+        Ok(())
+    }
+
+    /// Cancels every pending application request.
+    pub fn cancel_all(&mut self, reason: Option<&str>) {
+        for id in self.outbound.ids() {
+            if self.outbound.get(&id).is_some_and(|p| p.purpose == Purpose::App) {
+                let _ = self.cancel(&id, reason);
+            }
+        }
+    }
+
+    /// Closes the session: every pending request ends as closed, outputs already queued stay
+    /// ahead of the final [`Event::Closed`]. Calling it again does nothing.
+    pub fn close(&mut self) {
+        self.shutdown(Some("closed by this side".to_owned()));
+    }
+
+    /// Checks direction, revision and capability for a method this side wants to send.
+    pub(super) fn check_outgoing(&self, method: &str) -> Result<(), SendError> {
+        let Some(info) = method_info(method) else { return Ok(()) };
+        if !info.sent_by.allows(R::SIDE) {
+            return Err(SendError::WrongDirection { method: method.to_owned() });
+        }
+        if let Some(version) = self.version {
+            if !info.exists_in(version) {
+                return Err(SendError::NotInRevision { method: method.to_owned(), version });
+            }
+        }
+        if let Some(capability) = info.capability {
+            if !self.capability_present(capability) {
+                return Err(SendError::MissingCapability { method: method.to_owned(), capability });
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `capability` is advertised by the side that must advertise it (as far as
+    /// known: an unknown peer does not block).
+    pub(super) fn capability_present(&self, capability: Capability) -> bool {
+        let version = self.version.unwrap_or(ProtocolVersion::LATEST);
+        match (capability.advertised_by(), &self.local) {
+            (Side::Server, Local::Server(s)) => s.capabilities.allows(capability, version),
+            (Side::Client, Local::Client(c)) => c.capabilities.has(capability),
+            (Side::Server, Local::Client(_)) => {
+                self.peer_server_caps.as_ref().is_none_or(|caps| caps.allows(capability, version))
+            }
+            (Side::Client, Local::Server(_)) => self.peer_client_caps.as_ref().is_none_or(|caps| caps.has(capability)),
+        }
+    }
+
+    /// Adds the stateless client `_meta` to request params when the session is stateless.
+    pub(super) fn stamp_request(&self, params: Option<Box<RawValue>>) -> Result<Option<Box<RawValue>>, SendError> {
+        let Local::Client(config) = &self.local else { return Ok(params) };
+        let stateless = self.version.is_some_and(|v| v.supports(Feature::Stateless));
+        if !stateless && !(config.mode == ClientMode::Stateless || self.phase == Phase::Discovering) {
+            return Ok(params);
+        }
+        let version = self.version.unwrap_or(ProtocolVersion::LATEST);
+        let mut entries = Meta::new();
+        entries.insert(meta_keys::PROTOCOL_VERSION.into(), version.as_str().into());
+        entries.insert(meta_keys::CLIENT_CAPABILITIES.into(), to_value(&config.capabilities));
+        entries.insert(meta_keys::CLIENT_INFO.into(), to_value(&config.session.info));
+        if let Some(level) = config.log_level {
+            entries.insert(meta_keys::LOG_LEVEL.into(), level.as_str().into());
+        }
+        with_meta(params, entries).map(Some)
+    }
+
+    pub(super) fn transmit(&mut self, route: Route, msg: Message) {
+        self.out.push_back(Output::Transmit { route, payload: msg.to_vec() });
+    }
+
+    pub(super) fn emit(&mut self, event: Event) {
+        self.out.push_back(Output::Event(event));
+    }
+
+    /// Ends an application request with its one `Event::Response`.
+    pub(super) fn finish(&mut self, id: RequestId, outcome: Result<Box<RawValue>, CallError>) {
+        self.emit(Event::Response { id, outcome });
+    }
+
+    pub(super) fn send_cancelled(&mut self, id: &RequestId, reason: Option<&str>) {
+        let params = CancelledNotificationParams::new(id.clone(), reason);
+        if let Ok(n) = Notification::new("notifications/cancelled", Some(params)) {
+            self.transmit(Route::Connection, n.into());
+        }
+    }
+
+    /// Removes a request from the not-yet-sent queue; whether it was there.
+    fn unqueue(&mut self, id: &RequestId) -> bool {
+        let before = self.queued.len();
+        self.queued.retain(|(q, _, _)| q != id);
+        before != self.queued.len()
+    }
+
+    /// Closes with `reason`: pending requests end as closed, then `Event::Closed`.
+    pub(super) fn shutdown(&mut self, reason: Option<String>) {
+        if self.phase == Phase::Closed {
+            return;
+        }
+        self.phase = Phase::Closed;
+        for id in self.outbound.ids() {
+            if let Some(pending) = self.outbound.remove(&id) {
+                if pending.purpose == Purpose::App {
+                    self.finish(id, Err(LocalError::Closed { reason: reason.clone() }.into()));
+                }
+            }
+        }
+        self.queued.clear();
+        self.inbound.clear();
+        self.emit(Event::Closed { reason });
+    }
+}
+
+impl Session<Server> {
+    /// Sends progress on a peer request that asked for it.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::NoProgressToken`] if the request asked for none,
+    /// [`SendError::ProgressNotIncreasing`] if `progress` does not exceed the last value,
+    /// [`SendError::Closed`].
+    pub fn progress(
+        &mut self,
+        reply: &ReplyToken,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> Result<(), SendError> {
+        if self.phase == Phase::Closed {
+            return Err(SendError::Closed);
+        }
+        let Some(inflight) = self.inbound.get_mut(&reply.id) else { return Ok(()) };
+        let Some(token) = inflight.progress_token.clone() else {
+            return Err(SendError::NoProgressToken(reply.id.clone()));
+        };
+        if let Some(previous) = inflight.last_progress {
+            if progress <= previous {
+                return Err(SendError::ProgressNotIncreasing { previous, next: progress });
+            }
+        }
+        inflight.last_progress = Some(progress);
+        if inflight.cancelled {
+            return Ok(());
+        }
+        let route = inflight.route;
+        let params = ProgressNotificationParams::new(token, progress, total, message);
+        let n = Notification::new("notifications/progress", Some(params)).map_err(|e| SendError::Encode(e.to_string()))?;
+        self.transmit(route, n.into());
+        Ok(())
+    }
+
+    /// Sends a log message if the session's level lets it through (legacy era, on the
+    /// long-lived channel). Returns whether it was sent.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::MissingCapability`] if the server did not advertise `logging`,
+    /// [`SendError::Closed`].
+    pub fn log(&mut self, level: LoggingLevel, logger: Option<&str>, data: serde_json::Value) -> Result<bool, SendError> {
+        self.check_outgoing("notifications/message")?;
+        if self.phase == Phase::Closed {
+            return Err(SendError::Closed);
+        }
+        if !self.level_allows(level, None) {
+            return Ok(false);
+        }
+        self.send_log(Route::Connection, level, logger, data)
+    }
+
+    /// Sends a log message about one request, on its route. In the stateless era it goes out
+    /// only if the request asked for logs at that level.
+    ///
+    /// # Errors
+    ///
+    /// As [`Session::log`].
+    pub fn log_for(
+        &mut self,
+        reply: &ReplyToken,
+        level: LoggingLevel,
+        logger: Option<&str>,
+        data: serde_json::Value,
+    ) -> Result<bool, SendError> {
+        self.check_outgoing("notifications/message")?;
+        if self.phase == Phase::Closed {
+            return Err(SendError::Closed);
+        }
+        let Some(inflight) = self.inbound.get_mut(&reply.id) else { return Ok(false) };
+        let (route, request_level) = (inflight.route, inflight.log_level);
+        if !self.level_allows(level, Some(request_level)) {
+            return Ok(false);
+        }
+        self.send_log(route, level, logger, data)
+    }
+
+    /// The level filter: per request in the stateless era (absent: nothing), else the level
+    /// set by the client (absent: the configured default; absent too: everything).
+    fn level_allows(&self, level: LoggingLevel, request_level: Option<Option<LoggingLevel>>) -> bool {
+        let stateless = self.version.is_some_and(|v| v.supports(Feature::Stateless));
+        if stateless {
+            return request_level.flatten().is_some_and(|min| level >= min);
+        }
+        let default = match &self.local {
+            Local::Server(s) => s.default_log_level,
+            Local::Client(_) => None,
+        };
+        self.log_level.or(default).is_none_or(|min| level >= min)
+    }
+
+    fn send_log(
+        &mut self,
+        route: Route,
+        level: LoggingLevel,
+        logger: Option<&str>,
+        data: serde_json::Value,
+    ) -> Result<bool, SendError> {
+        let params = LoggingMessageNotificationParams::new(level, logger, data);
+        let n = Notification::new("notifications/message", Some(params)).map_err(|e| SendError::Encode(e.to_string()))?;
+        self.transmit(route, n.into());
+        Ok(true)
+    }
+}
+
+fn id_value(id: &RequestId) -> serde_json::Value {
+    match id {
+        RequestId::Number(n) => (*n).into(),
+        RequestId::String(s) => s.clone().into(),
+    }
+}
+
+fn to_value<T: Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}

@@ -1,0 +1,129 @@
+//! The two kinds of session errors: local misuse and peer misbehaviour.
+
+use crate::jsonrpc::RequestId;
+use crate::schema::Capability;
+use crate::version::ProtocolVersion;
+
+/// A command was called wrongly or at the wrong time. Never caused by peer data.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::session::SendError;
+///
+/// assert_eq!(SendError::Closed.to_string(), "the session is closed");
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SendError {
+    /// The session has closed; nothing more can be sent.
+    #[error("the session is closed")]
+    Closed,
+    /// The method does not exist in the negotiated revision.
+    #[error("{method} does not exist in protocol revision {version}")]
+    NotInRevision {
+        /// The method.
+        method: String,
+        /// The negotiated revision.
+        version: ProtocolVersion,
+    },
+    /// This side may not send the method (e.g. a client sending `sampling/createMessage`).
+    #[error("{method} is not sent by this side")]
+    WrongDirection {
+        /// The method.
+        method: String,
+    },
+    /// The peer did not advertise the capability the method needs.
+    #[error("the peer did not advertise the {capability:?} capability needed by {method}")]
+    MissingCapability {
+        /// The method.
+        method: String,
+        /// The capability it needs.
+        capability: Capability,
+    },
+    /// Too many requests are waiting for a response.
+    #[error("too many pending requests (limit {limit})")]
+    TooManyPending {
+        /// The configured limit.
+        limit: usize,
+    },
+    /// No pending request has this id.
+    #[error("no pending request {0}")]
+    UnknownRequest(RequestId),
+    /// `initialize` cannot be cancelled.
+    #[error("initialize cannot be cancelled")]
+    CannotCancelInitialize,
+    /// The request answered by this reply asked for no progress.
+    #[error("request {0} did not ask for progress")]
+    NoProgressToken(RequestId),
+    /// Progress must increase with every notification.
+    #[error("progress must increase: {previous} then {next}")]
+    ProgressNotIncreasing {
+        /// The last progress sent.
+        previous: f64,
+        /// The refused value.
+        next: f64,
+    },
+    /// Parameters or a result could not be serialized.
+    #[error("could not encode: {0}")]
+    Encode(String),
+    /// A parameter object was expected (params must be a JSON object to carry `_meta`).
+    #[error("params must be a JSON object")]
+    ParamsNotAnObject,
+}
+
+/// The peer broke the protocol. Reported as an event; the session answers with a JSON-RPC
+/// error where one is due, and closes only when it cannot go on.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::session::ProtocolError;
+///
+/// let e = ProtocolError::UnexpectedResponse { id: 7.into() };
+/// assert!(e.to_string().contains("7"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProtocolError {
+    /// A frame could not be decoded.
+    #[error("undecodable frame: {0}")]
+    Decode(String),
+    /// A frame exceeded the configured size limit.
+    #[error("frame of {len} bytes exceeds the limit of {max}")]
+    FrameTooLong {
+        /// Bytes seen.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A response to a request this side never sent (or no longer waits for).
+    #[error("response to unknown request {id}")]
+    UnexpectedResponse {
+        /// Its id.
+        id: RequestId,
+    },
+    /// A request reused the id of one still in flight.
+    #[error("request id {id} reused while in flight")]
+    DuplicateId {
+        /// The id.
+        id: RequestId,
+    },
+    /// A message the peer may not send, or not now.
+    #[error("unexpected {method}: {why}")]
+    Unexpected {
+        /// The method.
+        method: String,
+        /// Why it was refused.
+        why: String,
+    },
+    /// The server chose a protocol revision this client does not support.
+    #[error("server chose unsupported protocol version {0:?}")]
+    UnsupportedVersion(String),
+    /// The handshake failed (an error answer to `initialize`, or a malformed result).
+    #[error("handshake failed: {0}")]
+    Handshake(String),
+    /// A batch arrived outside 2025-03-26.
+    #[error("batch refused: batches exist only in 2025-03-26")]
+    BatchNotAllowed,
+}

@@ -1,0 +1,252 @@
+//! The lifecycle exchanges: `initialize` / `notifications/initialized` (legacy era) and
+//! `server/discover` (stateless era, and the Auto probe).
+
+use std::time::Instant;
+
+use serde_json::value::RawValue;
+
+use super::event::{Event, ReadyInfo, Route};
+use super::lifecycle::{Phase, Transition};
+use super::outbound::{Pending, Purpose};
+use super::{ClientMode, Local, ProtocolError, Role, Session};
+use crate::jsonrpc::{CallError, ErrorObject, ErrorResponse, LocalError, Notification, Request, RequestId, Response};
+use crate::schema::lifecycle::{DiscoverResult, InitializeRequestParams, InitializeResult};
+use crate::schema::{meta_keys, CacheScope, ForRevision, Implementation, Meta};
+use crate::version::{accept_server_version, negotiate_initialize, Feature, ProtocolVersion};
+
+impl<R: Role> Session<R> {
+    /// Moves to the phase `t` leads to; a refused transition closes the session.
+    pub(super) fn transition(&mut self, t: Transition) {
+        match self.phase.next(t) {
+            Some(next) => self.phase = next,
+            None => self.shutdown(Some(format!("invalid lifecycle transition {t:?} from {:?}", self.phase))),
+        }
+    }
+
+    // ---- client ----
+
+    pub(super) fn start_initialize(&mut self, now: Instant) {
+        let Local::Client(config) = &self.local else { return };
+        let Some(version) = config.session.versions.iter().copied().filter(|v| v.supports(Feature::Initialize)).max()
+        else {
+            self.shutdown(Some("no protocol revision with an initialize handshake is configured".into()));
+            return;
+        };
+        let params = InitializeRequestParams::new(version.as_str(), config.capabilities.clone(), config.session.info.clone());
+        let pending = Pending::new(
+            "initialize".into(),
+            Purpose::Initialize,
+            now,
+            config.session.request_timeout,
+            None,
+            false,
+        );
+        let id = self.outbound.next_id();
+        self.outbound.insert(id.clone(), pending);
+        match Request::new(id, "initialize", Some(params)) {
+            Ok(req) => self.transmit(Route::Connection, req.into()),
+            Err(e) => return self.shutdown(Some(format!("cannot encode initialize: {e}"))),
+        }
+        self.transition(Transition::HandshakeStarted);
+    }
+
+    pub(super) fn start_discover(&mut self, now: Instant) {
+        let Local::Client(config) = &self.local else { return };
+        if !config.session.versions.contains(&ProtocolVersion::V2026_07_28) {
+            return self.fall_back(now, "2026-07-28 is not configured");
+        }
+        let timeout = match config.mode {
+            ClientMode::Auto => config.discover_timeout,
+            _ => config.session.request_timeout,
+        };
+        self.phase = Phase::Discovering;
+        let pending = Pending::new("server/discover".into(), Purpose::Discover, now, timeout, None, false);
+        let params = match self.stamp_request(None) {
+            Ok(p) => p,
+            Err(e) => return self.shutdown(Some(format!("cannot encode server/discover: {e}"))),
+        };
+        let id = self.outbound.next_id();
+        self.outbound.insert(id.clone(), pending);
+        self.transmit(Route::Connection, Request { id, method: "server/discover".into(), params }.into());
+    }
+
+    /// The Auto probe failed: try `initialize`; in Stateless mode the session cannot open.
+    pub(super) fn fall_back(&mut self, now: Instant, why: &str) {
+        let auto = matches!(&self.local, Local::Client(c) if c.mode == ClientMode::Auto);
+        if auto {
+            self.transition(Transition::FallBackToInitialize);
+            self.start_initialize(now);
+        } else {
+            self.fail_handshake(ProtocolError::Handshake(format!("server/discover failed: {why}")));
+        }
+    }
+
+    pub(super) fn fail_handshake(&mut self, error: ProtocolError) {
+        let reason = error.to_string();
+        self.emit(Event::PeerMisbehaved(error));
+        self.shutdown(Some(reason));
+    }
+
+    /// A response to the session's own `initialize` or `server/discover`.
+    pub(super) fn on_handshake_response(&mut self, now: Instant, purpose: Purpose, outcome: Result<Box<RawValue>, ErrorObject>) {
+        match (purpose, outcome) {
+            (Purpose::Initialize, Ok(raw)) => self.on_initialize_result(now, &raw),
+            (Purpose::Initialize, Err(e)) => self.fail_handshake(ProtocolError::Handshake(e.to_string())),
+            (Purpose::Discover, Ok(raw)) => self.on_discover_result(now, &raw),
+            (Purpose::Discover, Err(e)) => self.fall_back(now, &e.message),
+            (Purpose::App, _) => {}
+        }
+    }
+
+    fn on_initialize_result(&mut self, now: Instant, raw: &RawValue) {
+        let result: InitializeResult = match serde_json::from_str(raw.get()) {
+            Ok(r) => r,
+            Err(e) => return self.fail_handshake(ProtocolError::Handshake(format!("malformed initialize result: {e}"))),
+        };
+        let legacy: Vec<ProtocolVersion> =
+            self.config().versions.iter().copied().filter(|v| v.supports(Feature::Initialize)).collect();
+        let version = match accept_server_version(&result.protocol_version, &legacy) {
+            Ok(v) => v,
+            Err(_) => return self.fail_handshake(ProtocolError::UnsupportedVersion(result.protocol_version)),
+        };
+        self.version = Some(version);
+        self.peer = Some(result.server_info);
+        self.peer_server_caps = Some(result.capabilities);
+        self.instructions = result.instructions;
+        if let Ok(n) = Notification::new("notifications/initialized", None::<()>) {
+            self.transmit(Route::Connection, n.into());
+        }
+        self.become_ready(now);
+    }
+
+    fn on_discover_result(&mut self, now: Instant, raw: &RawValue) {
+        let result: DiscoverResult = match serde_json::from_str(raw.get()) {
+            Ok(r) => r,
+            Err(e) => return self.fall_back(now, &format!("malformed result: {e}")),
+        };
+        let stateless = ProtocolVersion::V2026_07_28;
+        if !result.supported_versions.iter().any(|v| v == stateless.as_str()) {
+            return self.fall_back(now, "the server does not support 2026-07-28");
+        }
+        self.version = Some(stateless);
+        self.peer = result
+            .meta
+            .as_ref()
+            .and_then(|m| m.get(meta_keys::SERVER_INFO))
+            .and_then(|v| serde_json::from_value(v.clone()).ok());
+        self.peer_server_caps = Some(result.capabilities);
+        self.instructions = result.instructions;
+        self.become_ready(now);
+    }
+
+    /// Enters Ready, announces it, and sends what was queued.
+    pub(super) fn become_ready(&mut self, _now: Instant) {
+        self.transition(Transition::HandshakeDone);
+        if self.phase != Phase::Ready {
+            return;
+        }
+        self.announce_ready();
+        while let Some((id, method, params)) = self.queued.pop_front() {
+            if self.outbound.get(&id).is_none() {
+                continue;
+            }
+            let checked = self.check_outgoing(&method).and_then(|()| self.stamp_request(params));
+            match checked {
+                Ok(params) => self.transmit(Route::Connection, Request { id, method, params }.into()),
+                Err(e) => {
+                    self.outbound.remove(&id);
+                    self.finish(id, Err(CallError::Local(LocalError::NotSent(e.to_string()))));
+                }
+            }
+        }
+    }
+
+    pub(super) fn announce_ready(&mut self) {
+        if self.ready_announced {
+            return;
+        }
+        self.ready_announced = true;
+        let Some(version) = self.version else { return };
+        let info = ReadyInfo {
+            version,
+            peer: self.peer.clone().unwrap_or_else(|| Implementation::new("", "")),
+            server_capabilities: self.peer_server_caps.clone(),
+            client_capabilities: self.peer_client_caps.clone(),
+            instructions: self.instructions.clone(),
+        };
+        self.emit(Event::Ready(Box::new(info)));
+    }
+
+    // ---- server ----
+
+    pub(super) fn reply_error(&mut self, route: Route, id: RequestId, error: ErrorObject) {
+        self.transmit(route, ErrorResponse { id: Some(id), error }.into());
+    }
+
+    pub(super) fn reply_ok<T: serde::Serialize>(&mut self, route: Route, id: RequestId, result: &T) {
+        match Response::new(id.clone(), result) {
+            Ok(resp) => self.transmit(route, resp.into()),
+            Err(e) => self.reply_error(route, id, ErrorObject::internal(e.to_string())),
+        }
+    }
+
+    pub(super) fn on_initialize(&mut self, route: Route, req: Request) {
+        let Local::Server(config) = &self.local else { return };
+        if self.phase != Phase::AwaitingPeer {
+            self.emit(Event::PeerMisbehaved(ProtocolError::Unexpected {
+                method: req.method,
+                why: "the session is already initialized".into(),
+            }));
+            return self.reply_error(route, req.id, ErrorObject::invalid_request("the session is already initialized"));
+        }
+        let params: InitializeRequestParams = match req.params_as() {
+            Ok(p) => p,
+            Err(e) => return self.reply_error(route, req.id, ErrorObject::invalid_params(format!("Invalid initialize params: {e}"))),
+        };
+        let Some(version) = negotiate_initialize(&params.protocol_version, &config.session.versions) else {
+            let supported: Vec<&str> = config.session.versions.iter().map(|v| v.as_str()).collect();
+            let error = ErrorObject::invalid_params("Unsupported protocol version")
+                .with_data(serde_json::json!({"supported": supported, "requested": params.protocol_version}));
+            return self.reply_error(route, req.id, error);
+        };
+        let result = InitializeResult {
+            protocol_version: version.as_str().into(),
+            capabilities: config.capabilities.clone(),
+            server_info: config.session.info.clone(),
+            instructions: config.instructions.clone(),
+            meta: None,
+            extra: Meta::new(),
+        };
+        self.version = Some(version);
+        self.peer = Some(params.client_info);
+        self.peer_client_caps = Some(params.capabilities);
+        self.reply_ok(route, req.id, &result);
+        self.transition(Transition::HandshakeStarted);
+    }
+
+    pub(super) fn on_initialized(&mut self) {
+        if self.phase == Phase::Initializing {
+            self.transition(Transition::HandshakeDone);
+            self.announce_ready();
+        }
+    }
+
+    /// Answers `server/discover` from the configuration.
+    pub(super) fn on_discover(&mut self, route: Route, id: RequestId) {
+        let Local::Server(config) = &self.local else { return };
+        let mut meta = Meta::new();
+        if let Ok(info) = serde_json::to_value(&config.session.info) {
+            meta.insert(meta_keys::SERVER_INFO.into(), info);
+        }
+        let mut result = DiscoverResult {
+            supported_versions: config.session.versions.iter().rev().map(|v| v.as_str().to_owned()).collect(),
+            capabilities: config.capabilities.clone(),
+            instructions: config.instructions.clone(),
+            meta: Some(meta),
+            cache_scope: Some(CacheScope::Public),
+            ..DiscoverResult::default()
+        };
+        result.adapt_to(ProtocolVersion::V2026_07_28);
+        self.reply_ok(route, id, &result);
+    }
+}

@@ -1,0 +1,175 @@
+//! Requests this side sent: ids, deadlines and progress tokens.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use crate::jsonrpc::RequestId;
+use crate::schema::ProgressToken;
+
+/// Why a request was sent: by the application, or by the session itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Purpose {
+    /// The application's; its end becomes an `Event::Response`.
+    App,
+    /// The session's `initialize`.
+    Initialize,
+    /// The session's `server/discover` probe.
+    Discover,
+}
+
+/// A request waiting for its response.
+#[derive(Debug, Clone)]
+pub(super) struct Pending {
+    pub(super) method: String,
+    pub(super) purpose: Purpose,
+    /// When it times out unless progress resets it.
+    deadline: Instant,
+    /// When it times out regardless.
+    hard_deadline: Option<Instant>,
+    timeout: Duration,
+    reset_on_progress: bool,
+    pub(super) progress_token: Option<ProgressToken>,
+}
+
+impl Pending {
+    pub(super) fn new(
+        method: String,
+        purpose: Purpose,
+        now: Instant,
+        timeout: Duration,
+        max_time: Option<Duration>,
+        reset_on_progress: bool,
+    ) -> Self {
+        Self {
+            method,
+            purpose,
+            deadline: now + timeout,
+            hard_deadline: max_time.map(|m| now + m),
+            timeout,
+            reset_on_progress,
+            progress_token: None,
+        }
+    }
+
+    fn effective_deadline(&self) -> Instant {
+        self.hard_deadline.map_or(self.deadline, |h| h.min(self.deadline))
+    }
+}
+
+/// The table of pending requests and its timer index.
+#[derive(Debug, Default)]
+pub(super) struct Outbound {
+    next_id: i64,
+    pending: BTreeMap<RequestId, Pending>,
+    by_token: BTreeMap<ProgressToken, RequestId>,
+    timers: BTreeSet<(Instant, RequestId)>,
+}
+
+impl Outbound {
+    /// A fresh id; ids are never reused in a session.
+    pub(super) fn next_id(&mut self) -> RequestId {
+        let id = RequestId::Number(self.next_id);
+        self.next_id += 1;
+        id
+    }
+
+    /// Whether `id` was handed out by `next_id` (so a response to it that is not pending is
+    /// late, not foreign).
+    pub(super) fn issued(&self, id: &RequestId) -> bool {
+        matches!(id, RequestId::Number(n) if *n >= 0 && *n < self.next_id)
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.pending.len()
+    }
+
+    pub(super) fn get(&self, id: &RequestId) -> Option<&Pending> {
+        self.pending.get(id)
+    }
+
+    pub(super) fn insert(&mut self, id: RequestId, pending: Pending) {
+        self.timers.insert((pending.effective_deadline(), id.clone()));
+        if let Some(token) = &pending.progress_token {
+            self.by_token.insert(token.clone(), id.clone());
+        }
+        self.pending.insert(id, pending);
+    }
+
+    pub(super) fn remove(&mut self, id: &RequestId) -> Option<Pending> {
+        let pending = self.pending.remove(id)?;
+        self.timers.remove(&(pending.effective_deadline(), id.clone()));
+        if let Some(token) = &pending.progress_token {
+            self.by_token.remove(token);
+        }
+        Some(pending)
+    }
+
+    /// Every pending id, in order.
+    pub(super) fn ids(&self) -> Vec<RequestId> {
+        self.pending.keys().cloned().collect()
+    }
+
+    /// The request a progress token belongs to; restarts its timeout if it resets on progress.
+    pub(super) fn on_progress(&mut self, token: &ProgressToken, now: Instant) -> Option<RequestId> {
+        let id = self.by_token.get(token)?.clone();
+        let pending = self.pending.get_mut(&id)?;
+        if pending.reset_on_progress {
+            self.timers.remove(&(pending.effective_deadline(), id.clone()));
+            pending.deadline = now + pending.timeout;
+            self.timers.insert((pending.effective_deadline(), id.clone()));
+        }
+        Some(id)
+    }
+
+    /// The earliest deadline.
+    pub(super) fn next_deadline(&self) -> Option<Instant> {
+        self.timers.first().map(|(t, _)| *t)
+    }
+
+    /// Removes and returns one request whose deadline is at or before `now`.
+    pub(super) fn pop_expired(&mut self, now: Instant) -> Option<(RequestId, Pending)> {
+        let (at, id) = self.timers.first()?.clone();
+        if at > now {
+            return None;
+        }
+        let pending = self.remove(&id)?;
+        Some((id, pending))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn pending(now: Instant, secs: u64, max: Option<u64>) -> Pending {
+        Pending::new("x".into(), Purpose::App, now, Duration::from_secs(secs), max.map(Duration::from_secs), true)
+    }
+
+    #[test]
+    fn ids_are_never_reused() {
+        let mut o = Outbound::default();
+        let a = o.next_id();
+        let b = o.next_id();
+        assert_ne!(a, b);
+        assert!(o.issued(&a) && o.issued(&b));
+        assert!(!o.issued(&RequestId::Number(5)));
+    }
+
+    #[test]
+    fn progress_resets_the_deadline_but_not_past_the_cap() {
+        let t0 = Instant::now();
+        let mut o = Outbound::default();
+        let id = o.next_id();
+        let mut p = pending(t0, 10, Some(15));
+        p.progress_token = Some(id.clone());
+        o.insert(id.clone(), p);
+        assert_eq!(o.next_deadline(), Some(t0 + Duration::from_secs(10)));
+        assert_eq!(o.on_progress(&id, t0 + Duration::from_secs(8)), Some(id.clone()));
+        assert_eq!(o.next_deadline(), Some(t0 + Duration::from_secs(15)), "capped by the hard deadline");
+        assert!(o.pop_expired(t0 + Duration::from_secs(14)).is_none());
+        assert_eq!(o.pop_expired(t0 + Duration::from_secs(15)).unwrap().0, id);
+        assert_eq!(o.len(), 0);
+        assert_eq!(o.next_deadline(), None);
+    }
+}
