@@ -9,7 +9,9 @@ use super::event::{Event, Output, ReplyToken, Route};
 use super::meta::{stamp_result_type, with_meta};
 use super::outbound::{Pending, Purpose};
 use super::{ClientMode, Local, Phase, RequestOptions, Role, SendError, Server, Session};
-use crate::jsonrpc::{CallError, ErrorObject, ErrorResponse, LocalError, Message, Notification, Request, RequestId, Response};
+use crate::jsonrpc::{
+    CallError, ErrorObject, ErrorResponse, LocalError, Message, Notification, Request, RequestId, Response,
+};
 use crate::schema::logging::LoggingMessageNotificationParams;
 use crate::schema::utilities::{CancelledNotificationParams, ProgressNotificationParams};
 use crate::schema::{meta_keys, method_info, Capability, LoggingLevel, Meta, Side};
@@ -128,7 +130,10 @@ impl<R: Role> Session<R> {
                 }
                 Err(error) => ErrorResponse { id: Some(reply.id), error }.into(),
             };
-            self.transmit(inflight.route, msg);
+            self.reply(inflight.route, inflight.batch, msg);
+        }
+        if let Some(batch) = inflight.batch {
+            self.batch_reply_done(batch);
         }
         if let Some(stream) = stream_done {
             self.out.push_back(Output::StreamDone(stream));
@@ -224,7 +229,7 @@ impl<R: Role> Session<R> {
     pub(super) fn stamp_request(&self, params: Option<Box<RawValue>>) -> Result<Option<Box<RawValue>>, SendError> {
         let Local::Client(config) = &self.local else { return Ok(params) };
         let stateless = self.version.is_some_and(|v| v.supports(Feature::Stateless));
-        if !stateless && !(config.mode == ClientMode::Stateless || self.phase == Phase::Discovering) {
+        if !(stateless || config.mode == ClientMode::Stateless || self.phase == Phase::Discovering) {
             return Ok(params);
         }
         let version = self.version.unwrap_or(ProtocolVersion::LATEST);
@@ -238,6 +243,8 @@ impl<R: Role> Session<R> {
         with_meta(params, entries).map(Some)
     }
 
+    // By value, so that callers hand over `x.into()` temporaries.
+    #[allow(clippy::needless_pass_by_value)]
     pub(super) fn transmit(&mut self, route: Route, msg: Message) {
         self.out.push_back(Output::Transmit { route, payload: msg.to_vec() });
     }
@@ -280,6 +287,7 @@ impl<R: Role> Session<R> {
         }
         self.queued.clear();
         self.inbound.clear();
+        self.batches.clear();
         self.emit(Event::Closed { reason });
     }
 }
@@ -317,7 +325,8 @@ impl Session<Server> {
         }
         let route = inflight.route;
         let params = ProgressNotificationParams::new(token, progress, total, message);
-        let n = Notification::new("notifications/progress", Some(params)).map_err(|e| SendError::Encode(e.to_string()))?;
+        let n =
+            Notification::new("notifications/progress", Some(params)).map_err(|e| SendError::Encode(e.to_string()))?;
         self.transmit(route, n.into());
         Ok(())
     }
@@ -329,7 +338,12 @@ impl Session<Server> {
     ///
     /// [`SendError::MissingCapability`] if the server did not advertise `logging`,
     /// [`SendError::Closed`].
-    pub fn log(&mut self, level: LoggingLevel, logger: Option<&str>, data: serde_json::Value) -> Result<bool, SendError> {
+    pub fn log(
+        &mut self,
+        level: LoggingLevel,
+        logger: Option<&str>,
+        data: serde_json::Value,
+    ) -> Result<bool, SendError> {
         self.check_outgoing("notifications/message")?;
         if self.phase == Phase::Closed {
             return Err(SendError::Closed);
@@ -387,7 +401,8 @@ impl Session<Server> {
         data: serde_json::Value,
     ) -> Result<bool, SendError> {
         let params = LoggingMessageNotificationParams::new(level, logger, data);
-        let n = Notification::new("notifications/message", Some(params)).map_err(|e| SendError::Encode(e.to_string()))?;
+        let n =
+            Notification::new("notifications/message", Some(params)).map_err(|e| SendError::Encode(e.to_string()))?;
         self.transmit(route, n.into());
         Ok(true)
     }

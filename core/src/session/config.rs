@@ -39,6 +39,8 @@ pub struct SessionConfig {
     pub max_pending: usize,
     /// The most peer requests in flight at once; more are refused with -32603 (default 1024).
     pub max_inflight: usize,
+    /// The most messages in one batch (2025-03-26); a longer batch is refused (default 256).
+    pub max_batch_len: usize,
 }
 
 impl SessionConfig {
@@ -54,6 +56,7 @@ impl SessionConfig {
             max_frame_len: DEFAULT_MAX_FRAME_LEN,
             max_pending: 1024,
             max_inflight: 1024,
+            max_batch_len: 256,
         }
     }
 }

@@ -67,6 +67,9 @@ pub enum SendError {
     /// Parameters or a result could not be serialized.
     #[error("could not encode: {0}")]
     Encode(String),
+    /// Batches can be sent only in a ready 2025-03-26 session.
+    #[error("batches can be sent only once a 2025-03-26 session is ready")]
+    BatchNotSupported,
     /// A parameter object was expected (params must be a JSON object to carry `_meta`).
     #[error("params must be a JSON object")]
     ParamsNotAnObject,

@@ -32,15 +32,10 @@ impl<R: Role> Session<R> {
             self.shutdown(Some("no protocol revision with an initialize handshake is configured".into()));
             return;
         };
-        let params = InitializeRequestParams::new(version.as_str(), config.capabilities.clone(), config.session.info.clone());
-        let pending = Pending::new(
-            "initialize".into(),
-            Purpose::Initialize,
-            now,
-            config.session.request_timeout,
-            None,
-            false,
-        );
+        let params =
+            InitializeRequestParams::new(version.as_str(), config.capabilities.clone(), config.session.info.clone());
+        let pending =
+            Pending::new("initialize".into(), Purpose::Initialize, now, config.session.request_timeout, None, false);
         let id = self.outbound.next_id();
         self.outbound.insert(id.clone(), pending);
         match Request::new(id, "initialize", Some(params)) {
@@ -88,7 +83,12 @@ impl<R: Role> Session<R> {
     }
 
     /// A response to the session's own `initialize` or `server/discover`.
-    pub(super) fn on_handshake_response(&mut self, now: Instant, purpose: Purpose, outcome: Result<Box<RawValue>, ErrorObject>) {
+    pub(super) fn on_handshake_response(
+        &mut self,
+        now: Instant,
+        purpose: Purpose,
+        outcome: Result<Box<RawValue>, ErrorObject>,
+    ) {
         match (purpose, outcome) {
             (Purpose::Initialize, Ok(raw)) => self.on_initialize_result(now, &raw),
             (Purpose::Initialize, Err(e)) => self.fail_handshake(ProtocolError::Handshake(e.to_string())),
@@ -101,13 +101,14 @@ impl<R: Role> Session<R> {
     fn on_initialize_result(&mut self, now: Instant, raw: &RawValue) {
         let result: InitializeResult = match serde_json::from_str(raw.get()) {
             Ok(r) => r,
-            Err(e) => return self.fail_handshake(ProtocolError::Handshake(format!("malformed initialize result: {e}"))),
+            Err(e) => {
+                return self.fail_handshake(ProtocolError::Handshake(format!("malformed initialize result: {e}")))
+            }
         };
         let legacy: Vec<ProtocolVersion> =
             self.config().versions.iter().copied().filter(|v| v.supports(Feature::Initialize)).collect();
-        let version = match accept_server_version(&result.protocol_version, &legacy) {
-            Ok(v) => v,
-            Err(_) => return self.fail_handshake(ProtocolError::UnsupportedVersion(result.protocol_version)),
+        let Ok(version) = accept_server_version(&result.protocol_version, &legacy) else {
+            return self.fail_handshake(ProtocolError::UnsupportedVersion(result.protocol_version));
         };
         self.version = Some(version);
         self.peer = Some(result.server_info);
@@ -180,12 +181,16 @@ impl<R: Role> Session<R> {
     // ---- server ----
 
     pub(super) fn reply_error(&mut self, route: Route, id: RequestId, error: ErrorObject) {
-        self.transmit(route, ErrorResponse { id: Some(id), error }.into());
+        let batch = self.batches.collecting;
+        self.reply(route, batch, ErrorResponse { id: Some(id), error }.into());
     }
 
     pub(super) fn reply_ok<T: serde::Serialize>(&mut self, route: Route, id: RequestId, result: &T) {
         match Response::new(id.clone(), result) {
-            Ok(resp) => self.transmit(route, resp.into()),
+            Ok(resp) => {
+                let batch = self.batches.collecting;
+                self.reply(route, batch, resp.into());
+            }
             Err(e) => self.reply_error(route, id, ErrorObject::internal(e.to_string())),
         }
     }
@@ -201,7 +206,13 @@ impl<R: Role> Session<R> {
         }
         let params: InitializeRequestParams = match req.params_as() {
             Ok(p) => p,
-            Err(e) => return self.reply_error(route, req.id, ErrorObject::invalid_params(format!("Invalid initialize params: {e}"))),
+            Err(e) => {
+                return self.reply_error(
+                    route,
+                    req.id,
+                    ErrorObject::invalid_params(format!("Invalid initialize params: {e}")),
+                )
+            }
         };
         let Some(version) = negotiate_initialize(&params.protocol_version, &config.session.versions) else {
             let supported: Vec<&str> = config.session.versions.iter().map(|v| v.as_str()).collect();

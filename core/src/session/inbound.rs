@@ -15,6 +15,8 @@ pub(super) struct Inflight {
     pub(super) cancelled: bool,
     /// Stateless era: the log level the request asked for.
     pub(super) log_level: Option<LoggingLevel>,
+    /// The peer batch this request came in, whose answer waits for it.
+    pub(super) batch: Option<u64>,
 }
 
 /// The table of peer requests in flight, with a count per HTTP stream.

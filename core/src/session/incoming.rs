@@ -24,7 +24,7 @@ impl<R: Role> Session<R> {
             return;
         }
         let mut lines = std::mem::take(&mut self.lines);
-        lines.decode(bytes, |frame| self.on_line(now, frame));
+        lines.decode(bytes, |frame| self.on_line(now, &frame));
         self.lines = lines;
     }
 
@@ -37,9 +37,13 @@ impl<R: Role> Session<R> {
         let max = self.config().max_frame_len;
         if bytes.len() > max {
             self.emit(Event::PeerMisbehaved(ProtocolError::FrameTooLong { len: bytes.len(), max }));
-            self.transmit(route, crate::jsonrpc::ErrorResponse { id: None, error: ErrorObject::invalid_request("frame too large") }.into());
+            self.transmit(
+                route,
+                crate::jsonrpc::ErrorResponse { id: None, error: ErrorObject::invalid_request("frame too large") }
+                    .into(),
+            );
         } else if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
-            self.on_batch(route);
+            self.on_batch(now, route, bytes);
         } else {
             match Message::from_slice(bytes) {
                 Ok(Message::Request(req)) => self.on_request(now, route, req),
@@ -47,7 +51,9 @@ impl<R: Role> Session<R> {
                 Ok(Message::Response(resp)) => self.on_response(now, resp.id, Ok(resp.result)),
                 Ok(Message::Error(e)) => match e.id {
                     Some(id) => self.on_response(now, id, Err(e.error)),
-                    None => self.emit(Event::PeerMisbehaved(ProtocolError::Decode(format!("peer reported: {}", e.error)))),
+                    None => {
+                        self.emit(Event::PeerMisbehaved(ProtocolError::Decode(format!("peer reported: {}", e.error))));
+                    }
                 },
                 Err(e) => {
                     if let Some(reply) = e.to_response() {
@@ -82,7 +88,7 @@ impl<R: Role> Session<R> {
             return;
         }
         let mut lines = std::mem::take(&mut self.lines);
-        lines.finish(|frame| self.on_line(now, frame));
+        lines.finish(|frame| self.on_line(now, &frame));
         self.lines = lines;
         self.shutdown(Some("transport closed".into()));
     }
@@ -109,24 +115,17 @@ impl<R: Role> Session<R> {
         }
     }
 
-    fn on_line(&mut self, now: Instant, frame: Result<&[u8], LineError>) {
+    fn on_line(&mut self, now: Instant, frame: &Result<&[u8], LineError>) {
         match frame {
             Ok(bytes) => self.handle_frame(now, Route::Connection, bytes),
             Err(LineError::FrameTooLong { len, max }) => {
+                let (len, max) = (*len, *max);
                 self.emit(Event::PeerMisbehaved(ProtocolError::FrameTooLong { len, max }));
             }
         }
     }
 
-    fn on_batch(&mut self, route: Route) {
-        // Batches are accepted only in 2025-03-26; answering one as one array is not built yet,
-        // so every batch is refused with a single -32600 for now.
-        self.emit(Event::PeerMisbehaved(ProtocolError::BatchNotAllowed));
-        let error = ErrorObject::invalid_request("batches are not accepted by this session");
-        self.transmit(route, crate::jsonrpc::ErrorResponse { id: None, error }.into());
-    }
-
-    fn on_request(&mut self, now: Instant, route: Route, req: Request) {
+    pub(super) fn on_request(&mut self, now: Instant, route: Route, req: Request) {
         if self.inbound.contains(&req.id) {
             self.emit(Event::PeerMisbehaved(ProtocolError::DuplicateId { id: req.id.clone() }));
             return self.reply_error(route, req.id, ErrorObject::invalid_request("request id already in flight"));
@@ -136,7 +135,9 @@ impl<R: Role> Session<R> {
         }
         let meta = match request_meta(req.params.as_deref()) {
             Ok(meta) => meta,
-            Err(e) => return self.reply_error(route, req.id, ErrorObject::invalid_params(format!("Invalid _meta: {e}"))),
+            Err(e) => {
+                return self.reply_error(route, req.id, ErrorObject::invalid_params(format!("Invalid _meta: {e}")))
+            }
         };
         match R::SIDE {
             Side::Server => self.server_request(now, route, req, meta),
@@ -216,7 +217,11 @@ impl<R: Role> Session<R> {
                 self.reply_ok(route, req.id, &EmptyResult::default());
                 self.emit(Event::LogLevelChanged(p.level));
             }
-            Err(e) => self.reply_error(route, req.id, ErrorObject::invalid_params(format!("Invalid logging/setLevel params: {e}"))),
+            Err(e) => self.reply_error(
+                route,
+                req.id,
+                ErrorObject::invalid_params(format!("Invalid logging/setLevel params: {e}")),
+            ),
         }
     }
 
@@ -244,8 +249,19 @@ impl<R: Role> Session<R> {
         let stateless = self.version.is_some_and(|v| v.supports(Feature::Stateless));
         let progress_token = meta.as_ref().and_then(|m| m.progress_token.clone());
         let log_level = meta.as_ref().and_then(|m| m.log_level);
-        let inflight = Inflight { route, progress_token: progress_token.clone(), last_progress: None, cancelled: false, log_level };
+        let batch = self.batches.collecting;
+        let inflight = Inflight {
+            route,
+            progress_token: progress_token.clone(),
+            last_progress: None,
+            cancelled: false,
+            log_level,
+            batch,
+        };
         self.inbound.insert(req.id.clone(), inflight);
+        if let Some(b) = batch {
+            self.batches.expect_reply(b);
+        }
         self.emit(Event::Request(IncomingRequest {
             reply: ReplyToken { id: req.id, route },
             method: req.method,
@@ -255,7 +271,7 @@ impl<R: Role> Session<R> {
         }));
     }
 
-    fn on_notification(&mut self, now: Instant, n: Notification) {
+    pub(super) fn on_notification(&mut self, now: Instant, n: Notification) {
         match n.method.as_str() {
             "notifications/cancelled" => {
                 if let Ok(p) = n.params_as::<CancelledNotificationParams>() {
@@ -272,10 +288,17 @@ impl<R: Role> Session<R> {
                 }
             }
             "notifications/initialized" if R::SIDE == Side::Server => self.on_initialized(),
-            "notifications/message" if R::SIDE == Side::Client => match n.params_as::<LoggingMessageNotificationParams>() {
-                Ok(p) => self.emit(Event::Log(Box::new(p))),
-                Err(e) => self.emit(Event::PeerMisbehaved(ProtocolError::Unexpected { method: n.method, why: e.to_string() })),
-            },
+            "notifications/message" if R::SIDE == Side::Client => {
+                match n.params_as::<LoggingMessageNotificationParams>() {
+                    Ok(p) => self.emit(Event::Log(Box::new(p))),
+                    Err(e) => {
+                        self.emit(Event::PeerMisbehaved(ProtocolError::Unexpected {
+                            method: n.method,
+                            why: e.to_string(),
+                        }));
+                    }
+                }
+            }
             _ => {
                 let allowed = method_info(&n.method).is_none_or(|info| {
                     info.sent_by.allows(R::SIDE.peer()) && self.version.is_none_or(|v| info.exists_in(v))
@@ -300,7 +323,7 @@ impl<R: Role> Session<R> {
         }
     }
 
-    fn on_response(&mut self, now: Instant, id: RequestId, outcome: Result<Box<RawValue>, ErrorObject>) {
+    pub(super) fn on_response(&mut self, now: Instant, id: RequestId, outcome: Result<Box<RawValue>, ErrorObject>) {
         let Some(pending) = self.outbound.remove(&id) else {
             if self.outbound.issued(&id) {
                 self.late_responses += 1;

@@ -63,14 +63,13 @@ impl Phase {
     /// The phase after `t`, or `None` if `t` is not allowed now.
     #[must_use]
     pub const fn next(self, t: Transition) -> Option<Self> {
-        use Phase as P;
         use Transition as T;
         match (self, t) {
-            (P::Closed, _) => None,
-            (_, T::Close) => Some(P::Closed),
-            (P::Discovering, T::FallBackToInitialize) => Some(P::Discovering),
-            (P::AwaitingPeer | P::Discovering, T::HandshakeStarted) => Some(P::Initializing),
-            (P::AwaitingPeer | P::Discovering | P::Initializing, T::HandshakeDone) => Some(P::Ready),
+            (Self::Closed, _) => None,
+            (_, T::Close) => Some(Self::Closed),
+            (Self::Discovering, T::FallBackToInitialize) => Some(Self::Discovering),
+            (Self::AwaitingPeer | Self::Discovering, T::HandshakeStarted) => Some(Self::Initializing),
+            (Self::AwaitingPeer | Self::Discovering | Self::Initializing, T::HandshakeDone) => Some(Self::Ready),
             _ => None,
         }
     }
@@ -91,7 +90,12 @@ mod tests {
         for p in [Phase::AwaitingPeer, Phase::Discovering, Phase::Initializing, Phase::Ready] {
             assert_eq!(p.next(Transition::Close), Some(Phase::Closed));
         }
-        for t in [Transition::FallBackToInitialize, Transition::HandshakeStarted, Transition::HandshakeDone, Transition::Close] {
+        for t in [
+            Transition::FallBackToInitialize,
+            Transition::HandshakeStarted,
+            Transition::HandshakeDone,
+            Transition::Close,
+        ] {
             assert_eq!(Phase::Closed.next(t), None);
         }
     }

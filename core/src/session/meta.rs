@@ -123,11 +123,17 @@ mod tests {
     #[test]
     fn meta_is_spliced_merged_or_created() {
         let spliced = with_meta(Some(raw(&json!({"name": "x"}))), entries(json!({"progressToken": 1}))).unwrap();
-        assert_eq!(serde_json::from_str::<Value>(spliced.get()).unwrap(), json!({"name": "x", "_meta": {"progressToken": 1}}));
+        assert_eq!(
+            serde_json::from_str::<Value>(spliced.get()).unwrap(),
+            json!({"name": "x", "_meta": {"progressToken": 1}})
+        );
         let empty = with_meta(Some(raw(&json!({}))), entries(json!({"a": 1}))).unwrap();
         assert_eq!(empty.get(), r#"{"_meta":{"a":1}}"#);
         let merged = with_meta(Some(raw(&json!({"_meta": {"keep": true}, "n": 1}))), entries(json!({"a": 1}))).unwrap();
-        assert_eq!(serde_json::from_str::<Value>(merged.get()).unwrap(), json!({"_meta": {"keep": true, "a": 1}, "n": 1}));
+        assert_eq!(
+            serde_json::from_str::<Value>(merged.get()).unwrap(),
+            json!({"_meta": {"keep": true, "a": 1}, "n": 1})
+        );
         let created = with_meta(None, entries(json!({"a": 1}))).unwrap();
         assert_eq!(created.get(), r#"{"_meta":{"a":1}}"#);
         assert_eq!(with_meta(Some(raw(&json!([1]))), Meta::new()).unwrap_err(), SendError::ParamsNotAnObject);
@@ -145,7 +151,10 @@ mod tests {
     fn result_type_is_stamped_once() {
         assert_eq!(stamp_result_type(raw(&json!({}))).get(), r#"{"resultType":"complete"}"#);
         let stamped = stamp_result_type(raw(&json!({"tools": []})));
-        assert_eq!(serde_json::from_str::<Value>(stamped.get()).unwrap(), json!({"resultType": "complete", "tools": []}));
+        assert_eq!(
+            serde_json::from_str::<Value>(stamped.get()).unwrap(),
+            json!({"resultType": "complete", "tools": []})
+        );
         let kept = stamp_result_type(raw(&json!({"resultType": "input_required"})));
         assert_eq!(kept.get(), r#"{"resultType":"input_required"}"#);
     }

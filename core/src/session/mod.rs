@@ -66,6 +66,7 @@
 //! assert!(answered);
 //! ```
 
+mod batch;
 mod commands;
 mod config;
 mod error;
@@ -81,6 +82,7 @@ use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::time::Instant;
 
+pub use batch::BatchItem;
 pub use config::{ClientConfig, ClientMode, ServerConfig, SessionConfig};
 pub use error::{ProtocolError, SendError};
 pub use event::{Event, IncomingRequest, Output, ReadyInfo, ReplyToken, Route, StreamId};
@@ -194,6 +196,7 @@ pub struct Session<R> {
     log_level: Option<LoggingLevel>,
     outbound: Outbound,
     inbound: Inbound,
+    batches: batch::Batches,
     /// Application requests made before the session was ready, sent when it is.
     queued: VecDeque<(RequestId, String, Option<Box<serde_json::value::RawValue>>)>,
     out: VecDeque<Output>,
@@ -220,6 +223,7 @@ impl<R: Role> Session<R> {
             log_level: None,
             outbound: Outbound::default(),
             inbound: Inbound::default(),
+            batches: batch::Batches::default(),
             queued: VecDeque::new(),
             out: VecDeque::new(),
             lines: LineDecoder::with_max_frame_len(max_frame),
@@ -342,3 +346,6 @@ impl Session<Server> {
         Self::with_local(Local::Server(Box::new(config)))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -158,7 +158,7 @@ mod tests {
 
     #[test]
     fn progress_resets_the_deadline_but_not_past_the_cap() {
-        let t0 = Instant::now();
+        let t0 = super::super::tests::t0();
         let mut o = Outbound::default();
         let id = o.next_id();
         let mut p = pending(t0, 10, Some(15));

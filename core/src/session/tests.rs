@@ -1,0 +1,215 @@
+//! Unit tests of the session against hand-written frames. The two-peer scenarios live in the
+//! `talaria-tests` crate.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::schema::lifecycle::{ClientCapabilities, ListChangedCapability, ServerCapabilities};
+
+/// The base of virtual time: the one clock read of the session tests, which only ever add
+/// durations to it.
+#[allow(clippy::disallowed_methods)]
+pub(super) fn t0() -> Instant {
+    Instant::now()
+}
+
+fn server(version_caps: ServerCapabilities) -> Session<Server> {
+    Session::<Server>::new(ServerConfig::new(Implementation::new("s", "1")).with_capabilities(version_caps))
+}
+
+/// Feeds one JSON value as a line.
+fn feed<R: Role>(s: &mut Session<R>, now: Instant, v: &Value) {
+    let mut line = serde_json::to_vec(v).unwrap();
+    line.push(b'\n');
+    s.handle_bytes(now, &line);
+}
+
+/// Drains outputs: transmitted JSON values and events.
+fn drain<R: Role>(s: &mut Session<R>) -> (Vec<Value>, Vec<Event>) {
+    let (mut sent, mut events) = (Vec::new(), Vec::new());
+    while let Some(out) = s.poll_output() {
+        match out {
+            Output::Transmit { payload, .. } => sent.push(serde_json::from_slice(&payload).unwrap()),
+            Output::Event(e) => events.push(e),
+            Output::StreamDone(_) => {}
+        }
+    }
+    (sent, events)
+}
+
+fn initialized_server(version: &str, caps: ServerCapabilities, now: Instant) -> Session<Server> {
+    let mut s = server(caps);
+    feed(
+        &mut s,
+        now,
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}),
+    );
+    feed(&mut s, now, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let (sent, events) = drain(&mut s);
+    assert_eq!(sent[0]["result"]["protocolVersion"], version);
+    assert!(matches!(events.last(), Some(Event::Ready(_))));
+    s
+}
+
+#[test]
+fn a_2025_03_26_batch_is_answered_with_one_array() {
+    let now = t0();
+    let mut s = initialized_server("2025-03-26", ServerCapabilities::default(), now);
+    feed(
+        &mut s,
+        now,
+        &json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            1
+        ]),
+    );
+    let (sent, _) = drain(&mut s);
+    assert_eq!(sent.len(), 1, "one frame: {sent:?}");
+    let replies = sent[0].as_array().unwrap();
+    assert_eq!(replies.len(), 3);
+    assert_eq!(replies[0], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    assert_eq!(replies[1]["error"]["code"], -32601, "no tools capability");
+    assert_eq!(replies[2]["error"]["code"], -32600);
+}
+
+#[test]
+fn a_batch_waits_for_the_application_before_answering() {
+    let now = t0();
+    let caps = ServerCapabilities { tools: Some(ListChangedCapability::default()), ..Default::default() };
+    let mut s = initialized_server("2025-03-26", caps, now);
+    feed(
+        &mut s,
+        now,
+        &json!([
+            {"jsonrpc": "2.0", "id": "a", "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": "b", "method": "ping"}
+        ]),
+    );
+    let (sent, mut events) = drain(&mut s);
+    assert!(sent.is_empty(), "nothing until tools/list is answered");
+    let Some(Event::Request(req)) = events.pop() else { panic!("no request event") };
+    s.respond_with(req.reply, &json!({"tools": []})).unwrap();
+    let (sent, _) = drain(&mut s);
+    assert_eq!(
+        sent,
+        vec![json!([
+            {"jsonrpc": "2.0", "id": "b", "result": {}},
+            {"jsonrpc": "2.0", "id": "a", "result": {"tools": []}}
+        ])]
+    );
+}
+
+#[test]
+fn batches_outside_2025_03_26_are_refused_whole() {
+    let now = t0();
+    let mut s = initialized_server("2025-06-18", ServerCapabilities::default(), now);
+    feed(&mut s, now, &json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]));
+    let (sent, events) = drain(&mut s);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["error"]["code"], -32600);
+    assert!(sent[0]["id"].is_null());
+    assert!(events.iter().any(|e| matches!(e, Event::PeerMisbehaved(ProtocolError::BatchNotAllowed))));
+}
+
+#[test]
+fn a_client_batch_tracks_each_request() {
+    let now = t0();
+    let roots = ClientCapabilities { roots: Some(ListChangedCapability::with_list_changed()), ..Default::default() };
+    let mut config =
+        ClientConfig::new(Implementation::new("c", "1")).with_mode(ClientMode::Legacy).with_capabilities(roots);
+    config.session.versions = vec![ProtocolVersion::V2025_03_26];
+    let mut c = Session::<Client>::new(config, now);
+    let (sent, _) = drain(&mut c);
+    assert_eq!(sent[0]["method"], "initialize");
+    feed(
+        &mut c,
+        now,
+        &json!({"jsonrpc": "2.0", "id": 0, "result": {
+        "protocolVersion": "2025-03-26", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}}),
+    );
+    drain(&mut c);
+    let ids = c
+        .send_batch(
+            now,
+            vec![
+                BatchItem::Request { method: "tools/list".into(), params: None, options: RequestOptions::default() },
+                BatchItem::Notification { method: "notifications/roots/list_changed".into(), params: None },
+                BatchItem::Request { method: "ping".into(), params: None, options: RequestOptions::default() },
+            ],
+        )
+        .unwrap();
+    let (sent, _) = drain(&mut c);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].as_array().unwrap().len(), 3);
+    let (a, b) = (ids[0].clone().unwrap(), ids[2].clone().unwrap());
+    assert!(ids[1].is_none());
+    feed(
+        &mut c,
+        now,
+        &json!([{"jsonrpc": "2.0", "id": id_json(&b), "result": {}}, {"jsonrpc": "2.0", "id": id_json(&a), "result": {"tools": []}}]),
+    );
+    let (_, events) = drain(&mut c);
+    let ended: Vec<&RequestId> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Response { id, .. } => Some(id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ended, vec![&b, &a]);
+    assert_eq!(c.pending_requests(), 0);
+}
+
+#[test]
+fn send_batch_is_refused_outside_2025_03_26() {
+    let now = t0();
+    let mut s = initialized_server("2025-06-18", ServerCapabilities::default(), now);
+    let err = s.send_batch(now, vec![]).unwrap_err();
+    assert_eq!(err, SendError::BatchNotSupported);
+}
+
+#[test]
+fn a_timed_out_request_is_cancelled_and_its_late_answer_dropped() {
+    let t0 = t0();
+    let config = ClientConfig::new(Implementation::new("c", "1")).with_mode(ClientMode::Legacy);
+    let mut c = Session::<Client>::new(config, t0);
+    drain(&mut c);
+    feed(
+        &mut c,
+        t0,
+        &json!({"jsonrpc": "2.0", "id": 0, "result": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}}),
+    );
+    drain(&mut c);
+    let id = c.send_request(t0, "ping", None, RequestOptions::default().with_timeout(Duration::from_secs(2))).unwrap();
+    drain(&mut c);
+    assert_eq!(c.poll_timeout(), Some(t0 + Duration::from_secs(2)));
+    c.handle_timeout(t0 + Duration::from_secs(1));
+    assert!(drain(&mut c).1.is_empty(), "an early call does nothing");
+    c.handle_timeout(t0 + Duration::from_secs(2));
+    let (sent, events) = drain(&mut c);
+    assert_eq!(
+        sent,
+        vec![
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id_json(&id), "reason": "timeout"}})
+        ]
+    );
+    assert!(matches!(
+        &events[..],
+        [Event::Response { outcome: Err(crate::jsonrpc::CallError::Local(crate::jsonrpc::LocalError::TimedOut)), .. }]
+    ));
+    assert_eq!(c.poll_timeout(), None);
+    feed(&mut c, t0 + Duration::from_secs(3), &json!({"jsonrpc": "2.0", "id": id_json(&id), "result": {}}));
+    assert!(drain(&mut c).1.is_empty());
+    assert_eq!(c.late_responses(), 1);
+}
+
+fn id_json(id: &RequestId) -> Value {
+    serde_json::to_value(id).unwrap()
+}
