@@ -11,6 +11,7 @@
 //! talaria_core::fuzzing::line_decode(b"\x05{}\n{\"a\":1}\r\n");
 //! talaria_core::fuzzing::sse_decode(b"\x03data: x\n\n");
 //! talaria_core::fuzzing::typed_decode(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#);
+//! talaria_core::fuzzing::session_ops(&[0, 7, 7, 0, 7, 5, 7, 3, 200, 6]);
 //! ```
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
@@ -89,6 +90,15 @@ pub fn typed_decode(data: &[u8]) {
     }
 }
 
+/// Drives a client and a server session with operations read from `data` (sends, raw peer
+/// bytes, deliveries, time jumps, cancels, answers, closes) and checks the session invariants
+/// after every step: every transmitted payload is valid JSON-RPC, every request ends at most
+/// once (and exactly once by the end), nothing follows `Closed`, and `poll_timeout` never
+/// asks for a time already handled.
+pub fn session_ops(data: &[u8]) {
+    session_fuzz::run(data);
+}
+
 fn assert_typed_fixed_point(method: &str, params: &AnyParams) {
     if matches!(params, AnyParams::Other(None)) {
         return; // No params were sent: there is nothing to encode.
@@ -156,4 +166,137 @@ fn collect_events(max: usize, stream: &[u8], chunk: usize) -> Vec<Option<SseEven
     }
     decoder.finish(|e| out.push(e.ok()));
     out
+}
+
+mod session_fuzz {
+    use std::collections::{BTreeMap, BTreeSet, VecDeque};
+    use std::time::{Duration, Instant};
+
+    use crate::jsonrpc::{Packet, RequestId};
+    use crate::schema::lifecycle::{ListChangedCapability, ServerCapabilities};
+    use crate::schema::Implementation;
+    use crate::session::{
+        Client, ClientConfig, ClientMode, Event, Output, ReplyToken, RequestOptions, Role, Server, ServerConfig,
+        Session,
+    };
+    use crate::version::ProtocolVersion;
+
+    const METHODS: [&str; 6] = ["ping", "tools/list", "tools/call", "prompts/list", "custom/thing", "resources/read"];
+
+    /// What one side has emitted so far.
+    #[derive(Default)]
+    struct Seen {
+        ended: BTreeMap<RequestId, usize>,
+        closed: bool,
+        replies: VecDeque<ReplyToken>,
+    }
+
+    fn drain<R: Role>(s: &mut Session<R>, seen: &mut Seen, wire: &mut Vec<Vec<u8>>) {
+        while let Some(out) = s.poll_output() {
+            assert!(!seen.closed, "output after Closed: {out:?}");
+            match out {
+                Output::Transmit { payload, .. } => {
+                    assert!(
+                        Packet::from_slice(&payload).is_ok(),
+                        "invalid payload {}",
+                        String::from_utf8_lossy(&payload)
+                    );
+                    wire.push(payload);
+                }
+                Output::Event(Event::Response { id, .. }) => *seen.ended.entry(id).or_default() += 1,
+                Output::Event(Event::Request(req)) => seen.replies.push_back(req.reply),
+                Output::Event(Event::Closed { .. }) => seen.closed = true,
+                Output::Event(_) | Output::StreamDone(_) => {}
+            }
+        }
+        assert!(seen.ended.values().all(|&n| n == 1), "a request ended twice");
+    }
+
+    fn deliver<R: Role>(s: &mut Session<R>, now: Instant, wire: &mut Vec<Vec<u8>>) {
+        for mut frame in wire.drain(..) {
+            frame.push(b'\n');
+            s.handle_bytes(now, &frame);
+        }
+    }
+
+    #[allow(clippy::disallowed_methods)] // the one clock read: the base of virtual time
+    fn base() -> Instant {
+        Instant::now()
+    }
+
+    pub(super) fn run(data: &[u8]) {
+        let Some((&knob, mut ops)) = data.split_first() else { return };
+        let mut now = base();
+        let mode = [ClientMode::Legacy, ClientMode::Auto, ClientMode::Stateless][usize::from(knob % 3)];
+        let mut client_config = ClientConfig::new(Implementation::new("c", "1")).with_mode(mode);
+        client_config.session.versions = match knob / 3 % 4 {
+            0 => ProtocolVersion::ALL.to_vec(),
+            1 => vec![ProtocolVersion::V2025_03_26],
+            2 => vec![ProtocolVersion::V2024_11_05, ProtocolVersion::V2026_07_28],
+            _ => vec![ProtocolVersion::V2025_06_18],
+        };
+        client_config.session.request_timeout = Duration::from_secs(5);
+        let mut server_config = ServerConfig::new(Implementation::new("s", "1"));
+        if knob & 0x80 != 0 {
+            server_config.capabilities =
+                ServerCapabilities { tools: Some(ListChangedCapability::default()), ..Default::default() };
+        }
+        let mut client = Session::<Client>::new(client_config, now);
+        let mut server = Session::<Server>::new(server_config);
+        let (mut cs, mut ss) = (Seen::default(), Seen::default());
+        let (mut to_server, mut to_client) = (Vec::new(), Vec::new());
+        let mut sent: BTreeSet<RequestId> = BTreeSet::new();
+        while let Some((&op, rest)) = ops.split_first() {
+            ops = rest;
+            let arg = ops.first().copied().unwrap_or(0);
+            match op % 10 {
+                0 => {
+                    let method = METHODS[usize::from(arg) % METHODS.len()];
+                    if let Ok(id) = client.send_request(now, method, None, RequestOptions::default()) {
+                        assert!(sent.insert(id), "an id was reused");
+                    }
+                }
+                1 | 2 => {
+                    let n = usize::from(arg).min(ops.len());
+                    let (raw, rest) = ops.split_at(n);
+                    ops = rest;
+                    if op % 10 == 1 {
+                        server.handle_bytes(now, raw);
+                    } else {
+                        client.handle_bytes(now, raw);
+                    }
+                }
+                3 => {
+                    now += Duration::from_millis(u64::from(arg) * 50);
+                    client.handle_timeout(now);
+                    server.handle_timeout(now);
+                    assert!(client.poll_timeout().is_none_or(|t| t > now), "the next deadline is already due");
+                }
+                4 => {
+                    if let Some(id) = sent.iter().nth(usize::from(arg) % sent.len().max(1)).cloned() {
+                        let _ = client.cancel(&id, Some("fuzz"));
+                    }
+                }
+                5 => {
+                    if let Some(reply) = ss.replies.pop_front() {
+                        let _ = server.respond_with(reply, &serde_json::json!({"tools": [], "content": []}));
+                    }
+                }
+                6 => client.close(),
+                8 => server.handle_closed(now),
+                _ => {
+                    deliver(&mut server, now, &mut to_server);
+                    drain(&mut server, &mut ss, &mut to_client);
+                    deliver(&mut client, now, &mut to_client);
+                }
+            }
+            drain(&mut client, &mut cs, &mut to_server);
+            drain(&mut server, &mut ss, &mut to_client);
+        }
+        client.close();
+        drain(&mut client, &mut cs, &mut to_server);
+        for id in &sent {
+            assert_eq!(cs.ended.get(id), Some(&1), "request {id} did not end exactly once");
+        }
+    }
 }

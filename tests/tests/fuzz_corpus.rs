@@ -46,3 +46,8 @@ fn sse_decode_corpus() {
 fn typed_decode_corpus() {
     replay("typed_decode", talaria_core::fuzzing::typed_decode);
 }
+
+#[test]
+fn session_ops_corpus() {
+    replay("session_ops", talaria_core::fuzzing::session_ops);
+}

@@ -27,6 +27,9 @@ impl<R: Role> Session<R> {
 
     pub(super) fn start_initialize(&mut self, now: Instant) {
         let Local::Client(config) = &self.local else { return };
+        if self.phase == Phase::Closed {
+            return;
+        }
         let Some(version) = config.session.versions.iter().copied().filter(|v| v.supports(Feature::Initialize)).max()
         else {
             self.shutdown(Some("no protocol revision with an initialize handshake is configured".into()));
@@ -69,7 +72,9 @@ impl<R: Role> Session<R> {
     pub(super) fn fall_back(&mut self, now: Instant, why: &str) {
         let auto = matches!(&self.local, Local::Client(c) if c.mode == ClientMode::Auto);
         if auto {
-            self.transition(Transition::FallBackToInitialize);
+            if self.phase == Phase::Discovering {
+                self.transition(Transition::FallBackToInitialize);
+            }
             self.start_initialize(now);
         } else {
             self.fail_handshake(ProtocolError::Handshake(format!("server/discover failed: {why}")));

@@ -213,3 +213,16 @@ fn a_timed_out_request_is_cancelled_and_its_late_answer_dropped() {
 fn id_json(id: &RequestId) -> Value {
     serde_json::to_value(id).unwrap()
 }
+
+#[test]
+fn an_auto_client_without_the_stateless_revision_starts_with_initialize() {
+    let mut config = ClientConfig::new(Implementation::new("c", "1"));
+    config.session.versions = vec![ProtocolVersion::V2025_06_18];
+    let mut c = Session::<Client>::new(config, t0());
+    let (sent, events) = drain(&mut c);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["method"], "initialize");
+    assert_eq!(sent[0]["params"]["protocolVersion"], "2025-06-18");
+    assert!(events.is_empty(), "{events:?}");
+    assert_eq!(c.phase(), Phase::Initializing);
+}
