@@ -250,6 +250,9 @@ impl<R: Role> Session<R> {
     /// Answers `server/discover` from the configuration.
     pub(super) fn on_discover(&mut self, route: Route, id: RequestId) {
         let Local::Server(config) = &self.local else { return };
+        if !config.session.versions.iter().any(|v| v.supports(Feature::Discover)) {
+            return self.reply_error(route, id, ErrorObject::method_not_found("server/discover"));
+        }
         let mut meta = Meta::new();
         if let Ok(info) = serde_json::to_value(&config.session.info) {
             meta.insert(meta_keys::SERVER_INFO.into(), info);
