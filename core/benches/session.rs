@@ -83,14 +83,14 @@ impl Pair {
         let client_config = ClientConfig::new(Implementation::new("bench-client", "1")).with_mode(ClientMode::Legacy);
         let client = Session::<Client>::new(client_config, now);
         let mut pair = Self { client, server, now, replies: Vec::new(), frames: Vec::new(), done: 0 };
-        pair.to_server();
-        pair.to_client();
-        pair.to_server();
+        pair.deliver_to_server();
+        pair.deliver_to_client();
+        pair.deliver_to_server();
         assert!(pair.client.phase().is_ready() && pair.server.phase().is_ready());
         pair
     }
 
-    fn to_server(&mut self) {
+    fn deliver_to_server(&mut self) {
         while let Some(out) = self.client.poll_output() {
             match out {
                 Output::Transmit { payload, .. } => self.frames.push(payload),
@@ -113,7 +113,7 @@ impl Pair {
         }
     }
 
-    fn to_client(&mut self) {
+    fn deliver_to_client(&mut self) {
         for frame in self.frames.drain(..) {
             self.client.handle_frame(self.now, Route::Connection, &frame);
         }
@@ -140,17 +140,17 @@ impl Pair {
                 self.client.send_request(self.now, "tools/call", Some(params), RequestOptions::default()).unwrap();
             }
             sent += batch;
-            self.to_server();
+            self.deliver_to_server();
             for reply in std::mem::take(&mut self.replies) {
                 self.server.respond_with(reply, &RESULT).unwrap();
             }
-            self.to_server_outputs();
-            self.to_client();
+            self.collect_server_outputs();
+            self.deliver_to_client();
         }
     }
 
     /// Moves what the server produced after answering.
-    fn to_server_outputs(&mut self) {
+    fn collect_server_outputs(&mut self) {
         while let Some(out) = self.server.poll_output() {
             if let Output::Transmit { payload, .. } = out {
                 self.frames.push(payload);
