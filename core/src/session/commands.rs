@@ -331,6 +331,40 @@ impl Session<Server> {
         Ok(())
     }
 
+    /// Sends a notification about a peer request on that request's route (its HTTP response
+    /// stream, or the connection). For a `subscriptions/listen` request (2026-07-28) the
+    /// notification's `_meta` carries `io.modelcontextprotocol/subscriptionId`, the request's id.
+    ///
+    /// # Errors
+    ///
+    /// The gating errors of [`Session::notify`], [`SendError::ParamsNotAnObject`] when the
+    /// subscription id must be added to params that are not an object, [`SendError::Closed`].
+    pub fn notify_related(
+        &mut self,
+        reply: &ReplyToken,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<(), SendError> {
+        if self.phase == Phase::Closed {
+            return Err(SendError::Closed);
+        }
+        self.check_outgoing(method)?;
+        let Some(inflight) = self.inbound.get_mut(&reply.id) else { return Ok(()) };
+        if inflight.cancelled {
+            return Ok(());
+        }
+        let (route, listen) = (inflight.route, inflight.listen);
+        let params = if listen {
+            let mut entries = Meta::new();
+            entries.insert(meta_keys::SUBSCRIPTION_ID.into(), id_value(&reply.id));
+            Some(with_meta(params, entries)?)
+        } else {
+            params
+        };
+        self.transmit(route, Notification { method: method.to_owned(), params }.into());
+        Ok(())
+    }
+
     /// Sends a log message if the session's level lets it through (legacy era, on the
     /// long-lived channel). Returns whether it was sent.
     ///

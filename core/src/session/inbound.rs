@@ -17,6 +17,9 @@ pub(super) struct Inflight {
     pub(super) log_level: Option<LoggingLevel>,
     /// The peer batch this request came in, whose answer waits for it.
     pub(super) batch: Option<u64>,
+    /// A `subscriptions/listen` request: notifications sent about it carry its id as the
+    /// subscription id.
+    pub(super) listen: bool,
 }
 
 /// The table of peer requests in flight, with a count per HTTP stream.

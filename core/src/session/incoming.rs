@@ -250,6 +250,7 @@ impl<R: Role> Session<R> {
         let progress_token = meta.as_ref().and_then(|m| m.progress_token.clone());
         let log_level = meta.as_ref().and_then(|m| m.log_level);
         let batch = self.batches.collecting;
+        let listen = req.method == "subscriptions/listen";
         let inflight = Inflight {
             route,
             progress_token: progress_token.clone(),
@@ -257,6 +258,7 @@ impl<R: Role> Session<R> {
             cancelled: false,
             log_level,
             batch,
+            listen,
         };
         self.inbound.insert(req.id.clone(), inflight);
         if let Some(b) = batch {

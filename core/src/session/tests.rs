@@ -226,3 +226,33 @@ fn an_auto_client_without_the_stateless_revision_starts_with_initialize() {
     assert!(events.is_empty(), "{events:?}");
     assert_eq!(c.phase(), Phase::Initializing);
 }
+
+#[test]
+fn subscription_notifications_go_on_the_listen_stream_with_its_id() {
+    let now = t0();
+    let caps = ServerCapabilities { tools: Some(ListChangedCapability::with_list_changed()), ..Default::default() };
+    let mut s = server(caps);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let listen = json!({"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": {"toolsListChanged": true}}});
+    s.handle_frame(now, Route::Stream(StreamId(7)), &serde_json::to_vec(&listen).unwrap());
+    let mut reply = None;
+    while let Some(out) = s.poll_output() {
+        if let Output::Event(Event::Request(req)) = out {
+            reply = Some(req.reply);
+        }
+    }
+    let reply = reply.expect("listen request handed to the application");
+    s.notify_related(&reply, "notifications/tools/list_changed", None).unwrap();
+    match s.poll_output() {
+        Some(Output::Transmit { route, payload }) => {
+            assert_eq!(route, Route::Stream(StreamId(7)));
+            let v: Value = serde_json::from_slice(&payload).unwrap();
+            assert_eq!(v["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "sub-1");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Closing the stream ends the subscription: the application is told.
+    s.handle_stream_closed(now, StreamId(7));
+    assert!(matches!(s.poll_output(), Some(Output::Event(Event::PeerCancelled { .. }))));
+}
