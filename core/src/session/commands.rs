@@ -45,7 +45,7 @@ impl<R: Role> Session<R> {
         if self.outbound.len() >= limit {
             return Err(SendError::TooManyPending { limit });
         }
-        if self.phase.is_ready() {
+        if self.phase.is_ready() || matches!(method, "initialize" | "notifications/initialized") {
             self.check_outgoing(method)?;
         }
         let id = self.outbound.next_id();
@@ -194,6 +194,9 @@ impl<R: Role> Session<R> {
 
     /// Checks direction, revision and capability for a method this side wants to send.
     pub(super) fn check_outgoing(&self, method: &str) -> Result<(), SendError> {
+        if matches!(method, "initialize" | "notifications/initialized") {
+            return Err(SendError::Reserved(method.to_owned()));
+        }
         let Some(info) = method_info(method) else { return Ok(()) };
         if !info.sent_by.allows(R::SIDE) {
             return Err(SendError::WrongDirection { method: method.to_owned() });

@@ -67,6 +67,9 @@ pub enum SendError {
     /// Parameters or a result could not be serialized.
     #[error("could not encode: {0}")]
     Encode(String),
+    /// The session sends this method itself (the handshake); the application may not.
+    #[error("{0} is sent by the session itself")]
+    Reserved(String),
     /// Batches can be sent only in a ready 2025-03-26 session.
     #[error("batches can be sent only once a 2025-03-26 session is ready")]
     BatchNotSupported,

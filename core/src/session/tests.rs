@@ -256,3 +256,15 @@ fn subscription_notifications_go_on_the_listen_stream_with_its_id() {
     s.handle_stream_closed(now, StreamId(7));
     assert!(matches!(s.poll_output(), Some(Output::Event(Event::PeerCancelled { .. }))));
 }
+
+#[test]
+fn the_handshake_methods_belong_to_the_session() {
+    let mut c =
+        Session::<Client>::new(ClientConfig::new(Implementation::new("c", "1")).with_mode(ClientMode::Legacy), t0());
+    let err = c.send_request(t0(), "initialize", None, RequestOptions::default()).unwrap_err();
+    assert_eq!(err, SendError::Reserved("initialize".into()));
+    assert_eq!(
+        c.notify("notifications/initialized", None).unwrap_err(),
+        SendError::Reserved("notifications/initialized".into())
+    );
+}
