@@ -118,20 +118,19 @@ impl<R: Role> Session<R> {
         if self.phase == Phase::Closed {
             return Err(SendError::Closed);
         }
+        // A request the peer cancelled was retired already: its answer goes nowhere.
         let Some((inflight, stream_done)) = self.inbound.remove(&reply.id) else {
             return Ok(());
         };
-        if !inflight.cancelled {
-            let stateless = self.version.is_some_and(|v| v.supports(Feature::ResultType));
-            let msg: Message = match result {
-                Ok(result) => {
-                    let result = if stateless { stamp_result_type(result) } else { result };
-                    Response { id: reply.id, result }.into()
-                }
-                Err(error) => ErrorResponse { id: Some(reply.id), error }.into(),
-            };
-            self.reply(inflight.route, inflight.batch, msg);
-        }
+        let stateless = self.version.is_some_and(|v| v.supports(Feature::ResultType));
+        let msg: Message = match result {
+            Ok(result) => {
+                let result = if stateless { stamp_result_type(result) } else { result };
+                Response { id: reply.id, result }.into()
+            }
+            Err(error) => ErrorResponse { id: Some(reply.id), error }.into(),
+        };
+        self.reply(inflight.route, inflight.batch, msg);
         if let Some(batch) = inflight.batch {
             self.batch_reply_done(batch);
         }
@@ -323,9 +322,6 @@ impl Session<Server> {
             }
         }
         inflight.last_progress = Some(progress);
-        if inflight.cancelled {
-            return Ok(());
-        }
         let route = inflight.route;
         let params = ProgressNotificationParams::new(token, progress, total, message);
         let n =
@@ -353,9 +349,6 @@ impl Session<Server> {
         }
         self.check_outgoing(method)?;
         let Some(inflight) = self.inbound.get_mut(&reply.id) else { return Ok(()) };
-        if inflight.cancelled {
-            return Ok(());
-        }
         let (route, listen) = (inflight.route, inflight.listen);
         let params = if listen {
             let mut entries = Meta::new();

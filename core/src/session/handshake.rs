@@ -240,10 +240,9 @@ impl<R: Role> Session<R> {
         self.transition(Transition::HandshakeStarted);
     }
 
-    pub(super) fn on_initialized(&mut self) {
+    pub(super) fn on_initialized(&mut self, now: Instant) {
         if self.phase == Phase::Initializing {
-            self.transition(Transition::HandshakeDone);
-            self.announce_ready();
+            self.become_ready(now);
         }
     }
 

@@ -12,7 +12,6 @@ pub(super) struct Inflight {
     pub(super) route: Route,
     pub(super) progress_token: Option<ProgressToken>,
     pub(super) last_progress: Option<f64>,
-    pub(super) cancelled: bool,
     /// Stateless era: the log level the request asked for.
     pub(super) log_level: Option<LoggingLevel>,
     /// The peer batch this request came in, whose answer waits for it.

@@ -146,12 +146,10 @@ impl<R: Role> Session<R> {
     }
 
     fn server_request(&mut self, now: Instant, route: Route, req: Request, meta: Option<RequestMeta>) {
-        let legacy_session = self.version.is_some_and(|v| !v.supports(Feature::Stateless));
-        let stateless = !legacy_session && meta.as_ref().is_some_and(|m| m.protocol_version.is_some());
         if req.method == "server/discover" {
             return self.on_discover(route, req.id);
         }
-        if stateless {
+        if self.is_stateless_request(meta.as_ref()) && req.method != "initialize" {
             return self.stateless_request(route, req, meta);
         }
         match req.method.as_str() {
@@ -176,10 +174,26 @@ impl<R: Role> Session<R> {
         self.accept(route, req, meta);
     }
 
+    /// Whether a request to this server is handled as a stateless (2026-07-28) one: the session
+    /// is stateless already, or it has no era yet and either the request says a protocol
+    /// version in its `_meta` or the server speaks no revision with a handshake.
+    fn is_stateless_request(&self, meta: Option<&RequestMeta>) -> bool {
+        match self.version {
+            Some(v) => v.supports(Feature::Stateless),
+            None => {
+                let Local::Server(config) = &self.local else { return false };
+                let no_legacy = !config.session.versions.iter().any(|v| v.supports(Feature::Initialize));
+                no_legacy || meta.is_some_and(|m| m.protocol_version.is_some())
+            }
+        }
+    }
+
     fn stateless_request(&mut self, route: Route, req: Request, meta: Option<RequestMeta>) {
-        let Some(meta) = meta else { return };
         let Local::Server(config) = &self.local else { return };
-        let requested = meta.protocol_version.clone().unwrap_or_default();
+        let Some(requested) = meta.as_ref().and_then(|m| m.protocol_version.clone()) else {
+            let error = ErrorObject::invalid_params("Missing _meta \"io.modelcontextprotocol/protocolVersion\"");
+            return self.reply_error(route, req.id, error);
+        };
         let version = ProtocolVersion::parse(&requested)
             .filter(|v| v.supports(Feature::Stateless) && config.session.versions.contains(v));
         let Some(version) = version else {
@@ -187,10 +201,10 @@ impl<R: Role> Session<R> {
             let error = ErrorObject::unsupported_protocol_version(&requested, &supported);
             return self.reply_error(route, req.id, error);
         };
-        if meta.client_capabilities.is_none() {
+        let Some(meta) = meta.filter(|m| m.client_capabilities.is_some()) else {
             let error = ErrorObject::invalid_params("Missing _meta \"io.modelcontextprotocol/clientCapabilities\"");
             return self.reply_error(route, req.id, error);
-        }
+        };
         if self.version.is_none() {
             self.version = Some(version);
             self.peer.clone_from(&meta.client_info);
@@ -251,15 +265,8 @@ impl<R: Role> Session<R> {
         let log_level = meta.as_ref().and_then(|m| m.log_level);
         let batch = self.batches.collecting;
         let listen = req.method == "subscriptions/listen";
-        let inflight = Inflight {
-            route,
-            progress_token: progress_token.clone(),
-            last_progress: None,
-            cancelled: false,
-            log_level,
-            batch,
-            listen,
-        };
+        let inflight =
+            Inflight { route, progress_token: progress_token.clone(), last_progress: None, log_level, batch, listen };
         self.inbound.insert(req.id.clone(), inflight);
         if let Some(b) = batch {
             self.batches.expect_reply(b);
@@ -289,7 +296,7 @@ impl<R: Role> Session<R> {
                     }
                 }
             }
-            "notifications/initialized" if R::SIDE == Side::Server => self.on_initialized(),
+            "notifications/initialized" if R::SIDE == Side::Server => self.on_initialized(now),
             "notifications/message" if R::SIDE == Side::Client => {
                 match n.params_as::<LoggingMessageNotificationParams>() {
                     Ok(p) => self.emit(Event::Log(Box::new(p))),
@@ -315,13 +322,17 @@ impl<R: Role> Session<R> {
         }
     }
 
-    /// The peer no longer wants an answer to `id`.
+    /// The peer no longer wants an answer to `id`: the request is retired at once (a later
+    /// `respond`, progress or log for it goes nowhere), so it holds back no batch and no
+    /// stream and no longer counts as in flight.
     fn peer_cancelled(&mut self, id: &RequestId, reason: Option<String>) {
-        if let Some(inflight) = self.inbound.get_mut(id) {
-            if !inflight.cancelled {
-                inflight.cancelled = true;
-                self.emit(Event::PeerCancelled { id: id.clone(), reason });
-            }
+        let Some((inflight, stream_done)) = self.inbound.remove(id) else { return };
+        self.emit(Event::PeerCancelled { id: id.clone(), reason });
+        if let Some(batch) = inflight.batch {
+            self.batch_reply_done(batch);
+        }
+        if let Some(stream) = stream_done {
+            self.out.push_back(Output::StreamDone(stream));
         }
     }
 
