@@ -5,7 +5,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::event::{Event, Output, ReplyToken, Route};
+use super::event::{Event, IncomingRequest, Output, ReplyToken, Route};
 use super::meta::{stamp_result_type, with_meta};
 use super::outbound::{Pending, Purpose};
 use super::{ClientMode, Local, Phase, RequestOptions, Role, SendError, Server, Session};
@@ -330,6 +330,41 @@ impl Session<Server> {
         Ok(())
     }
 
+    /// Checks that the client of `request` declared `capability`, as a handler that needs it
+    /// (say, elicitation) must before relying on it.
+    ///
+    /// The capabilities are the request's own in the stateless era (2026-07-28) and the
+    /// session's from `initialize` before it. Server capabilities are not the client's to
+    /// declare and always pass.
+    ///
+    /// # Errors
+    ///
+    /// The error to answer the request with: -32021 `MissingRequiredClientCapability` naming
+    /// the capability in the stateless era, -32600 before it.
+    pub fn require_client_capability(
+        &self,
+        request: &IncomingRequest,
+        capability: Capability,
+    ) -> Result<(), ErrorObject> {
+        if capability.advertised_by() != Side::Client {
+            return Ok(());
+        }
+        let per_request = request.meta.as_ref().and_then(|m| m.client_capabilities.as_ref());
+        let declared = per_request.or(self.peer_client_caps.as_ref()).is_some_and(|caps| caps.has(capability));
+        if declared {
+            return Ok(());
+        }
+        let name = client_capability_name(capability);
+        if self.version.is_some_and(|v| v.supports(Feature::Stateless)) {
+            let mut required = serde_json::Map::new();
+            required.insert(name.to_owned(), serde_json::Value::Object(serde_json::Map::new()));
+            let message = format!("This request requires the client capability {name:?}");
+            Err(ErrorObject::missing_required_client_capability(message, serde_json::Value::Object(required)))
+        } else {
+            Err(ErrorObject::invalid_request(&format!("the client did not declare the {name:?} capability")))
+        }
+    }
+
     /// Sends a notification about a peer request on that request's route (its HTTP response
     /// stream, or the connection). For a `subscriptions/listen` request (2026-07-28) the
     /// notification's `_meta` carries `io.modelcontextprotocol/subscriptionId`, the request's id.
@@ -435,6 +470,16 @@ impl Session<Server> {
             Notification::new("notifications/message", Some(params)).map_err(|e| SendError::Encode(e.to_string()))?;
         self.transmit(route, n.into());
         Ok(true)
+    }
+}
+
+/// The member of `ClientCapabilities` that declares `capability`.
+const fn client_capability_name(capability: Capability) -> &'static str {
+    match capability {
+        Capability::Roots | Capability::RootsListChanged => "roots",
+        Capability::Sampling => "sampling",
+        Capability::Elicitation => "elicitation",
+        _ => "tasks",
     }
 }
 

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::schema::lifecycle::{ClientCapabilities, ListChangedCapability, ServerCapabilities};
+use crate::schema::Capability;
 
 /// The base of virtual time: the one clock read of the session tests, which only ever add
 /// durations to it.
@@ -267,4 +268,56 @@ fn the_handshake_methods_belong_to_the_session() {
         c.notify("notifications/initialized", None).unwrap_err(),
         SendError::Reserved("notifications/initialized".into())
     );
+}
+
+#[test]
+fn replies_route_to_their_stream_which_is_then_done() {
+    let now = t0();
+    let caps = ServerCapabilities { tools: Some(ListChangedCapability::default()), ..Default::default() };
+    let mut s = initialized_server("2025-06-18", caps, now);
+    let frame = |v: Value| serde_json::to_vec(&v).unwrap();
+    s.handle_frame(now, Route::Stream(StreamId(3)), &frame(json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"})));
+    let Some(Output::Event(Event::Request(req))) = s.poll_output() else { panic!("no request") };
+    assert!(s.poll_output().is_none(), "the stream stays open while the request does");
+    s.respond_with(req.reply, &json!({"tools": []})).unwrap();
+    assert!(matches!(s.poll_output(), Some(Output::Transmit { route: Route::Stream(StreamId(3)), .. })));
+    assert!(matches!(s.poll_output(), Some(Output::StreamDone(StreamId(3)))));
+    // A POST carrying only a notification is done at once.
+    s.handle_frame(
+        now,
+        Route::Stream(StreamId(4)),
+        &frame(json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})),
+    );
+    let outs: Vec<Output> = std::iter::from_fn(|| s.poll_output()).collect();
+    assert!(matches!(outs.last(), Some(Output::StreamDone(StreamId(4)))), "{outs:?}");
+    // In the legacy era a dropped stream does not cancel its requests.
+    s.handle_frame(
+        now,
+        Route::Stream(StreamId(5)),
+        &frame(json!({"jsonrpc": "2.0", "id": 10, "method": "tools/list"})),
+    );
+    let Some(Output::Event(Event::Request(_pending))) = s.poll_output() else { panic!("no request") };
+    s.handle_stream_closed(now, StreamId(5));
+    assert!(s.poll_output().is_none());
+    assert_eq!(s.inflight_requests(), 1);
+}
+
+#[test]
+fn a_stateless_handler_can_demand_a_client_capability() {
+    let now = t0();
+    let mut s = server(ServerCapabilities { tools: Some(ListChangedCapability::default()), ..Default::default() });
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    feed(
+        &mut s,
+        now,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "_meta": meta}}),
+    );
+    let (_, events) = drain(&mut s);
+    let Some(Event::Request(req)) = events.into_iter().find(|e| matches!(e, Event::Request(_))) else {
+        panic!("no request")
+    };
+    let err = s.require_client_capability(&req, Capability::Elicitation).unwrap_err();
+    assert_eq!(err.code, crate::jsonrpc::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY);
+    assert_eq!(err.data.unwrap()["requiredCapabilities"], json!({"elicitation": {}}));
+    assert!(s.require_client_capability(&req, Capability::Tools).is_ok(), "not a client capability");
 }
