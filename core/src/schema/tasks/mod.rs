@@ -103,6 +103,9 @@ mcp_struct! {
         req ttl: Option<u64> = "ttl",
         /// Suggested polling interval in milliseconds.
         opt poll_interval: u64 = "pollInterval",
+        /// Metadata, when the task is itself a result (`tasks/get`, `tasks/cancel`) or the
+        /// params of `notifications/tasks/status`.
+        opt meta: Meta = "_meta",
     }
 }
 
@@ -119,6 +122,7 @@ impl Task {
             created_at,
             ttl: None,
             poll_interval: None,
+            meta: None,
             extra: JsonObject::new(),
         }
     }
@@ -236,148 +240,24 @@ impl CancelTaskRequestParams {
     }
 }
 
-mcp_struct! {
-    /// The answer to `tasks/get` (2025-11-25): the task's members plus `_meta`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use talaria_core::schema::tasks::{GetTaskResult, Task, TaskStatus};
-    ///
-    /// let r = GetTaskResult::from(Task::new("t1", TaskStatus::Completed, "2025-11-25T10:30:00Z"));
-    /// assert_eq!(serde_json::to_value(&r).unwrap()["taskId"], "t1");
-    /// assert!(Task::from(r).status.is_terminal());
-    /// ```
-    pub struct GetTaskResult {
-        /// The task's id.
-        req task_id: String = "taskId",
-        /// Its state.
-        req status: TaskStatus = "status",
-        /// A human-readable description of the state.
-        opt status_message: String = "statusMessage",
-        /// ISO 8601 creation time.
-        req created_at: String = "createdAt",
-        /// ISO 8601 time of the last update.
-        req last_updated_at: String = "lastUpdatedAt",
-        /// Retention from creation in milliseconds; `None` (written as `null`) is unlimited.
-        req ttl: Option<u64> = "ttl",
-        /// Suggested polling interval in milliseconds.
-        opt poll_interval: u64 = "pollInterval",
-        /// Result metadata.
-        opt meta: Meta = "_meta",
-    }
-}
+/// The answer to `tasks/get` (2025-11-25): the task itself, with `_meta`.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::schema::tasks::{GetTaskResult, Task, TaskStatus};
+///
+/// let r: GetTaskResult = Task::new("t1", TaskStatus::Completed, "2025-11-25T10:30:00Z");
+/// assert_eq!(serde_json::to_value(&r).unwrap()["taskId"], "t1");
+/// assert!(r.status.is_terminal());
+/// ```
+pub type GetTaskResult = Task;
 
-mcp_struct! {
-    /// The answer to `tasks/cancel` (2025-11-25): the task's members after the cancellation,
-    /// plus `_meta`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use talaria_core::schema::tasks::{CancelTaskResult, TaskStatus};
-    ///
-    /// let r: CancelTaskResult = serde_json::from_str(
-    ///     r#"{"taskId":"t1","status":"cancelled","createdAt":"a","lastUpdatedAt":"b","ttl":null}"#,
-    /// ).unwrap();
-    /// assert_eq!(r.status, TaskStatus::Cancelled);
-    /// assert_eq!(r.ttl, None);
-    /// ```
-    pub struct CancelTaskResult {
-        /// The task's id.
-        req task_id: String = "taskId",
-        /// Its state.
-        req status: TaskStatus = "status",
-        /// A human-readable description of the state.
-        opt status_message: String = "statusMessage",
-        /// ISO 8601 creation time.
-        req created_at: String = "createdAt",
-        /// ISO 8601 time of the last update.
-        req last_updated_at: String = "lastUpdatedAt",
-        /// Retention from creation in milliseconds; `None` (written as `null`) is unlimited.
-        req ttl: Option<u64> = "ttl",
-        /// Suggested polling interval in milliseconds.
-        opt poll_interval: u64 = "pollInterval",
-        /// Result metadata.
-        opt meta: Meta = "_meta",
-    }
-}
+/// The answer to `tasks/cancel` (2025-11-25): the task in its new state, with `_meta`.
+pub type CancelTaskResult = Task;
 
-mcp_struct! {
-    /// Parameters of `notifications/tasks/status` (2025-11-25): the task's members plus
-    /// `_meta`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use talaria_core::schema::tasks::{TaskStatus, TaskStatusNotificationParams};
-    ///
-    /// let p: TaskStatusNotificationParams = serde_json::from_str(
-    ///     r#"{"taskId":"t1","status":"failed","statusMessage":"boom","createdAt":"a","lastUpdatedAt":"b","ttl":5000}"#,
-    /// ).unwrap();
-    /// assert_eq!(p.status, TaskStatus::Failed);
-    /// assert_eq!(p.ttl, Some(5000));
-    /// ```
-    pub struct TaskStatusNotificationParams {
-        /// The task's id.
-        req task_id: String = "taskId",
-        /// Its state.
-        req status: TaskStatus = "status",
-        /// A human-readable description of the state.
-        opt status_message: String = "statusMessage",
-        /// ISO 8601 creation time.
-        req created_at: String = "createdAt",
-        /// ISO 8601 time of the last update.
-        req last_updated_at: String = "lastUpdatedAt",
-        /// Retention from creation in milliseconds; `None` (written as `null`) is unlimited.
-        req ttl: Option<u64> = "ttl",
-        /// Suggested polling interval in milliseconds.
-        opt poll_interval: u64 = "pollInterval",
-        /// Notification metadata.
-        opt meta: Meta = "_meta",
-    }
-}
-
-/// Conversions between [`Task`] and the types that inline its members.
-macro_rules! flattened_task {
-    ($($ty:ident),* $(,)?) => {
-        $(
-            impl From<Task> for $ty {
-                fn from(t: Task) -> Self {
-                    Self {
-                        task_id: t.task_id,
-                        status: t.status,
-                        status_message: t.status_message,
-                        created_at: t.created_at,
-                        last_updated_at: t.last_updated_at,
-                        ttl: t.ttl,
-                        poll_interval: t.poll_interval,
-                        meta: None,
-                        extra: t.extra,
-                    }
-                }
-            }
-
-            impl From<$ty> for Task {
-                /// Keeps the task's members; `_meta` is dropped.
-                fn from(t: $ty) -> Self {
-                    Self {
-                        task_id: t.task_id,
-                        status: t.status,
-                        status_message: t.status_message,
-                        created_at: t.created_at,
-                        last_updated_at: t.last_updated_at,
-                        ttl: t.ttl,
-                        poll_interval: t.poll_interval,
-                        extra: t.extra,
-                    }
-                }
-            }
-        )*
-    };
-}
-
-flattened_task!(GetTaskResult, CancelTaskResult, TaskStatusNotificationParams);
+/// The params of `notifications/tasks/status` (2025-11-25): the task, with `_meta`.
+pub type TaskStatusNotificationParams = Task;
 
 mcp_struct! {
     /// The answer to `tasks/list` (2025-11-25): one page of tasks.
@@ -442,7 +322,7 @@ macro_rules! legacy_only_result {
     };
 }
 
-legacy_only_result!(CreateTaskResult, GetTaskResult, CancelTaskResult, ListTasksResult);
+legacy_only_result!(CreateTaskResult, Task, ListTasksResult);
 
 request_method! {
     /// `tasks/get` (2025-11-25): the state of a task.
