@@ -438,13 +438,11 @@ mod tests {
     }
 
     #[test]
-    fn unknown_members_round_trip_and_convert() {
+    fn unknown_members_round_trip() {
         let mut json = task_json(&json!(1));
         json["progress"] = json!(0.5);
         let r: GetTaskResult = round_trip("unknown", &json);
-        let t = Task::from(r);
-        assert_eq!(t.extra["progress"], 0.5);
-        assert_eq!(serde_json::to_value(GetTaskResult::from(t)).unwrap(), json);
+        assert_eq!(r.extra["progress"], 0.5);
     }
 
     #[test]
