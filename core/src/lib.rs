@@ -8,6 +8,7 @@
 //! - [`version`]: the MCP protocol revisions, negotiation and the feature table.
 //! - [`schema`]: typed MCP requests, results and notifications of every revision.
 //! - [`session`]: the sans-IO session state machine (`Session<Client>`, `Session<Server>`).
+//! - [`server`]: the typed server layer: a router of tools with typed handlers.
 //!
 //! # Examples
 //!
@@ -31,5 +32,6 @@ pub mod codec;
 pub mod fuzzing;
 pub mod jsonrpc;
 pub mod schema;
+pub mod server;
 pub mod session;
 pub mod version;

@@ -1,0 +1,108 @@
+//! What a handler sees of its request and session.
+
+use super::router::Deferred;
+use crate::jsonrpc::RequestId;
+use crate::schema::lifecycle::{ClientCapabilities, RequestMeta};
+use crate::schema::{Implementation, LoggingLevel, ProgressToken};
+use crate::session::{ReplyToken, SendError, Server, Session};
+use crate::version::ProtocolVersion;
+
+/// A handler's view of the request it answers: the session, per-session state, progress,
+/// logging, and the means to answer later.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use talaria_core::schema::tools::{CallToolResult, Tool};
+/// use talaria_core::server::Router;
+///
+/// // Per-session state: a call counter.
+/// let router = Router::<u32>::builder()
+///     .tool(Tool::new("count", Default::default()), |ctx, _args: serde_json::Value| {
+///         *ctx.state() += 1;
+///         Ok(CallToolResult::text(ctx.state().to_string()))
+///     })
+///     .build();
+/// # let _ = router;
+/// ```
+pub struct Context<'a, S> {
+    pub(super) session: &'a mut Session<Server>,
+    pub(super) state: &'a mut S,
+    pub(super) reply: Option<ReplyToken>,
+    pub(super) id: RequestId,
+    pub(super) tool: String,
+    pub(super) progress_token: Option<ProgressToken>,
+    pub(super) meta: Option<Box<RequestMeta>>,
+}
+
+impl<S> Context<'_, S> {
+    /// The per-session state.
+    pub fn state(&mut self) -> &mut S {
+        self.state
+    }
+
+    /// The id of the request being answered.
+    #[must_use]
+    pub const fn request_id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// The negotiated revision (the request's own in the stateless era).
+    #[must_use]
+    pub fn version(&self) -> Option<ProtocolVersion> {
+        self.session.version()
+    }
+
+    /// The client's implementation info: the request's own in the stateless era, the
+    /// handshake's before.
+    #[must_use]
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.meta.as_ref().and_then(|m| m.client_info.as_ref()).or_else(|| self.session.peer_info())
+    }
+
+    /// The client's capabilities, the same way.
+    #[must_use]
+    pub fn client_capabilities(&self) -> Option<&ClientCapabilities> {
+        self.meta.as_ref().and_then(|m| m.client_capabilities.as_ref()).or_else(|| self.session.client_capabilities())
+    }
+
+    /// Whether the client asked for progress on this request.
+    #[must_use]
+    pub const fn wants_progress(&self) -> bool {
+        self.progress_token.is_some()
+    }
+
+    /// Reports progress if the client asked for it (otherwise does nothing).
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::ProgressNotIncreasing`] if `progress` does not exceed the last value; once
+    /// the reply was deferred, progress goes through the session with the [`Deferred`] token.
+    pub fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<String>) -> Result<(), SendError> {
+        match (&self.reply, &self.progress_token) {
+            (Some(reply), Some(_)) => self.session.progress(reply, progress, total, message),
+            _ => Ok(()),
+        }
+    }
+
+    /// Sends a log message about this request, if the level lets it through. Returns whether
+    /// it was sent.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::MissingCapability`] if the server did not advertise `logging`.
+    pub fn log(&mut self, level: LoggingLevel, data: serde_json::Value) -> Result<bool, SendError> {
+        match &self.reply {
+            Some(reply) => self.session.log_for(reply, level, Some(self.tool.as_str()), data),
+            None => Ok(false),
+        }
+    }
+
+    /// Takes the reply, to answer later with `Router::complete_tool` (say, after work on
+    /// another thread). The handler's own return value is then ignored. `None` if already
+    /// taken.
+    pub fn defer(&mut self) -> Option<Deferred> {
+        self.reply.take().map(|reply| Deferred { reply, tool: self.tool.clone() })
+    }
+}

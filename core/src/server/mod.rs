@@ -1,0 +1,45 @@
+//! The typed server layer: a router of tools (prompts and resources to come) above the session.
+//!
+//! A [`Router`] holds what a server offers and answers the requests a [`Session<Server>`]
+//! hands over as [`Event::Request`]. It calls the application's handlers synchronously with
+//! typed arguments and a [`Context`] (the request, the session, per-session state); it never
+//! blocks, spawns or reads a clock, so it runs under any executor. A handler that needs time
+//! takes the reply with [`Context::defer`] and answers later with [`Router::complete_tool`].
+//!
+//! [`Session<Server>`]: crate::session::Session
+//! [`Event::Request`]: crate::session::Event::Request
+//!
+//! # Examples
+//!
+//! ```
+//! use serde::Deserialize;
+//! use serde_json::json;
+//! use talaria_core::schema::tools::{CallToolResult, Tool};
+//! use talaria_core::server::Router;
+//!
+//! #[derive(Deserialize)]
+//! struct Echo {
+//!     text: String,
+//! }
+//!
+//! let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]});
+//! let router = Router::<()>::builder()
+//!     .tool(Tool::new("echo", serde_json::from_value(schema).unwrap()), |_ctx, args: Echo| {
+//!         Ok(CallToolResult::text(args.text))
+//!     })
+//!     .build();
+//! assert!(router.capabilities().tools.is_some());
+//! ```
+
+mod context;
+pub mod pagination;
+mod router;
+mod tools;
+pub mod uri_template;
+
+pub use context::Context;
+pub use router::{Deferred, Router, RouterBuilder};
+pub use tools::ToolError;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,231 @@
+//! The router: what the server offers, and how requests reach it.
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::context::Context;
+use super::pagination::paginate;
+use super::tools::{structured, typed, ToolEntry, ToolError};
+use crate::jsonrpc::ErrorObject;
+use crate::schema::lifecycle::{ListChangedCapability, ServerCapabilities};
+use crate::schema::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool};
+use crate::schema::{ForRevision, PaginatedRequestParams};
+use crate::session::{IncomingRequest, ReplyToken, SendError, Server, Session};
+
+/// What a server offers, and the handlers behind it.
+///
+/// Immutable once built, so one router can serve many sessions (share it behind an `Arc`);
+/// per-session data lives in the state `S` the adapter keeps beside each session.
+pub struct Router<S> {
+    tools: Vec<ToolEntry<S>>,
+    by_name: BTreeMap<String, usize>,
+    page_size: usize,
+}
+
+/// Builds a [`Router`].
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::schema::tools::{CallToolResult, Tool};
+/// use talaria_core::server::Router;
+///
+/// let router = Router::<()>::builder()
+///     .page_size(50)
+///     .tool(Tool::new("ping_me", Default::default()), |_ctx, _args: serde_json::Value| Ok(CallToolResult::text("pong")))
+///     .build();
+/// assert_eq!(router.tools().count(), 1);
+/// ```
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct RouterBuilder<S> {
+    tools: Vec<ToolEntry<S>>,
+    page_size: usize,
+}
+
+/// An answer the handler chose to give later (see [`Context::defer`]).
+#[derive(Debug)]
+#[must_use = "a deferred request must be completed with `Router::complete_tool`"]
+pub struct Deferred {
+    pub(super) reply: ReplyToken,
+    pub(super) tool: String,
+}
+
+impl Deferred {
+    /// The reply token, for progress and logs through the session while the work goes on.
+    pub const fn reply(&self) -> &ReplyToken {
+        &self.reply
+    }
+
+    /// The name of the tool being run.
+    #[must_use]
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+}
+
+impl<S> RouterBuilder<S> {
+    /// Lists at most `n` items per page (0, the default: everything on one page).
+    pub const fn page_size(mut self, n: usize) -> Self {
+        self.page_size = n;
+        self
+    }
+
+    /// Registers a tool whose handler takes typed arguments `A` (any `Deserialize` type; use
+    /// `serde_json::Value` for raw arguments). Arguments that do not fit `A` become a tool
+    /// error result naming the tool and what was wrong. A later tool with the same name
+    /// replaces the earlier one.
+    pub fn tool<A, F>(mut self, tool: Tool, handler: F) -> Self
+    where
+        A: DeserializeOwned,
+        F: Fn(&mut Context<'_, S>, A) -> Result<CallToolResult, ToolError> + Send + Sync + 'static,
+    {
+        let call = typed(tool.name.clone(), handler);
+        self.tools.retain(|t| t.tool.name != tool.name);
+        self.tools.push(ToolEntry { tool, call });
+        self
+    }
+
+    /// Registers a tool with a typed output `O`: the output becomes `structuredContent` (and,
+    /// for earlier clients, a text block with the same JSON). Give the tool an
+    /// `output_schema` describing `O`.
+    pub fn structured_tool<A, O, F>(mut self, tool: Tool, handler: F) -> Self
+    where
+        A: DeserializeOwned,
+        O: Serialize,
+        F: Fn(&mut Context<'_, S>, A) -> Result<O, ToolError> + Send + Sync + 'static,
+    {
+        let call = structured(tool.name.clone(), handler);
+        self.tools.retain(|t| t.tool.name != tool.name);
+        self.tools.push(ToolEntry { tool, call });
+        self
+    }
+
+    /// The router.
+    pub fn build(self) -> Router<S> {
+        let by_name = self.tools.iter().enumerate().map(|(i, t)| (t.tool.name.clone(), i)).collect();
+        Router { tools: self.tools, by_name, page_size: self.page_size }
+    }
+}
+
+impl<S> Router<S> {
+    /// An empty builder.
+    pub const fn builder() -> RouterBuilder<S> {
+        RouterBuilder { tools: Vec::new(), page_size: 0 }
+    }
+
+    /// The capabilities this router's contents call for, to put in the `ServerConfig`.
+    #[must_use]
+    pub fn capabilities(&self) -> ServerCapabilities {
+        ServerCapabilities {
+            tools: (!self.tools.is_empty()).then(ListChangedCapability::default),
+            ..ServerCapabilities::default()
+        }
+    }
+
+    /// The registered tools, in registration order (the order `tools/list` uses).
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.tools.iter().map(|t| &t.tool)
+    }
+
+    /// Answers one request the session handed over, calling the matching handler.
+    ///
+    /// # Errors
+    ///
+    /// Only [`SendError::Closed`] (or an encoding failure) from answering: a bad request is
+    /// answered on the wire, never returned.
+    pub fn dispatch(
+        &self,
+        session: &mut Session<Server>,
+        state: &mut S,
+        request: IncomingRequest,
+    ) -> Result<(), SendError> {
+        let IncomingRequest { reply, method, params, progress_token, meta } = request;
+        let params = params.as_deref();
+        match method.as_str() {
+            "tools/list" if !self.tools.is_empty() => {
+                let p: PaginatedRequestParams = match decode(params) {
+                    Ok(p) => p,
+                    Err(e) => return session.respond(reply, Err(invalid_params(&method, &e))),
+                };
+                let page = match paginate(&self.tools, p.cursor.as_deref(), self.page_size) {
+                    Ok(page) => page,
+                    Err(e) => return session.respond(reply, Err(e.to_error_object())),
+                };
+                let mut result = ListToolsResult::new(page.items.iter().map(|t| t.tool.clone()).collect());
+                result.next_cursor = page.next_cursor;
+                if let Some(v) = session.version() {
+                    result.adapt_to(v);
+                }
+                session.respond_with(reply, &result)
+            }
+            "tools/call" if !self.tools.is_empty() => {
+                let call: CallToolRequestParams = match decode(params) {
+                    Ok(c) => c,
+                    Err(e) => return session.respond(reply, Err(invalid_params(&method, &e))),
+                };
+                let Some(&index) = self.by_name.get(&call.name) else {
+                    let error = ErrorObject::invalid_params(format!("Unknown tool: {}", call.name));
+                    return session.respond(reply, Err(error));
+                };
+                let id = reply.id().clone();
+                let mut ctx = Context {
+                    session: &mut *session,
+                    state,
+                    reply: Some(reply),
+                    id,
+                    tool: call.name.clone(),
+                    progress_token,
+                    meta,
+                };
+                let outcome = (self.tools[index].call)(&mut ctx, call.arguments.unwrap_or_default());
+                match ctx.reply.take() {
+                    Some(reply) => answer(session, reply, outcome),
+                    None => Ok(()),
+                }
+            }
+            _ => session.respond(reply, Err(ErrorObject::method_not_found(&method))),
+        }
+    }
+
+    /// Answers a request whose handler deferred it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Router::dispatch`].
+    pub fn complete_tool(
+        &self,
+        session: &mut Session<Server>,
+        deferred: Deferred,
+        outcome: Result<CallToolResult, ToolError>,
+    ) -> Result<(), SendError> {
+        answer(session, deferred.reply, outcome)
+    }
+}
+
+/// Sends a tool's outcome: results adapted to the revision, execution errors as `isError`
+/// results, protocol errors as JSON-RPC errors.
+fn answer(
+    session: &mut Session<Server>,
+    reply: ReplyToken,
+    outcome: Result<CallToolResult, ToolError>,
+) -> Result<(), SendError> {
+    let mut result = match outcome {
+        Ok(result) => result,
+        Err(ToolError::Execution(message)) => CallToolResult::error(message),
+        Err(ToolError::Protocol(error)) => return session.respond(reply, Err(error)),
+    };
+    if let Some(v) = session.version() {
+        result.adapt_to(v);
+    }
+    session.respond_with(reply, &result)
+}
+
+fn decode<T: DeserializeOwned>(params: Option<&serde_json::value::RawValue>) -> Result<T, serde_json::Error> {
+    serde_json::from_str(params.map_or("{}", serde_json::value::RawValue::get))
+}
+
+fn invalid_params(method: &str, e: &serde_json::Error) -> ErrorObject {
+    ErrorObject::invalid_params(format!("Invalid params for {method}: {e}"))
+}

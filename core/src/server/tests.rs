@@ -1,0 +1,235 @@
+//! The router end to end in memory: client session, server session, router, and back.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::*;
+use crate::schema::tools::{CallToolResult, Tool};
+use crate::schema::Implementation;
+use crate::session::{
+    Client, ClientConfig, ClientMode, Event, Output, RequestOptions, Route, Server, ServerConfig, Session,
+};
+use crate::version::ProtocolVersion;
+
+#[derive(Deserialize)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Serialize)]
+struct Sum {
+    sum: i64,
+}
+
+fn schema(v: Value) -> crate::schema::JsonObject {
+    serde_json::from_value(v).unwrap()
+}
+
+fn router() -> Router<u32> {
+    let add = Tool::new(
+        "add",
+        schema(json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}})),
+    );
+    let sum = Tool::new("sum", schema(json!({"type": "object"})))
+        .with_output_schema(schema(json!({"type": "object", "properties": {"sum": {"type": "integer"}}})));
+    Router::<u32>::builder()
+        .tool(add, |_ctx, args: Add| Ok(CallToolResult::text((args.a + args.b).to_string())))
+        .structured_tool(sum, |_ctx, args: Add| Ok(Sum { sum: args.a + args.b }))
+        .tool(Tool::new("fail", schema(json!({}))), |_ctx, _: Value| Err(ToolError::execution("no luck")))
+        .tool(Tool::new("refuse", schema(json!({}))), |_ctx, _: Value| {
+            Err(ToolError::Protocol(crate::jsonrpc::ErrorObject::invalid_params("bad request")))
+        })
+        .tool(Tool::new("count", schema(json!({}))), |ctx, _: Value| {
+            *ctx.state() += 1;
+            Ok(CallToolResult::text(ctx.state().to_string()))
+        })
+        .tool(Tool::new("slow", schema(json!({}))), |ctx, _: Value| {
+            ctx.progress(1.0, Some(2.0), Some("half".into())).unwrap();
+            let deferred = ctx.defer().unwrap();
+            DEFERRED.with(|d| *d.borrow_mut() = Some(deferred));
+            Ok(CallToolResult::text("ignored"))
+        })
+        .build()
+}
+
+thread_local! {
+    static DEFERRED: std::cell::RefCell<Option<Deferred>> = const { std::cell::RefCell::new(None) };
+}
+
+struct World {
+    client: Session<Client>,
+    server: Session<Server>,
+    router: Router<u32>,
+    state: u32,
+    now: Instant,
+    client_events: Vec<Event>,
+}
+
+impl World {
+    #[allow(clippy::disallowed_methods)] // the base of virtual time
+    fn new(version: ProtocolVersion) -> Self {
+        let now = Instant::now();
+        let router = router();
+        let config = ServerConfig::new(Implementation::new("s", "1")).with_capabilities(router.capabilities());
+        let mode = if version == ProtocolVersion::V2026_07_28 { ClientMode::Stateless } else { ClientMode::Legacy };
+        let mut client_config = ClientConfig::new(Implementation::new("c", "1")).with_mode(mode);
+        client_config.session.versions = vec![version];
+        let mut world = Self {
+            client: Session::<Client>::new(client_config, now),
+            server: Session::<Server>::new(config),
+            router,
+            state: 0,
+            now,
+            client_events: Vec::new(),
+        };
+        world.settle();
+        assert_eq!(world.client.version(), Some(version));
+        world
+    }
+
+    fn settle(&mut self) {
+        loop {
+            let mut moved = false;
+            while let Some(out) = self.client.poll_output() {
+                match out {
+                    Output::Transmit { payload, .. } => {
+                        self.server.handle_frame(self.now, Route::Connection, &payload);
+                        moved = true;
+                    }
+                    Output::Event(e) => self.client_events.push(e),
+                    Output::StreamDone(_) => {}
+                }
+            }
+            while let Some(out) = self.server.poll_output() {
+                match out {
+                    Output::Transmit { payload, .. } => {
+                        self.client.handle_frame(self.now, Route::Connection, &payload);
+                        moved = true;
+                    }
+                    Output::Event(Event::Request(req)) => {
+                        self.router.dispatch(&mut self.server, &mut self.state, req).unwrap();
+                        moved = true;
+                    }
+                    _ => {}
+                }
+            }
+            if !moved {
+                return;
+            }
+        }
+    }
+
+    /// Sends a request and returns its outcome as JSON (result, or the error object).
+    fn call(&mut self, method: &str, params: &Value, options: RequestOptions) -> Result<Value, Value> {
+        let raw = serde_json::value::to_raw_value(params).unwrap();
+        let id = self.client.send_request(self.now, method, Some(raw), options).unwrap();
+        self.settle();
+        self.outcome(&id).expect("the request ended")
+    }
+
+    fn outcome(&mut self, id: &crate::jsonrpc::RequestId) -> Option<Result<Value, Value>> {
+        let i = self.client_events.iter().position(|e| matches!(e, Event::Response { id: got, .. } if got == id))?;
+        let Event::Response { outcome, .. } = self.client_events.remove(i) else { unreachable!() };
+        Some(match outcome {
+            Ok(raw) => Ok(serde_json::from_str(raw.get()).unwrap()),
+            Err(crate::jsonrpc::CallError::Remote(e)) => Err(serde_json::to_value(e).unwrap()),
+            Err(e) => panic!("local failure {e}"),
+        })
+    }
+}
+
+#[test]
+fn tools_are_listed_in_registration_order_in_every_revision() {
+    for version in ProtocolVersion::ALL {
+        let mut w = World::new(version);
+        let list = w.call("tools/list", &json!({}), RequestOptions::default()).unwrap();
+        let names: Vec<&str> = list["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["add", "sum", "fail", "refuse", "count", "slow"], "{version}");
+        let stateless = version == ProtocolVersion::V2026_07_28;
+        assert_eq!(list.get("resultType").is_some(), stateless, "{version}");
+        assert_eq!(list.get("ttlMs").is_some(), stateless, "{version}");
+    }
+}
+
+#[test]
+fn typed_arguments_reach_the_handler() {
+    let mut w = World::new(ProtocolVersion::V2025_06_18);
+    let r = w
+        .call("tools/call", &json!({"name": "add", "arguments": {"a": 2, "b": 40}}), RequestOptions::default())
+        .unwrap();
+    assert_eq!(r, json!({"content": [{"type": "text", "text": "42"}]}));
+}
+
+#[test]
+fn bad_arguments_and_failures_are_tool_errors_the_model_sees() {
+    let mut w = World::new(ProtocolVersion::V2025_11_25);
+    let r =
+        w.call("tools/call", &json!({"name": "add", "arguments": {"a": "two"}}), RequestOptions::default()).unwrap();
+    assert_eq!(r["isError"], true);
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("Invalid arguments for tool add: invalid type: string \"two\""), "{text}");
+    let r = w.call("tools/call", &json!({"name": "add", "arguments": {"a": 1}}), RequestOptions::default()).unwrap();
+    assert!(r["content"][0]["text"].as_str().unwrap().contains("missing field `b`"));
+    let r = w.call("tools/call", &json!({"name": "fail"}), RequestOptions::default()).unwrap();
+    assert_eq!(r, json!({"content": [{"type": "text", "text": "no luck"}], "isError": true}));
+}
+
+#[test]
+fn unknown_tools_and_protocol_errors_are_json_rpc_errors() {
+    let mut w = World::new(ProtocolVersion::V2025_06_18);
+    let e = w.call("tools/call", &json!({"name": "nope"}), RequestOptions::default()).unwrap_err();
+    assert_eq!(e, json!({"code": -32602, "message": "Unknown tool: nope"}));
+    let e = w.call("tools/call", &json!({"name": "refuse"}), RequestOptions::default()).unwrap_err();
+    assert_eq!(e["code"], -32602);
+    let e = w.call("tools/call", &json!({"arguments": {}}), RequestOptions::default()).unwrap_err();
+    assert!(e["message"].as_str().unwrap().contains("missing field `name`"), "{e}");
+    let refused = w.client.send_request(w.now, "prompts/list", None, RequestOptions::default()).unwrap_err();
+    assert!(matches!(refused, crate::session::SendError::MissingCapability { .. }), "no prompts advertised");
+}
+
+#[test]
+fn structured_output_follows_the_revision() {
+    let mut w = World::new(ProtocolVersion::V2025_06_18);
+    let r = w
+        .call("tools/call", &json!({"name": "sum", "arguments": {"a": 1, "b": 2}}), RequestOptions::default())
+        .unwrap();
+    assert_eq!(r["structuredContent"], json!({"sum": 3}));
+    assert_eq!(r["content"][0]["text"], "{\"sum\":3}");
+    let mut w = World::new(ProtocolVersion::V2025_03_26);
+    let r = w
+        .call("tools/call", &json!({"name": "sum", "arguments": {"a": 1, "b": 2}}), RequestOptions::default())
+        .unwrap();
+    assert!(r.get("structuredContent").is_none(), "2025-03-26 has no structured output: {r}");
+    assert_eq!(r["content"][0]["text"], "{\"sum\":3}");
+}
+
+#[test]
+fn state_is_per_session() {
+    let mut w = World::new(ProtocolVersion::V2025_06_18);
+    for expected in ["1", "2"] {
+        let r = w.call("tools/call", &json!({"name": "count"}), RequestOptions::default()).unwrap();
+        assert_eq!(r["content"][0]["text"], expected);
+    }
+    let mut other = World::new(ProtocolVersion::V2025_06_18);
+    let r = other.call("tools/call", &json!({"name": "count"}), RequestOptions::default()).unwrap();
+    assert_eq!(r["content"][0]["text"], "1");
+}
+
+#[test]
+fn a_deferred_call_reports_progress_and_answers_later() {
+    let mut w = World::new(ProtocolVersion::V2025_11_25);
+    let raw = serde_json::value::to_raw_value(&json!({"name": "slow"})).unwrap();
+    let id = w.client.send_request(w.now, "tools/call", Some(raw), RequestOptions::default().with_progress()).unwrap();
+    w.settle();
+    assert!(w.outcome(&id).is_none(), "not answered yet");
+    assert!(w.client_events.iter().any(|e| matches!(e, Event::Progress { progress, .. } if *progress == 1.0)));
+    let deferred = DEFERRED.with(|d| d.borrow_mut().take()).unwrap();
+    assert_eq!(deferred.tool(), "slow");
+    w.router.complete_tool(&mut w.server, deferred, Ok(CallToolResult::text("done"))).unwrap();
+    w.settle();
+    assert_eq!(w.outcome(&id).unwrap().unwrap(), json!({"content": [{"type": "text", "text": "done"}]}));
+}

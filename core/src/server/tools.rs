@@ -1,0 +1,89 @@
+//! Tool registrations: typed handlers behind one erased signature.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::context::Context;
+use crate::jsonrpc::ErrorObject;
+use crate::schema::tools::{CallToolResult, Tool};
+use crate::schema::JsonObject;
+
+/// How a tool call can fail.
+///
+/// An [`ToolError::Execution`] failure is the tool's own (bad input, a failed API call): it is
+/// reported to the model as a result with `isError: true`, so the model can correct itself. A
+/// [`ToolError::Protocol`] failure is the request's: it is answered with a JSON-RPC error.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::server::ToolError;
+///
+/// let e = ToolError::execution("city not found");
+/// assert_eq!(e.to_string(), "city not found");
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The tool ran and failed; the model sees the message.
+    #[error("{0}")]
+    Execution(String),
+    /// The request is wrong; the client gets this JSON-RPC error.
+    #[error(transparent)]
+    Protocol(ErrorObject),
+}
+
+impl ToolError {
+    /// An execution failure with `message`.
+    #[must_use]
+    pub fn execution(message: impl Into<String>) -> Self {
+        Self::Execution(message.into())
+    }
+}
+
+impl From<ErrorObject> for ToolError {
+    fn from(e: ErrorObject) -> Self {
+        Self::Protocol(e)
+    }
+}
+
+/// A handler with its arguments still as a JSON object.
+pub(super) type ToolFn<S> =
+    Box<dyn Fn(&mut Context<'_, S>, JsonObject) -> Result<CallToolResult, ToolError> + Send + Sync>;
+
+/// One registered tool.
+pub(super) struct ToolEntry<S> {
+    pub(super) tool: Tool,
+    pub(super) call: ToolFn<S>,
+}
+
+/// Wraps a handler taking typed arguments: arguments that do not fit `A` become an execution
+/// error naming the tool and what did not fit.
+pub(super) fn typed<S, A, F>(name: String, handler: F) -> ToolFn<S>
+where
+    A: DeserializeOwned,
+    F: Fn(&mut Context<'_, S>, A) -> Result<CallToolResult, ToolError> + Send + Sync + 'static,
+{
+    Box::new(move |ctx, args| {
+        let args: A = serde_json::from_value(Value::Object(args))
+            .map_err(|e| ToolError::Execution(format!("Invalid arguments for tool {name}: {e}")))?;
+        handler(ctx, args)
+    })
+}
+
+/// Wraps a handler returning a typed output: the output becomes `structuredContent`, with its
+/// JSON as a text block for clients of earlier revisions.
+pub(super) fn structured<S, A, O, F>(name: String, handler: F) -> ToolFn<S>
+where
+    A: DeserializeOwned,
+    O: Serialize,
+    F: Fn(&mut Context<'_, S>, A) -> Result<O, ToolError> + Send + Sync + 'static,
+{
+    typed(name, move |ctx, args: A| {
+        let out = handler(ctx, args)?;
+        let value =
+            serde_json::to_value(&out).map_err(|e| ToolError::Protocol(ErrorObject::internal(e.to_string())))?;
+        Ok(CallToolResult::structured(value))
+    })
+}
