@@ -31,7 +31,7 @@ pub struct Context<'a, S> {
     pub(super) state: &'a mut S,
     pub(super) reply: Option<ReplyToken>,
     pub(super) id: RequestId,
-    pub(super) tool: String,
+    pub(super) target: String,
     pub(super) progress_token: Option<ProgressToken>,
     pub(super) meta: Option<Box<RequestMeta>>,
 }
@@ -94,7 +94,7 @@ impl<S> Context<'_, S> {
     /// [`SendError::MissingCapability`] if the server did not advertise `logging`.
     pub fn log(&mut self, level: LoggingLevel, data: serde_json::Value) -> Result<bool, SendError> {
         match &self.reply {
-            Some(reply) => self.session.log_for(reply, level, Some(self.tool.as_str()), data),
+            Some(reply) => self.session.log_for(reply, level, Some(self.target.as_str()), data),
             None => Ok(false),
         }
     }
@@ -103,6 +103,6 @@ impl<S> Context<'_, S> {
     /// another thread). The handler's own return value is then ignored. `None` if already
     /// taken.
     pub fn defer(&mut self) -> Option<Deferred> {
-        self.reply.take().map(|reply| Deferred { reply, tool: self.tool.clone() })
+        self.reply.take().map(|reply| Deferred { reply, tool: self.target.clone() })
     }
 }

@@ -7,11 +7,14 @@ use serde::Serialize;
 
 use super::context::Context;
 use super::pagination::paginate;
+use super::prompts::{error_of, PromptEntry};
 use super::tools::{structured, typed, ToolEntry, ToolError};
 use crate::jsonrpc::ErrorObject;
+use crate::schema::lifecycle::RequestMeta;
 use crate::schema::lifecycle::{ListChangedCapability, ServerCapabilities};
+use crate::schema::prompts::{GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt};
 use crate::schema::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool};
-use crate::schema::{ForRevision, PaginatedRequestParams};
+use crate::schema::{ForRevision, PaginatedRequestParams, ProgressToken};
 use crate::session::{IncomingRequest, ReplyToken, SendError, Server, Session};
 
 /// What a server offers, and the handlers behind it.
@@ -20,7 +23,9 @@ use crate::session::{IncomingRequest, ReplyToken, SendError, Server, Session};
 /// per-session data lives in the state `S` the adapter keeps beside each session.
 pub struct Router<S> {
     tools: Vec<ToolEntry<S>>,
-    by_name: BTreeMap<String, usize>,
+    tools_by_name: BTreeMap<String, usize>,
+    prompts: Vec<PromptEntry<S>>,
+    prompts_by_name: BTreeMap<String, usize>,
     page_size: usize,
 }
 
@@ -41,6 +46,7 @@ pub struct Router<S> {
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct RouterBuilder<S> {
     tools: Vec<ToolEntry<S>>,
+    prompts: Vec<PromptEntry<S>>,
     page_size: usize,
 }
 
@@ -102,17 +108,33 @@ impl<S> RouterBuilder<S> {
         self
     }
 
+    /// Registers a prompt: its declared required arguments are checked before `handler` runs
+    /// (a missing one is answered with -32602 naming it); the handler builds the messages. A
+    /// later prompt with the same name replaces the earlier one.
+    pub fn prompt<F>(mut self, prompt: Prompt, handler: F) -> Self
+    where
+        F: Fn(&mut Context<'_, S>, BTreeMap<String, String>) -> Result<GetPromptResult, ToolError>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.prompts.retain(|p| p.prompt.name != prompt.name);
+        self.prompts.push(PromptEntry { prompt, get: Box::new(handler) });
+        self
+    }
+
     /// The router.
     pub fn build(self) -> Router<S> {
-        let by_name = self.tools.iter().enumerate().map(|(i, t)| (t.tool.name.clone(), i)).collect();
-        Router { tools: self.tools, by_name, page_size: self.page_size }
+        let tools_by_name = self.tools.iter().enumerate().map(|(i, t)| (t.tool.name.clone(), i)).collect();
+        let prompts_by_name = self.prompts.iter().enumerate().map(|(i, p)| (p.prompt.name.clone(), i)).collect();
+        Router { tools: self.tools, tools_by_name, prompts: self.prompts, prompts_by_name, page_size: self.page_size }
     }
 }
 
 impl<S> Router<S> {
     /// An empty builder.
     pub const fn builder() -> RouterBuilder<S> {
-        RouterBuilder { tools: Vec::new(), page_size: 0 }
+        RouterBuilder { tools: Vec::new(), prompts: Vec::new(), page_size: 0 }
     }
 
     /// The capabilities this router's contents call for, to put in the `ServerConfig`.
@@ -120,6 +142,7 @@ impl<S> Router<S> {
     pub fn capabilities(&self) -> ServerCapabilities {
         ServerCapabilities {
             tools: (!self.tools.is_empty()).then(ListChangedCapability::default),
+            prompts: (!self.prompts.is_empty()).then(ListChangedCapability::default),
             ..ServerCapabilities::default()
         }
     }
@@ -127,6 +150,11 @@ impl<S> Router<S> {
     /// The registered tools, in registration order (the order `tools/list` uses).
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
         self.tools.iter().map(|t| &t.tool)
+    }
+
+    /// The registered prompts, in registration order (the order `prompts/list` uses).
+    pub fn prompts(&self) -> impl Iterator<Item = &Prompt> {
+        self.prompts.iter().map(|p| &p.prompt)
     }
 
     /// Answers one request the session handed over, calling the matching handler.
@@ -142,50 +170,83 @@ impl<S> Router<S> {
         request: IncomingRequest,
     ) -> Result<(), SendError> {
         let IncomingRequest { reply, method, params, progress_token, meta } = request;
-        let params = params.as_deref();
-        match method.as_str() {
-            "tools/list" if !self.tools.is_empty() => {
-                let p: PaginatedRequestParams = match decode(params) {
-                    Ok(p) => p,
-                    Err(e) => return session.respond(reply, Err(invalid_params(&method, &e))),
-                };
-                let page = match paginate(&self.tools, p.cursor.as_deref(), self.page_size) {
-                    Ok(page) => page,
-                    Err(e) => return session.respond(reply, Err(e.to_error_object())),
-                };
-                let mut result = ListToolsResult::new(page.items.iter().map(|t| t.tool.clone()).collect());
-                result.next_cursor = page.next_cursor;
-                if let Some(v) = session.version() {
-                    result.adapt_to(v);
-                }
-                session.respond_with(reply, &result)
+        let req = Req { reply, method, params, progress_token, meta };
+        match req.method.as_str() {
+            "tools/list" if !self.tools.is_empty() => self.list_tools(session, req),
+            "tools/call" if !self.tools.is_empty() => self.call_tool(session, state, req),
+            "prompts/list" if !self.prompts.is_empty() => self.list_prompts(session, req),
+            "prompts/get" if !self.prompts.is_empty() => self.get_prompt(session, state, req),
+            _ => {
+                let error = ErrorObject::method_not_found(&req.method);
+                session.respond(req.reply, Err(error))
             }
-            "tools/call" if !self.tools.is_empty() => {
-                let call: CallToolRequestParams = match decode(params) {
-                    Ok(c) => c,
-                    Err(e) => return session.respond(reply, Err(invalid_params(&method, &e))),
-                };
-                let Some(&index) = self.by_name.get(&call.name) else {
-                    let error = ErrorObject::invalid_params(format!("Unknown tool: {}", call.name));
-                    return session.respond(reply, Err(error));
-                };
-                let id = reply.id().clone();
-                let mut ctx = Context {
-                    session: &mut *session,
-                    state,
-                    reply: Some(reply),
-                    id,
-                    tool: call.name.clone(),
-                    progress_token,
-                    meta,
-                };
-                let outcome = (self.tools[index].call)(&mut ctx, call.arguments.unwrap_or_default());
-                match ctx.reply.take() {
-                    Some(reply) => answer(session, reply, outcome),
-                    None => Ok(()),
-                }
-            }
-            _ => session.respond(reply, Err(ErrorObject::method_not_found(&method))),
+        }
+    }
+
+    fn list_tools(&self, session: &mut Session<Server>, req: Req) -> Result<(), SendError> {
+        let (reply, cursor) = match req.cursor() {
+            Ok(c) => c,
+            Err((reply, error)) => return session.respond(reply, Err(error)),
+        };
+        let page = match paginate(&self.tools, cursor.as_deref(), self.page_size) {
+            Ok(page) => page,
+            Err(e) => return session.respond(reply, Err(e.to_error_object())),
+        };
+        let mut result = ListToolsResult::new(page.items.iter().map(|t| t.tool.clone()).collect());
+        result.next_cursor = page.next_cursor;
+        respond_adapted(session, reply, result)
+    }
+
+    fn call_tool(&self, session: &mut Session<Server>, state: &mut S, req: Req) -> Result<(), SendError> {
+        let call: CallToolRequestParams = match decode(req.params.as_deref()) {
+            Ok(c) => c,
+            Err(e) => return session.respond(req.reply, Err(invalid_params(&req.method, &e))),
+        };
+        let Some(&index) = self.tools_by_name.get(&call.name) else {
+            let error = ErrorObject::invalid_params(format!("Unknown tool: {}", call.name));
+            return session.respond(req.reply, Err(error));
+        };
+        let mut ctx = req.context(session, state, call.name);
+        let outcome = (self.tools[index].call)(&mut ctx, call.arguments.unwrap_or_default());
+        match ctx.reply.take() {
+            Some(reply) => answer(session, reply, outcome),
+            None => Ok(()),
+        }
+    }
+
+    fn list_prompts(&self, session: &mut Session<Server>, req: Req) -> Result<(), SendError> {
+        let (reply, cursor) = match req.cursor() {
+            Ok(c) => c,
+            Err((reply, error)) => return session.respond(reply, Err(error)),
+        };
+        let page = match paginate(&self.prompts, cursor.as_deref(), self.page_size) {
+            Ok(page) => page,
+            Err(e) => return session.respond(reply, Err(e.to_error_object())),
+        };
+        let mut result = ListPromptsResult::new(page.items.iter().map(|p| p.prompt.clone()).collect());
+        result.next_cursor = page.next_cursor;
+        respond_adapted(session, reply, result)
+    }
+
+    fn get_prompt(&self, session: &mut Session<Server>, state: &mut S, req: Req) -> Result<(), SendError> {
+        let get: GetPromptRequestParams = match decode(req.params.as_deref()) {
+            Ok(g) => g,
+            Err(e) => return session.respond(req.reply, Err(invalid_params(&req.method, &e))),
+        };
+        let Some(entry) = self.prompts_by_name.get(&get.name).map(|&i| &self.prompts[i]) else {
+            let error = ErrorObject::invalid_params(format!("Unknown prompt: {}", get.name));
+            return session.respond(req.reply, Err(error));
+        };
+        let arguments = get.arguments.unwrap_or_default();
+        if let Some(error) = entry.missing_argument(&arguments) {
+            return session.respond(req.reply, Err(error));
+        }
+        let mut ctx = req.context(session, state, get.name);
+        let outcome = (entry.get)(&mut ctx, arguments);
+        let Some(reply) = ctx.reply.take() else { return Ok(()) };
+        match outcome {
+            Ok(result) => respond_adapted(session, reply, result),
+            Err(e) => session.respond(reply, Err(error_of(e))),
         }
     }
 
@@ -204,6 +265,51 @@ impl<S> Router<S> {
     }
 }
 
+/// A request on its way to a handler.
+struct Req {
+    reply: ReplyToken,
+    method: String,
+    params: Option<Box<serde_json::value::RawValue>>,
+    progress_token: Option<ProgressToken>,
+    meta: Option<Box<RequestMeta>>,
+}
+
+impl Req {
+    /// The `cursor` of a list request, or the error answer with the reply back.
+    fn cursor(self) -> Result<(ReplyToken, Option<String>), (ReplyToken, ErrorObject)> {
+        match decode::<PaginatedRequestParams>(self.params.as_deref()) {
+            Ok(p) => Ok((self.reply, p.cursor)),
+            Err(e) => Err((self.reply, invalid_params(&self.method, &e))),
+        }
+    }
+
+    /// The handler's context for this request about `target`.
+    fn context<'a, S>(self, session: &'a mut Session<Server>, state: &'a mut S, target: String) -> Context<'a, S> {
+        let id = self.reply.id().clone();
+        Context {
+            session,
+            state,
+            reply: Some(self.reply),
+            id,
+            target,
+            progress_token: self.progress_token,
+            meta: self.meta,
+        }
+    }
+}
+
+/// Sends a result adapted to the negotiated revision.
+fn respond_adapted<T: Serialize + ForRevision>(
+    session: &mut Session<Server>,
+    reply: ReplyToken,
+    mut result: T,
+) -> Result<(), SendError> {
+    if let Some(v) = session.version() {
+        result.adapt_to(v);
+    }
+    session.respond_with(reply, &result)
+}
+
 /// Sends a tool's outcome: results adapted to the revision, execution errors as `isError`
 /// results, protocol errors as JSON-RPC errors.
 fn answer(
@@ -211,15 +317,12 @@ fn answer(
     reply: ReplyToken,
     outcome: Result<CallToolResult, ToolError>,
 ) -> Result<(), SendError> {
-    let mut result = match outcome {
+    let result = match outcome {
         Ok(result) => result,
         Err(ToolError::Execution(message)) => CallToolResult::error(message),
         Err(ToolError::Protocol(error)) => return session.respond(reply, Err(error)),
     };
-    if let Some(v) = session.version() {
-        result.adapt_to(v);
-    }
-    session.respond_with(reply, &result)
+    respond_adapted(session, reply, result)
 }
 
 fn decode<T: DeserializeOwned>(params: Option<&serde_json::value::RawValue>) -> Result<T, serde_json::Error> {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::*;
+use crate::schema::prompts::{GetPromptResult, Prompt, PromptMessage};
 use crate::schema::tools::{CallToolResult, Tool};
 use crate::schema::Implementation;
 use crate::session::{
@@ -47,6 +48,13 @@ fn router() -> Router<u32> {
             *ctx.state() += 1;
             Ok(CallToolResult::text(ctx.state().to_string()))
         })
+        .prompt(greet_prompt(), |_ctx, args| {
+            if args.get("name").map(String::as_str) == Some("error") {
+                return Err(ToolError::execution("cannot greet that"));
+            }
+            let text = format!("Say hello to {}", args["name"]);
+            Ok(GetPromptResult::new(vec![PromptMessage::user_text(text)]))
+        })
         .tool(Tool::new("slow", schema(json!({}))), |ctx, _: Value| {
             ctx.progress(1.0, Some(2.0), Some("half".into())).unwrap();
             let deferred = ctx.defer().unwrap();
@@ -54,6 +62,12 @@ fn router() -> Router<u32> {
             Ok(CallToolResult::text("ignored"))
         })
         .build()
+}
+
+fn greet_prompt() -> Prompt {
+    serde_json::from_value(json!({"name": "greet", "description": "Greets someone",
+        "arguments": [{"name": "name", "required": true}, {"name": "tone"}]}))
+    .unwrap()
 }
 
 thread_local! {
@@ -149,6 +163,7 @@ fn tools_are_listed_in_registration_order_in_every_revision() {
         let list = w.call("tools/list", &json!({}), RequestOptions::default()).unwrap();
         let names: Vec<&str> = list["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["add", "sum", "fail", "refuse", "count", "slow"], "{version}");
+        assert!(w.client.server_capabilities().unwrap().prompts.is_some(), "{version}");
         let stateless = version == ProtocolVersion::V2026_07_28;
         assert_eq!(list.get("resultType").is_some(), stateless, "{version}");
         assert_eq!(list.get("ttlMs").is_some(), stateless, "{version}");
@@ -187,8 +202,8 @@ fn unknown_tools_and_protocol_errors_are_json_rpc_errors() {
     assert_eq!(e["code"], -32602);
     let e = w.call("tools/call", &json!({"arguments": {}}), RequestOptions::default()).unwrap_err();
     assert!(e["message"].as_str().unwrap().contains("missing field `name`"), "{e}");
-    let refused = w.client.send_request(w.now, "prompts/list", None, RequestOptions::default()).unwrap_err();
-    assert!(matches!(refused, crate::session::SendError::MissingCapability { .. }), "no prompts advertised");
+    let refused = w.client.send_request(w.now, "resources/list", None, RequestOptions::default()).unwrap_err();
+    assert!(matches!(refused, crate::session::SendError::MissingCapability { .. }), "no resources advertised");
 }
 
 #[test]
@@ -232,4 +247,29 @@ fn a_deferred_call_reports_progress_and_answers_later() {
     w.router.complete_tool(&mut w.server, deferred, Ok(CallToolResult::text("done"))).unwrap();
     w.settle();
     assert_eq!(w.outcome(&id).unwrap().unwrap(), json!({"content": [{"type": "text", "text": "done"}]}));
+}
+
+#[test]
+fn prompts_check_their_arguments_before_the_handler() {
+    for version in [ProtocolVersion::V2024_11_05, ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let mut w = World::new(version);
+        let list = w.call("prompts/list", &json!({}), RequestOptions::default()).unwrap();
+        assert_eq!(list["prompts"][0]["name"], "greet");
+        let got = w
+            .call("prompts/get", &json!({"name": "greet", "arguments": {"name": "Ada"}}), RequestOptions::default())
+            .unwrap();
+        assert_eq!(got["messages"][0]["content"]["text"], "Say hello to Ada");
+        assert_eq!(got["messages"][0]["role"], "user");
+        assert_eq!(got.get("resultType").is_some(), version == ProtocolVersion::V2026_07_28);
+        let e = w
+            .call("prompts/get", &json!({"name": "greet", "arguments": {"tone": "warm"}}), RequestOptions::default())
+            .unwrap_err();
+        assert_eq!(e, json!({"code": -32602, "message": "Missing required argument \"name\" for prompt greet"}));
+        let e = w.call("prompts/get", &json!({"name": "nope"}), RequestOptions::default()).unwrap_err();
+        assert_eq!(e, json!({"code": -32602, "message": "Unknown prompt: nope"}));
+        let e = w
+            .call("prompts/get", &json!({"name": "greet", "arguments": {"name": "error"}}), RequestOptions::default())
+            .unwrap_err();
+        assert_eq!(e, json!({"code": -32603, "message": "cannot greet that"}));
+    }
 }
