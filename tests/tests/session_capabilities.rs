@@ -250,6 +250,10 @@ fn list_changed_notifications_need_their_capability_and_reach_the_client() {
         let mut pair =
             Pair::new(setup.client_config(), setup.server_config().with_capabilities(caps), SimConfig::perfect(9));
         pair.connect();
+        // A server speaks only once a client has: in the stateless era, after its first
+        // request (a discover probe commits the client to nothing).
+        pair.client_request("tools/list", None, RequestOptions::default()).unwrap();
+        pair.run_until_quiet();
         pair.server.session.notify("notifications/tools/list_changed", None).unwrap();
         pair.run_until_quiet();
         let got: Vec<_> = pair

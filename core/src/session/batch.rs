@@ -11,7 +11,6 @@ use std::time::Instant;
 use serde_json::value::RawValue;
 
 use super::event::Route;
-use super::outbound::{Pending, Purpose};
 use super::{Phase, ProtocolError, RequestOptions, Role, SendError, Session};
 use crate::jsonrpc::{encode_batch, ErrorObject, ErrorResponse, Message, Notification, Packet, Request, RequestId};
 use crate::version::Feature;
@@ -181,6 +180,9 @@ impl<R: Role> Session<R> {
         if !self.phase.is_ready() || !self.version.is_some_and(|v| v.supports(Feature::Batching)) {
             return Err(SendError::BatchNotSupported);
         }
+        if items.is_empty() {
+            return Err(SendError::EmptyBatch);
+        }
         let requests = items.iter().filter(|i| matches!(i, BatchItem::Request { .. })).count();
         let limit = self.config().max_pending;
         if self.outbound.len() + requests > limit {
@@ -195,17 +197,16 @@ impl<R: Role> Session<R> {
         for item in items {
             match item {
                 BatchItem::Request { method, params, options } => {
-                    let id = self.outbound.next_id();
-                    let config = self.config();
-                    let pending = Pending::new(
-                        method.clone(),
-                        Purpose::App,
-                        now,
-                        options.timeout.unwrap_or(config.request_timeout),
-                        options.max_time.or(config.max_request_time),
-                        config.reset_timeout_on_progress,
-                    );
-                    self.outbound.insert(id.clone(), pending);
+                    let (id, params) = match self.register(now, &method, params, options) {
+                        Ok(registered) => registered,
+                        Err(e) => {
+                            // Undo what this batch registered: nothing of it is sent.
+                            for id in ids.into_iter().flatten() {
+                                self.outbound.remove(&id);
+                            }
+                            return Err(e);
+                        }
+                    };
                     messages.push(Request { id: id.clone(), method, params }.into());
                     ids.push(Some(id));
                 }

@@ -48,12 +48,33 @@ impl<R: Role> Session<R> {
         if self.phase.is_ready() || matches!(method, "initialize" | "notifications/initialized") {
             self.check_outgoing(method)?;
         }
+        let (id, params) = self.register(now, method, params, options)?;
+        if self.phase.is_ready() {
+            self.transmit(Route::Connection, Request { id: id.clone(), method: method.to_owned(), params }.into());
+        } else {
+            self.queued.push_back((id.clone(), method.to_owned(), params));
+        }
+        Ok(id)
+    }
+
+    /// Prepares the params of a new application request (progress token, stateless `_meta`
+    /// once ready) and records it as pending. Nothing is recorded if preparing fails.
+    pub(super) fn register(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Result<(RequestId, Option<Box<RawValue>>), SendError> {
         let id = self.outbound.next_id();
         let mut params = params;
         if options.progress {
             let mut entries = Meta::new();
             entries.insert(meta_keys::PROGRESS_TOKEN.into(), id_value(&id));
             params = Some(with_meta(params, entries)?);
+        }
+        if self.phase.is_ready() {
+            params = self.stamp_request(params)?;
         }
         let config = self.config();
         let mut pending = Pending::new(
@@ -68,13 +89,7 @@ impl<R: Role> Session<R> {
             pending.progress_token = Some(id.clone());
         }
         self.outbound.insert(id.clone(), pending);
-        if self.phase.is_ready() {
-            let params = self.stamp_request(params)?;
-            self.transmit(Route::Connection, Request { id: id.clone(), method: method.to_owned(), params }.into());
-        } else {
-            self.queued.push_back((id.clone(), method.to_owned(), params));
-        }
-        Ok(id)
+        Ok((id, params))
     }
 
     /// Serializes `params` and sends a request; see [`Session::send_request`].
@@ -103,6 +118,7 @@ impl<R: Role> Session<R> {
             return Err(SendError::Closed);
         }
         self.check_outgoing(method)?;
+        self.check_may_speak(method)?;
         self.transmit(Route::Connection, Notification { method: method.to_owned(), params }.into());
         Ok(())
     }
@@ -161,7 +177,7 @@ impl<R: Role> Session<R> {
         let Some(pending) = self.outbound.get(id) else {
             return Err(SendError::UnknownRequest(id.clone()));
         };
-        if pending.purpose == Purpose::Initialize {
+        if pending.purpose != Purpose::App {
             return Err(SendError::CannotCancelInitialize);
         }
         let purpose = pending.purpose;
@@ -189,6 +205,15 @@ impl<R: Role> Session<R> {
     /// ahead of the final [`Event::Closed`]. Calling it again does nothing.
     pub fn close(&mut self) {
         self.shutdown(Some("closed by this side".to_owned()));
+    }
+
+    /// A server says nothing before `initialize`, and only logs before `initialized`.
+    pub(super) fn check_may_speak(&self, method: &str) -> Result<(), SendError> {
+        match (&self.local, self.phase) {
+            (Local::Server(_), Phase::AwaitingPeer) => Err(SendError::NotReady),
+            (Local::Server(_), Phase::Initializing) if method != "notifications/message" => Err(SendError::NotReady),
+            _ => Ok(()),
+        }
     }
 
     /// Checks direction, revision and capability for a method this side wants to send.
@@ -316,6 +341,9 @@ impl Session<Server> {
         let Some(token) = inflight.progress_token.clone() else {
             return Err(SendError::NoProgressToken(reply.id.clone()));
         };
+        if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
+            return Err(SendError::InvalidProgress(progress));
+        }
         if let Some(previous) = inflight.last_progress {
             if progress <= previous {
                 return Err(SendError::ProgressNotIncreasing { previous, next: progress });
@@ -410,6 +438,7 @@ impl Session<Server> {
         data: serde_json::Value,
     ) -> Result<bool, SendError> {
         self.check_outgoing("notifications/message")?;
+        self.check_may_speak("notifications/message")?;
         if self.phase == Phase::Closed {
             return Err(SendError::Closed);
         }

@@ -50,9 +50,18 @@ pub enum SendError {
     /// No pending request has this id.
     #[error("no pending request {0}")]
     UnknownRequest(RequestId),
-    /// `initialize` cannot be cancelled.
-    #[error("initialize cannot be cancelled")]
+    /// The handshake (`initialize`, or the `server/discover` probe) cannot be cancelled.
+    #[error("the handshake cannot be cancelled")]
     CannotCancelInitialize,
+    /// Nothing may be sent before the session is initialized.
+    #[error("the session is not initialized yet")]
+    NotReady,
+    /// A batch needs at least one message.
+    #[error("a batch needs at least one message")]
+    EmptyBatch,
+    /// Progress must be a finite number.
+    #[error("progress must be a finite number, not {0}")]
+    InvalidProgress(f64),
     /// The request answered by this reply asked for no progress.
     #[error("request {0} did not ask for progress")]
     NoProgressToken(RequestId),

@@ -98,6 +98,15 @@ impl<R: Role> Session<R> {
             (Purpose::Initialize, Ok(raw)) => self.on_initialize_result(now, &raw),
             (Purpose::Initialize, Err(e)) => self.fail_handshake(ProtocolError::Handshake(e.to_string())),
             (Purpose::Discover, Ok(raw)) => self.on_discover_result(now, &raw),
+            (Purpose::Discover, Err(e)) if is_modern_error(&e) => {
+                let why = match e.code {
+                    crate::jsonrpc::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => {
+                        ProtocolError::UnsupportedVersion(e.data.map(|d| d.to_string()).unwrap_or_default())
+                    }
+                    _ => ProtocolError::Handshake(format!("server/discover failed: {e}")),
+                };
+                self.fail_handshake(why);
+            }
             (Purpose::Discover, Err(e)) => self.fall_back(now, &e.message),
             (Purpose::App, _) => {}
         }
@@ -185,6 +194,14 @@ impl<R: Role> Session<R> {
 
     // ---- server ----
 
+    /// Whether the stateless-only server can answer `initialize` at all.
+    fn speaks_no_legacy(&self) -> bool {
+        match &self.local {
+            Local::Server(config) => !config.session.versions.iter().any(|v| v.supports(Feature::Initialize)),
+            Local::Client(_) => false,
+        }
+    }
+
     pub(super) fn reply_error(&mut self, route: Route, id: RequestId, error: ErrorObject) {
         let batch = self.batches.collecting;
         self.reply(route, batch, ErrorResponse { id: Some(id), error }.into());
@@ -202,6 +219,13 @@ impl<R: Role> Session<R> {
 
     pub(super) fn on_initialize(&mut self, route: Route, req: Request) {
         let Local::Server(config) = &self.local else { return };
+        if self.speaks_no_legacy() {
+            let supported: Vec<&str> = config.session.versions.iter().rev().map(|v| v.as_str()).collect();
+            let requested = req.params_as::<InitializeRequestParams>().map(|p| p.protocol_version).unwrap_or_default();
+            let error = ErrorObject::invalid_params("Unsupported protocol version")
+                .with_data(serde_json::json!({"supported": supported, "requested": requested}));
+            return self.reply_error(route, req.id, error);
+        }
         if self.phase != Phase::AwaitingPeer {
             self.emit(Event::PeerMisbehaved(ProtocolError::Unexpected {
                 method: req.method,
@@ -267,4 +291,10 @@ impl<R: Role> Session<R> {
         result.adapt_to(ProtocolVersion::V2026_07_28);
         self.reply_ok(route, id, &result);
     }
+}
+
+/// An error only a 2026-07-28 server sends (the MCP-reserved range -32020..=-32099): the server
+/// is modern, so falling back to `initialize` would be wrong.
+fn is_modern_error(e: &ErrorObject) -> bool {
+    (-32099..=-32020).contains(&e.code.0)
 }

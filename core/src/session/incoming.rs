@@ -116,6 +116,9 @@ impl<R: Role> Session<R> {
     }
 
     fn on_line(&mut self, now: Instant, frame: &Result<&[u8], LineError>) {
+        if self.phase == Phase::Closed {
+            return;
+        }
         match frame {
             Ok(bytes) => self.handle_frame(now, Route::Connection, bytes),
             Err(LineError::FrameTooLong { len, max }) => {
@@ -147,10 +150,12 @@ impl<R: Role> Session<R> {
 
     fn server_request(&mut self, now: Instant, route: Route, req: Request, meta: Option<RequestMeta>) {
         if req.method == "server/discover" {
+            // A probe, answered whatever version it names: it commits the client to no era
+            // (an Auto client may still fall back to `initialize`).
             return self.on_discover(route, req.id);
         }
         if self.is_stateless_request(meta.as_ref()) && req.method != "initialize" {
-            return self.stateless_request(route, req, meta);
+            return self.stateless_request(now, route, req, meta);
         }
         match req.method.as_str() {
             "initialize" => return self.on_initialize(route, req),
@@ -188,7 +193,7 @@ impl<R: Role> Session<R> {
         }
     }
 
-    fn stateless_request(&mut self, route: Route, req: Request, meta: Option<RequestMeta>) {
+    fn stateless_request(&mut self, now: Instant, route: Route, req: Request, meta: Option<RequestMeta>) {
         let Local::Server(config) = &self.local else { return };
         let Some(requested) = meta.as_ref().and_then(|m| m.protocol_version.clone()) else {
             let error = ErrorObject::invalid_params("Missing _meta \"io.modelcontextprotocol/protocolVersion\"");
@@ -208,8 +213,8 @@ impl<R: Role> Session<R> {
         if self.version.is_none() {
             self.version = Some(version);
             self.peer.clone_from(&meta.client_info);
-            self.phase = Phase::Ready;
-            self.announce_ready();
+            // Ready, and settles what was queued: server requests cannot go out in this era.
+            self.become_ready(now);
         }
         self.accept(route, req, Some(meta));
     }
@@ -217,6 +222,10 @@ impl<R: Role> Session<R> {
     fn client_request(&mut self, route: Route, req: Request, meta: Option<RequestMeta>) {
         if req.method == "ping" {
             return self.reply_ok(route, req.id, &EmptyResult::default());
+        }
+        if !self.phase.is_ready() {
+            let error = ErrorObject::invalid_request("the session is not initialized yet");
+            return self.reply_error(route, req.id, error);
         }
         self.accept(route, req, meta);
     }
@@ -337,6 +346,10 @@ impl<R: Role> Session<R> {
     }
 
     pub(super) fn on_response(&mut self, now: Instant, id: RequestId, outcome: Result<Box<RawValue>, ErrorObject>) {
+        if self.queued.iter().any(|(q, _, _)| *q == id) {
+            // Not sent yet: this cannot be its answer.
+            return self.emit(Event::PeerMisbehaved(ProtocolError::UnexpectedResponse { id }));
+        }
         let Some(pending) = self.outbound.remove(&id) else {
             if self.outbound.issued(&id) {
                 self.late_responses += 1;

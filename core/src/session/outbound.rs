@@ -43,8 +43,8 @@ impl Pending {
         Self {
             method,
             purpose,
-            deadline: now + timeout,
-            hard_deadline: max_time.map(|m| now + m),
+            deadline: later(now, timeout),
+            hard_deadline: max_time.map(|m| later(now, m)),
             timeout,
             reset_on_progress,
             progress_token: None,
@@ -54,6 +54,23 @@ impl Pending {
     fn effective_deadline(&self) -> Instant {
         self.hard_deadline.map_or(self.deadline, |h| h.min(self.deadline))
     }
+}
+
+/// `now + by`, saturating at the furthest instant the platform can represent instead of
+/// overflowing (a timeout of `Duration::MAX` means "practically never").
+fn later(now: Instant, by: Duration) -> Instant {
+    if let Some(t) = now.checked_add(by) {
+        return t;
+    }
+    let mut step = by;
+    let mut t = now;
+    while step > Duration::from_secs(1) {
+        step /= 2;
+        if let Some(next) = t.checked_add(step) {
+            t = next;
+        }
+    }
+    t
 }
 
 /// The table of pending requests and its timer index.
@@ -115,7 +132,7 @@ impl Outbound {
         let pending = self.pending.get_mut(&id)?;
         if pending.reset_on_progress {
             self.timers.remove(&(pending.effective_deadline(), id.clone()));
-            pending.deadline = now + pending.timeout;
+            pending.deadline = later(now, pending.timeout);
             self.timers.insert((pending.effective_deadline(), id.clone()));
         }
         Some(id)
