@@ -1,4 +1,4 @@
-//! The typed server layer: a router of tools and prompts (resources to come) above the session.
+//! The typed server layer: a router of tools, prompts and resources above the session.
 //!
 //! A [`Router`] holds what a server offers and answers the requests a [`Session<Server>`]
 //! hands over as [`Event::Request`]. It calls the application's handlers synchronously with
@@ -34,6 +34,7 @@
 mod context;
 pub mod pagination;
 mod prompts;
+mod resources;
 mod router;
 mod tools;
 pub mod uri_template;

@@ -8,12 +8,19 @@ use serde::Serialize;
 use super::context::Context;
 use super::pagination::paginate;
 use super::prompts::{error_of, PromptEntry};
+use super::resources::{find, ResourceEntry, TemplateEntry};
 use super::tools::{structured, typed, ToolEntry, ToolError};
+use super::uri_template::{TemplateError, UriTemplate};
 use crate::jsonrpc::ErrorObject;
 use crate::schema::lifecycle::RequestMeta;
-use crate::schema::lifecycle::{ListChangedCapability, ServerCapabilities};
+use crate::schema::lifecycle::{ListChangedCapability, ResourcesCapability, ServerCapabilities};
 use crate::schema::prompts::{GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt};
+use crate::schema::resources::{
+    resource_not_found, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceTemplate,
+};
 use crate::schema::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool};
+use crate::schema::ResourceContents;
 use crate::schema::{ForRevision, PaginatedRequestParams, ProgressToken};
 use crate::session::{IncomingRequest, ReplyToken, SendError, Server, Session};
 
@@ -26,6 +33,8 @@ pub struct Router<S> {
     tools_by_name: BTreeMap<String, usize>,
     prompts: Vec<PromptEntry<S>>,
     prompts_by_name: BTreeMap<String, usize>,
+    resources: Vec<ResourceEntry<S>>,
+    templates: Vec<TemplateEntry<S>>,
     page_size: usize,
 }
 
@@ -47,6 +56,8 @@ pub struct Router<S> {
 pub struct RouterBuilder<S> {
     tools: Vec<ToolEntry<S>>,
     prompts: Vec<PromptEntry<S>>,
+    resources: Vec<ResourceEntry<S>>,
+    templates: Vec<TemplateEntry<S>>,
     page_size: usize,
 }
 
@@ -123,18 +134,65 @@ impl<S> RouterBuilder<S> {
         self
     }
 
+    /// Registers a resource at a fixed URI; `handler` reads it (the variables it gets are
+    /// empty). A later resource with the same URI replaces the earlier one.
+    pub fn resource<F>(mut self, resource: Resource, handler: F) -> Self
+    where
+        F: Fn(&mut Context<'_, S>, &str, &BTreeMap<String, String>) -> Result<Vec<ResourceContents>, ToolError>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.resources.retain(|r| r.resource.uri != resource.uri);
+        self.resources.push(ResourceEntry { resource, read: Box::new(handler) });
+        self
+    }
+
+    /// Registers a family of resources behind an RFC 6570 level-1 URI template such as
+    /// `file:///{path}`; `handler` gets the URI read and the template's variables taken from it.
+    /// Fixed resources are matched first, then templates in registration order.
+    ///
+    /// # Errors
+    ///
+    /// [`TemplateError`] when `template.uri_template` is not a level-1 template.
+    pub fn resource_template<F>(mut self, template: ResourceTemplate, handler: F) -> Result<Self, TemplateError>
+    where
+        F: Fn(&mut Context<'_, S>, &str, &BTreeMap<String, String>) -> Result<Vec<ResourceContents>, ToolError>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let pattern = UriTemplate::parse(&template.uri_template)?;
+        self.templates.push(TemplateEntry { template, pattern, read: Box::new(handler) });
+        Ok(self)
+    }
+
     /// The router.
     pub fn build(self) -> Router<S> {
         let tools_by_name = self.tools.iter().enumerate().map(|(i, t)| (t.tool.name.clone(), i)).collect();
         let prompts_by_name = self.prompts.iter().enumerate().map(|(i, p)| (p.prompt.name.clone(), i)).collect();
-        Router { tools: self.tools, tools_by_name, prompts: self.prompts, prompts_by_name, page_size: self.page_size }
+        Router {
+            tools: self.tools,
+            tools_by_name,
+            prompts: self.prompts,
+            prompts_by_name,
+            resources: self.resources,
+            templates: self.templates,
+            page_size: self.page_size,
+        }
     }
 }
 
 impl<S> Router<S> {
     /// An empty builder.
     pub const fn builder() -> RouterBuilder<S> {
-        RouterBuilder { tools: Vec::new(), prompts: Vec::new(), page_size: 0 }
+        RouterBuilder {
+            tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            page_size: 0,
+        }
     }
 
     /// The capabilities this router's contents call for, to put in the `ServerConfig`.
@@ -143,6 +201,7 @@ impl<S> Router<S> {
         ServerCapabilities {
             tools: (!self.tools.is_empty()).then(ListChangedCapability::default),
             prompts: (!self.prompts.is_empty()).then(ListChangedCapability::default),
+            resources: self.offers_resources().then(ResourcesCapability::default),
             ..ServerCapabilities::default()
         }
     }
@@ -155,6 +214,20 @@ impl<S> Router<S> {
     /// The registered prompts, in registration order (the order `prompts/list` uses).
     pub fn prompts(&self) -> impl Iterator<Item = &Prompt> {
         self.prompts.iter().map(|p| &p.prompt)
+    }
+
+    /// The fixed resources, in registration order.
+    pub fn resources(&self) -> impl Iterator<Item = &Resource> {
+        self.resources.iter().map(|r| &r.resource)
+    }
+
+    /// The resource templates, in registration order.
+    pub fn resource_templates(&self) -> impl Iterator<Item = &ResourceTemplate> {
+        self.templates.iter().map(|t| &t.template)
+    }
+
+    fn offers_resources(&self) -> bool {
+        !self.resources.is_empty() || !self.templates.is_empty()
     }
 
     /// Answers one request the session handed over, calling the matching handler.
@@ -176,6 +249,9 @@ impl<S> Router<S> {
             "tools/call" if !self.tools.is_empty() => self.call_tool(session, state, req),
             "prompts/list" if !self.prompts.is_empty() => self.list_prompts(session, req),
             "prompts/get" if !self.prompts.is_empty() => self.get_prompt(session, state, req),
+            "resources/list" if self.offers_resources() => self.list_resources(session, req),
+            "resources/templates/list" if self.offers_resources() => self.list_templates(session, req),
+            "resources/read" if self.offers_resources() => self.read_resource(session, state, req),
             _ => {
                 let error = ErrorObject::method_not_found(&req.method);
                 session.respond(req.reply, Err(error))
@@ -226,6 +302,52 @@ impl<S> Router<S> {
         let mut result = ListPromptsResult::new(page.items.iter().map(|p| p.prompt.clone()).collect());
         result.next_cursor = page.next_cursor;
         respond_adapted(session, reply, result)
+    }
+
+    fn list_resources(&self, session: &mut Session<Server>, req: Req) -> Result<(), SendError> {
+        let (reply, cursor) = match req.cursor() {
+            Ok(c) => c,
+            Err((reply, error)) => return session.respond(reply, Err(error)),
+        };
+        let page = match paginate(&self.resources, cursor.as_deref(), self.page_size) {
+            Ok(page) => page,
+            Err(e) => return session.respond(reply, Err(e.to_error_object())),
+        };
+        let mut result = ListResourcesResult::new(page.items.iter().map(|r| r.resource.clone()).collect());
+        result.next_cursor = page.next_cursor;
+        respond_adapted(session, reply, result)
+    }
+
+    fn list_templates(&self, session: &mut Session<Server>, req: Req) -> Result<(), SendError> {
+        let (reply, cursor) = match req.cursor() {
+            Ok(c) => c,
+            Err((reply, error)) => return session.respond(reply, Err(error)),
+        };
+        let page = match paginate(&self.templates, cursor.as_deref(), self.page_size) {
+            Ok(page) => page,
+            Err(e) => return session.respond(reply, Err(e.to_error_object())),
+        };
+        let mut result = ListResourceTemplatesResult::new(page.items.iter().map(|t| t.template.clone()).collect());
+        result.next_cursor = page.next_cursor;
+        respond_adapted(session, reply, result)
+    }
+
+    fn read_resource(&self, session: &mut Session<Server>, state: &mut S, req: Req) -> Result<(), SendError> {
+        let read: ReadResourceRequestParams = match decode(req.params.as_deref()) {
+            Ok(r) => r,
+            Err(e) => return session.respond(req.reply, Err(invalid_params(&req.method, &e))),
+        };
+        let Some((reader, name, vars)) = find(&self.resources, &self.templates, &read.uri) else {
+            let version = session.version().unwrap_or(crate::version::ProtocolVersion::LATEST_LEGACY);
+            return session.respond(req.reply, Err(resource_not_found(&read.uri, version)));
+        };
+        let mut ctx = req.context(session, state, name.to_owned());
+        let outcome = reader(&mut ctx, &read.uri, &vars);
+        let Some(reply) = ctx.reply.take() else { return Ok(()) };
+        match outcome {
+            Ok(contents) => respond_adapted(session, reply, ReadResourceResult::new(contents)),
+            Err(e) => session.respond(reply, Err(error_of(e))),
+        }
     }
 
     fn get_prompt(&self, session: &mut Session<Server>, state: &mut S, req: Req) -> Result<(), SendError> {

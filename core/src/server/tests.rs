@@ -8,8 +8,10 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::schema::prompts::{GetPromptResult, Prompt, PromptMessage};
+use crate::schema::resources::{Resource, ResourceTemplate};
 use crate::schema::tools::{CallToolResult, Tool};
 use crate::schema::Implementation;
+use crate::schema::TextResourceContents;
 use crate::session::{
     Client, ClientConfig, ClientMode, Event, Output, RequestOptions, Route, Server, ServerConfig, Session,
 };
@@ -55,6 +57,16 @@ fn router() -> Router<u32> {
             let text = format!("Say hello to {}", args["name"]);
             Ok(GetPromptResult::new(vec![PromptMessage::user_text(text)]))
         })
+        .resource(Resource::new("file:///readme.md", "readme"), |_ctx, uri, _vars| {
+            Ok(vec![TextResourceContents::new(uri, "# Hello").with_mime_type("text/markdown").into()])
+        })
+        .resource_template(ResourceTemplate::new("notes://{id}", "notes"), |_ctx, uri, vars| {
+            if vars["id"] == "broken" {
+                return Err(ToolError::execution("note store unavailable"));
+            }
+            Ok(vec![TextResourceContents::new(uri, format!("note {}", vars["id"])).into()])
+        })
+        .unwrap()
         .tool(Tool::new("slow", schema(json!({}))), |ctx, _: Value| {
             ctx.progress(1.0, Some(2.0), Some("half".into())).unwrap();
             let deferred = ctx.defer().unwrap();
@@ -202,8 +214,8 @@ fn unknown_tools_and_protocol_errors_are_json_rpc_errors() {
     assert_eq!(e["code"], -32602);
     let e = w.call("tools/call", &json!({"arguments": {}}), RequestOptions::default()).unwrap_err();
     assert!(e["message"].as_str().unwrap().contains("missing field `name`"), "{e}");
-    let refused = w.client.send_request(w.now, "resources/list", None, RequestOptions::default()).unwrap_err();
-    assert!(matches!(refused, crate::session::SendError::MissingCapability { .. }), "no resources advertised");
+    let refused = w.client.send_request(w.now, "completion/complete", None, RequestOptions::default()).unwrap_err();
+    assert!(matches!(refused, crate::session::SendError::MissingCapability { .. }), "no completions advertised");
 }
 
 #[test]
@@ -271,5 +283,28 @@ fn prompts_check_their_arguments_before_the_handler() {
             .call("prompts/get", &json!({"name": "greet", "arguments": {"name": "error"}}), RequestOptions::default())
             .unwrap_err();
         assert_eq!(e, json!({"code": -32603, "message": "cannot greet that"}));
+    }
+}
+
+#[test]
+fn resources_are_read_by_uri_or_template() {
+    for version in [ProtocolVersion::V2024_11_05, ProtocolVersion::V2025_06_18, ProtocolVersion::V2026_07_28] {
+        let mut w = World::new(version);
+        let list = w.call("resources/list", &json!({}), RequestOptions::default()).unwrap();
+        assert_eq!(list["resources"][0]["uri"], "file:///readme.md");
+        let templates = w.call("resources/templates/list", &json!({}), RequestOptions::default()).unwrap();
+        assert_eq!(templates["resourceTemplates"][0]["uriTemplate"], "notes://{id}");
+        let read = w.call("resources/read", &json!({"uri": "file:///readme.md"}), RequestOptions::default()).unwrap();
+        assert_eq!(read["contents"][0]["text"], "# Hello");
+        assert_eq!(read.get("ttlMs").is_some(), version == ProtocolVersion::V2026_07_28, "{version}");
+        let note = w.call("resources/read", &json!({"uri": "notes://a%20b"}), RequestOptions::default()).unwrap();
+        assert_eq!(note["contents"][0]["text"], "note a b");
+        let missing = w.call("resources/read", &json!({"uri": "file:///nope"}), RequestOptions::default()).unwrap_err();
+        let expected = if version == ProtocolVersion::V2026_07_28 { -32602 } else { -32002 };
+        assert_eq!(missing["code"], expected, "{version}");
+        assert_eq!(missing["data"]["uri"], "file:///nope");
+        let broken =
+            w.call("resources/read", &json!({"uri": "notes://broken"}), RequestOptions::default()).unwrap_err();
+        assert_eq!(broken, json!({"code": -32603, "message": "note store unavailable"}));
     }
 }
