@@ -12,6 +12,7 @@ use super::resources::{find, ResourceEntry, TemplateEntry};
 use super::tools::{structured, typed, ToolEntry, ToolError};
 use super::uri_template::{TemplateError, UriTemplate};
 use crate::jsonrpc::ErrorObject;
+use crate::schema::completion::{CompleteRequestParams, CompleteResult, Completion, CompletionReference};
 use crate::schema::lifecycle::RequestMeta;
 use crate::schema::lifecycle::{ListChangedCapability, ResourcesCapability, ServerCapabilities};
 use crate::schema::prompts::{GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt};
@@ -21,7 +22,7 @@ use crate::schema::resources::{
 };
 use crate::schema::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool};
 use crate::schema::ResourceContents;
-use crate::schema::{ForRevision, PaginatedRequestParams, ProgressToken};
+use crate::schema::{CacheScope, ForRevision, JsonObject, PaginatedRequestParams, ProgressToken};
 use crate::session::{IncomingRequest, ReplyToken, SendError, Server, Session};
 
 /// What a server offers, and the handlers behind it.
@@ -35,8 +36,15 @@ pub struct Router<S> {
     prompts_by_name: BTreeMap<String, usize>,
     resources: Vec<ResourceEntry<S>>,
     templates: Vec<TemplateEntry<S>>,
+    completion: Option<CompleteFn<S>>,
+    logging: bool,
+    cache: Option<(u64, CacheScope)>,
     page_size: usize,
 }
+
+/// A completion handler: the request in, the suggestions out.
+type CompleteFn<S> =
+    Box<dyn Fn(&mut Context<'_, S>, &CompleteRequestParams) -> Result<Completion, ToolError> + Send + Sync>;
 
 /// Builds a [`Router`].
 ///
@@ -58,6 +66,9 @@ pub struct RouterBuilder<S> {
     prompts: Vec<PromptEntry<S>>,
     resources: Vec<ResourceEntry<S>>,
     templates: Vec<TemplateEntry<S>>,
+    completion: Option<CompleteFn<S>>,
+    logging: bool,
+    cache: Option<(u64, CacheScope)>,
     page_size: usize,
 }
 
@@ -167,6 +178,30 @@ impl<S> RouterBuilder<S> {
         Ok(self)
     }
 
+    /// Answers `completion/complete` for prompt arguments and resource-template variables. The
+    /// router first checks that the reference names a registered prompt or template (-32602
+    /// otherwise); at most 100 values go out, with `total` and `hasMore` set to match.
+    pub fn completion<F>(mut self, handler: F) -> Self
+    where
+        F: Fn(&mut Context<'_, S>, &CompleteRequestParams) -> Result<Completion, ToolError> + Send + Sync + 'static,
+    {
+        self.completion = Some(Box::new(handler));
+        self
+    }
+
+    /// Advertises the `logging` capability (handlers log through [`Context::log`]).
+    pub const fn logging(mut self) -> Self {
+        self.logging = true;
+        self
+    }
+
+    /// The cache hints put on list and read results in the stateless era (2026-07-28): fresh
+    /// for `ttl_ms` milliseconds, cacheable by `scope`. Without them: `0` and private.
+    pub const fn cache_hints(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
+        self.cache = Some((ttl_ms, scope));
+        self
+    }
+
     /// The router.
     pub fn build(self) -> Router<S> {
         let tools_by_name = self.tools.iter().enumerate().map(|(i, t)| (t.tool.name.clone(), i)).collect();
@@ -178,6 +213,9 @@ impl<S> RouterBuilder<S> {
             prompts_by_name,
             resources: self.resources,
             templates: self.templates,
+            completion: self.completion,
+            logging: self.logging,
+            cache: self.cache,
             page_size: self.page_size,
         }
     }
@@ -191,6 +229,9 @@ impl<S> Router<S> {
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
+            completion: None,
+            logging: false,
+            cache: None,
             page_size: 0,
         }
     }
@@ -202,6 +243,8 @@ impl<S> Router<S> {
             tools: (!self.tools.is_empty()).then(ListChangedCapability::default),
             prompts: (!self.prompts.is_empty()).then(ListChangedCapability::default),
             resources: self.offers_resources().then(ResourcesCapability::default),
+            completions: self.completion.is_some().then(JsonObject::new),
+            logging: self.logging.then(JsonObject::new),
             ..ServerCapabilities::default()
         }
     }
@@ -224,6 +267,14 @@ impl<S> Router<S> {
     /// The resource templates, in registration order.
     pub fn resource_templates(&self) -> impl Iterator<Item = &ResourceTemplate> {
         self.templates.iter().map(|t| &t.template)
+    }
+
+    /// Applies the configured cache hints (dropped again for revisions without them).
+    fn hint(&self, ttl_ms: &mut Option<u64>, scope: &mut Option<CacheScope>) {
+        if let Some((ttl, s)) = self.cache {
+            *ttl_ms = Some(ttl);
+            *scope = Some(s);
+        }
     }
 
     fn offers_resources(&self) -> bool {
@@ -252,6 +303,7 @@ impl<S> Router<S> {
             "resources/list" if self.offers_resources() => self.list_resources(session, req),
             "resources/templates/list" if self.offers_resources() => self.list_templates(session, req),
             "resources/read" if self.offers_resources() => self.read_resource(session, state, req),
+            "completion/complete" if self.completion.is_some() => self.complete(session, state, req),
             _ => {
                 let error = ErrorObject::method_not_found(&req.method);
                 session.respond(req.reply, Err(error))
@@ -270,6 +322,7 @@ impl<S> Router<S> {
         };
         let mut result = ListToolsResult::new(page.items.iter().map(|t| t.tool.clone()).collect());
         result.next_cursor = page.next_cursor;
+        self.hint(&mut result.ttl_ms, &mut result.cache_scope);
         respond_adapted(session, reply, result)
     }
 
@@ -301,6 +354,7 @@ impl<S> Router<S> {
         };
         let mut result = ListPromptsResult::new(page.items.iter().map(|p| p.prompt.clone()).collect());
         result.next_cursor = page.next_cursor;
+        self.hint(&mut result.ttl_ms, &mut result.cache_scope);
         respond_adapted(session, reply, result)
     }
 
@@ -315,6 +369,7 @@ impl<S> Router<S> {
         };
         let mut result = ListResourcesResult::new(page.items.iter().map(|r| r.resource.clone()).collect());
         result.next_cursor = page.next_cursor;
+        self.hint(&mut result.ttl_ms, &mut result.cache_scope);
         respond_adapted(session, reply, result)
     }
 
@@ -329,6 +384,7 @@ impl<S> Router<S> {
         };
         let mut result = ListResourceTemplatesResult::new(page.items.iter().map(|t| t.template.clone()).collect());
         result.next_cursor = page.next_cursor;
+        self.hint(&mut result.ttl_ms, &mut result.cache_scope);
         respond_adapted(session, reply, result)
     }
 
@@ -345,7 +401,41 @@ impl<S> Router<S> {
         let outcome = reader(&mut ctx, &read.uri, &vars);
         let Some(reply) = ctx.reply.take() else { return Ok(()) };
         match outcome {
-            Ok(contents) => respond_adapted(session, reply, ReadResourceResult::new(contents)),
+            Ok(contents) => {
+                let mut result = ReadResourceResult::new(contents);
+                self.hint(&mut result.ttl_ms, &mut result.cache_scope);
+                respond_adapted(session, reply, result)
+            }
+            Err(e) => session.respond(reply, Err(error_of(e))),
+        }
+    }
+
+    fn complete(&self, session: &mut Session<Server>, state: &mut S, req: Req) -> Result<(), SendError> {
+        let Some(handler) = &self.completion else { return Ok(()) };
+        let params: CompleteRequestParams = match decode(req.params.as_deref()) {
+            Ok(p) => p,
+            Err(e) => return session.respond(req.reply, Err(invalid_params(&req.method, &e))),
+        };
+        let target = match &params.reference {
+            CompletionReference::Prompt(p) if self.prompts_by_name.contains_key(&p.name) => p.name.clone(),
+            CompletionReference::Resource(r) if self.templates.iter().any(|t| t.template.uri_template == r.uri) => {
+                r.uri.clone()
+            }
+            CompletionReference::Prompt(p) => {
+                return session
+                    .respond(req.reply, Err(ErrorObject::invalid_params(format!("Unknown prompt: {}", p.name))));
+            }
+            CompletionReference::Resource(r) => {
+                let error = ErrorObject::invalid_params(format!("Unknown resource template: {}", r.uri));
+                return session.respond(req.reply, Err(error));
+            }
+            _ => return session.respond(req.reply, Err(ErrorObject::invalid_params("Unknown completion reference"))),
+        };
+        let mut ctx = req.context(session, state, target);
+        let outcome = handler(&mut ctx, &params);
+        let Some(reply) = ctx.reply.take() else { return Ok(()) };
+        match outcome {
+            Ok(completion) => respond_adapted(session, reply, CompleteResult::new(completion)),
             Err(e) => session.respond(reply, Err(error_of(e))),
         }
     }

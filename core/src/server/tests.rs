@@ -7,11 +7,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::*;
+use crate::schema::completion::Completion;
 use crate::schema::prompts::{GetPromptResult, Prompt, PromptMessage};
 use crate::schema::resources::{Resource, ResourceTemplate};
 use crate::schema::tools::{CallToolResult, Tool};
 use crate::schema::Implementation;
-use crate::schema::TextResourceContents;
+use crate::schema::{CacheScope, TextResourceContents};
 use crate::session::{
     Client, ClientConfig, ClientMode, Event, Output, RequestOptions, Route, Server, ServerConfig, Session,
 };
@@ -67,6 +68,13 @@ fn router() -> Router<u32> {
             Ok(vec![TextResourceContents::new(uri, format!("note {}", vars["id"])).into()])
         })
         .unwrap()
+        .completion(|_ctx, req| {
+            let names = ["Ada", "Alan", "Grace"].into_iter().chain((0..150).map(|_| "Zed"));
+            let prefix = req.argument.value.clone();
+            Ok(Completion::from_values(names.filter(|n| n.starts_with(&prefix)).map(str::to_owned)))
+        })
+        .logging()
+        .cache_hints(60_000, CacheScope::Public)
         .tool(Tool::new("slow", schema(json!({}))), |ctx, _: Value| {
             ctx.progress(1.0, Some(2.0), Some("half".into())).unwrap();
             let deferred = ctx.defer().unwrap();
@@ -214,8 +222,8 @@ fn unknown_tools_and_protocol_errors_are_json_rpc_errors() {
     assert_eq!(e["code"], -32602);
     let e = w.call("tools/call", &json!({"arguments": {}}), RequestOptions::default()).unwrap_err();
     assert!(e["message"].as_str().unwrap().contains("missing field `name`"), "{e}");
-    let refused = w.client.send_request(w.now, "completion/complete", None, RequestOptions::default()).unwrap_err();
-    assert!(matches!(refused, crate::session::SendError::MissingCapability { .. }), "no completions advertised");
+    let refused = w.client.send_request(w.now, "resources/subscribe", None, RequestOptions::default()).unwrap_err();
+    assert!(matches!(refused, crate::session::SendError::MissingCapability { .. }), "no subscriptions advertised");
 }
 
 #[test]
@@ -307,4 +315,36 @@ fn resources_are_read_by_uri_or_template() {
             w.call("resources/read", &json!({"uri": "notes://broken"}), RequestOptions::default()).unwrap_err();
         assert_eq!(broken, json!({"code": -32603, "message": "note store unavailable"}));
     }
+}
+
+#[test]
+fn completions_are_checked_against_the_registry_and_capped() {
+    let mut w = World::new(ProtocolVersion::V2025_06_18);
+    let caps = w.client.server_capabilities().unwrap().clone();
+    assert!(caps.completions.is_some() && caps.logging.is_some());
+    let ask = |value: &str| json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": value}});
+    let r = w.call("completion/complete", &ask("A"), RequestOptions::default()).unwrap();
+    assert_eq!(r["completion"]["values"], json!(["Ada", "Alan"]));
+    let r = w.call("completion/complete", &ask("Z"), RequestOptions::default()).unwrap();
+    assert_eq!(r["completion"]["values"].as_array().unwrap().len(), 100);
+    assert_eq!((r["completion"]["total"].clone(), r["completion"]["hasMore"].clone()), (json!(150), json!(true)));
+    let unknown = json!({"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "x", "value": ""}});
+    let e = w.call("completion/complete", &unknown, RequestOptions::default()).unwrap_err();
+    assert_eq!(e["message"], "Unknown prompt: nope");
+    let template =
+        json!({"ref": {"type": "ref/resource", "uri": "notes://{id}"}, "argument": {"name": "id", "value": "G"}});
+    let r = w.call("completion/complete", &template, RequestOptions::default()).unwrap();
+    assert_eq!(r["completion"]["values"], json!(["Grace"]));
+}
+
+#[test]
+fn cache_hints_go_out_only_in_the_stateless_era() {
+    let mut w = World::new(ProtocolVersion::V2026_07_28);
+    let list = w.call("tools/list", &json!({}), RequestOptions::default()).unwrap();
+    assert_eq!((list["ttlMs"].clone(), list["cacheScope"].clone()), (json!(60_000), json!("public")));
+    let read = w.call("resources/read", &json!({"uri": "file:///readme.md"}), RequestOptions::default()).unwrap();
+    assert_eq!(read["cacheScope"], "public");
+    let mut w = World::new(ProtocolVersion::V2025_11_25);
+    let list = w.call("tools/list", &json!({}), RequestOptions::default()).unwrap();
+    assert!(list.get("ttlMs").is_none() && list.get("cacheScope").is_none());
 }
