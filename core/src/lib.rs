@@ -8,7 +8,8 @@
 //! - [`version`]: the MCP protocol revisions, negotiation and the feature table.
 //! - [`schema`]: typed MCP requests, results and notifications of every revision.
 //! - [`session`]: the sans-IO session state machine (`Session<Client>`, `Session<Server>`).
-//! - [`server`]: the typed server layer: a router of tools with typed handlers.
+//! - [`server`]: the typed server layer: a router of tools, prompts and resources.
+//! - [`client`]: the typed client layer: typed calls and list pagination.
 //!
 //! # Examples
 //!
@@ -27,6 +28,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod client;
 pub mod codec;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;

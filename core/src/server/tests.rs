@@ -106,8 +106,12 @@ struct World {
 impl World {
     #[allow(clippy::disallowed_methods)] // the base of virtual time
     fn new(version: ProtocolVersion) -> Self {
+        Self::with(version, router())
+    }
+
+    #[allow(clippy::disallowed_methods)] // the base of virtual time
+    fn with(version: ProtocolVersion, router: Router<u32>) -> Self {
         let now = Instant::now();
-        let router = router();
         let config = ServerConfig::new(Implementation::new("s", "1")).with_capabilities(router.capabilities());
         let mode = if version == ProtocolVersion::V2026_07_28 { ClientMode::Stateless } else { ClientMode::Legacy };
         let mut client_config = ClientConfig::new(Implementation::new("c", "1")).with_mode(mode);
@@ -163,6 +167,15 @@ impl World {
         let id = self.client.send_request(self.now, method, Some(raw), options).unwrap();
         self.settle();
         self.outcome(&id).expect("the request ended")
+    }
+
+    fn outcome_raw(
+        &mut self,
+        id: &crate::jsonrpc::RequestId,
+    ) -> Option<Result<Box<serde_json::value::RawValue>, crate::jsonrpc::CallError>> {
+        let i = self.client_events.iter().position(|e| matches!(e, Event::Response { id: got, .. } if got == id))?;
+        let Event::Response { outcome, .. } = self.client_events.remove(i) else { unreachable!() };
+        Some(outcome)
     }
 
     fn outcome(&mut self, id: &crate::jsonrpc::RequestId) -> Option<Result<Value, Value>> {
@@ -347,4 +360,40 @@ fn cache_hints_go_out_only_in_the_stateless_era() {
     let mut w = World::new(ProtocolVersion::V2025_11_25);
     let list = w.call("tools/list", &json!({}), RequestOptions::default()).unwrap();
     assert!(list.get("ttlMs").is_none() && list.get("cacheScope").is_none());
+}
+
+#[test]
+fn list_all_follows_cursors_through_every_page() {
+    use crate::client::{ListAll, ListStep};
+    use crate::schema::tools::ListTools;
+
+    for version in ProtocolVersion::ALL {
+        let mut w = World::with(version, paged_router());
+        let mut all = ListAll::<ListTools>::start(&mut w.client, w.now, 10).unwrap();
+        let mut pages = 0;
+        let names = loop {
+            w.settle();
+            let id = all.pending().unwrap().clone();
+            let Some(outcome) = w.outcome_raw(&id) else { panic!("no response") };
+            pages += 1;
+            match all.on_response(&mut w.client, w.now, &id, outcome) {
+                ListStep::Continue => {}
+                ListStep::Done(tools) => break tools.into_iter().map(|t| t.name).collect::<Vec<_>>(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(names, ["t0", "t1", "t2", "t3", "t4"], "{version}");
+        assert_eq!(pages, 3, "{version}");
+        let bad = w.call("tools/list", &json!({"cursor": "forged"}), RequestOptions::default()).unwrap_err();
+        assert_eq!(bad, json!({"code": -32602, "message": "Invalid cursor"}));
+    }
+}
+
+/// Five tools, two per page.
+fn paged_router() -> Router<u32> {
+    (0..5)
+        .fold(Router::<u32>::builder().page_size(2), |builder, i| {
+            builder.tool(Tool::new(format!("t{i}"), schema(json!({}))), |_ctx, _: Value| Ok(CallToolResult::text("")))
+        })
+        .build()
 }
