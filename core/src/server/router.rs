@@ -269,6 +269,34 @@ impl<S> Router<S> {
         self.templates.iter().map(|t| &t.template)
     }
 
+    /// Answers a list request: the page the cursor asks for, the next cursor, the cache hints,
+    /// adapted to the revision.
+    fn list<E, I, R>(
+        &self,
+        session: &mut Session<Server>,
+        req: Req,
+        entries: &[E],
+        item: impl Fn(&E) -> I,
+        make: impl FnOnce(Vec<I>) -> R,
+    ) -> Result<(), SendError>
+    where
+        R: Serialize + ForRevision + Listed,
+    {
+        let (reply, cursor) = match req.cursor() {
+            Ok(c) => c,
+            Err((reply, error)) => return session.respond(reply, Err(error)),
+        };
+        let page = match paginate(entries, cursor.as_deref(), self.page_size) {
+            Ok(page) => page,
+            Err(e) => return session.respond(reply, Err(e.to_error_object())),
+        };
+        let mut result = make(page.items.iter().map(item).collect());
+        let (next, ttl, scope) = result.paging_fields();
+        *next = page.next_cursor;
+        self.hint(ttl, scope);
+        respond_adapted(session, reply, result)
+    }
+
     /// Applies the configured cache hints (dropped again for revisions without them).
     fn hint(&self, ttl_ms: &mut Option<u64>, scope: &mut Option<CacheScope>) {
         if let Some((ttl, s)) = self.cache {
@@ -312,18 +340,7 @@ impl<S> Router<S> {
     }
 
     fn list_tools(&self, session: &mut Session<Server>, req: Req) -> Result<(), SendError> {
-        let (reply, cursor) = match req.cursor() {
-            Ok(c) => c,
-            Err((reply, error)) => return session.respond(reply, Err(error)),
-        };
-        let page = match paginate(&self.tools, cursor.as_deref(), self.page_size) {
-            Ok(page) => page,
-            Err(e) => return session.respond(reply, Err(e.to_error_object())),
-        };
-        let mut result = ListToolsResult::new(page.items.iter().map(|t| t.tool.clone()).collect());
-        result.next_cursor = page.next_cursor;
-        self.hint(&mut result.ttl_ms, &mut result.cache_scope);
-        respond_adapted(session, reply, result)
+        self.list(session, req, &self.tools, |t| t.tool.clone(), ListToolsResult::new)
     }
 
     fn call_tool(&self, session: &mut Session<Server>, state: &mut S, req: Req) -> Result<(), SendError> {
@@ -344,48 +361,15 @@ impl<S> Router<S> {
     }
 
     fn list_prompts(&self, session: &mut Session<Server>, req: Req) -> Result<(), SendError> {
-        let (reply, cursor) = match req.cursor() {
-            Ok(c) => c,
-            Err((reply, error)) => return session.respond(reply, Err(error)),
-        };
-        let page = match paginate(&self.prompts, cursor.as_deref(), self.page_size) {
-            Ok(page) => page,
-            Err(e) => return session.respond(reply, Err(e.to_error_object())),
-        };
-        let mut result = ListPromptsResult::new(page.items.iter().map(|p| p.prompt.clone()).collect());
-        result.next_cursor = page.next_cursor;
-        self.hint(&mut result.ttl_ms, &mut result.cache_scope);
-        respond_adapted(session, reply, result)
+        self.list(session, req, &self.prompts, |p| p.prompt.clone(), ListPromptsResult::new)
     }
 
     fn list_resources(&self, session: &mut Session<Server>, req: Req) -> Result<(), SendError> {
-        let (reply, cursor) = match req.cursor() {
-            Ok(c) => c,
-            Err((reply, error)) => return session.respond(reply, Err(error)),
-        };
-        let page = match paginate(&self.resources, cursor.as_deref(), self.page_size) {
-            Ok(page) => page,
-            Err(e) => return session.respond(reply, Err(e.to_error_object())),
-        };
-        let mut result = ListResourcesResult::new(page.items.iter().map(|r| r.resource.clone()).collect());
-        result.next_cursor = page.next_cursor;
-        self.hint(&mut result.ttl_ms, &mut result.cache_scope);
-        respond_adapted(session, reply, result)
+        self.list(session, req, &self.resources, |r| r.resource.clone(), ListResourcesResult::new)
     }
 
     fn list_templates(&self, session: &mut Session<Server>, req: Req) -> Result<(), SendError> {
-        let (reply, cursor) = match req.cursor() {
-            Ok(c) => c,
-            Err((reply, error)) => return session.respond(reply, Err(error)),
-        };
-        let page = match paginate(&self.templates, cursor.as_deref(), self.page_size) {
-            Ok(page) => page,
-            Err(e) => return session.respond(reply, Err(e.to_error_object())),
-        };
-        let mut result = ListResourceTemplatesResult::new(page.items.iter().map(|t| t.template.clone()).collect());
-        result.next_cursor = page.next_cursor;
-        self.hint(&mut result.ttl_ms, &mut result.cache_scope);
-        respond_adapted(session, reply, result)
+        self.list(session, req, &self.templates, |t| t.template.clone(), ListResourceTemplatesResult::new)
     }
 
     fn read_resource(&self, session: &mut Session<Server>, state: &mut S, req: Req) -> Result<(), SendError> {
@@ -476,6 +460,23 @@ impl<S> Router<S> {
         answer(session, deferred.reply, outcome)
     }
 }
+
+/// The members a list result's page and cache hints go into.
+trait Listed {
+    fn paging_fields(&mut self) -> (&mut Option<String>, &mut Option<u64>, &mut Option<CacheScope>);
+}
+
+macro_rules! listed {
+    ($($ty:ty),*) => {
+        $(impl Listed for $ty {
+            fn paging_fields(&mut self) -> (&mut Option<String>, &mut Option<u64>, &mut Option<CacheScope>) {
+                (&mut self.next_cursor, &mut self.ttl_ms, &mut self.cache_scope)
+            }
+        })*
+    };
+}
+
+listed!(ListToolsResult, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult);
 
 /// A request on its way to a handler.
 struct Req {
