@@ -40,7 +40,7 @@ mod tools;
 pub mod uri_template;
 
 pub use context::Context;
-pub use router::{Deferred, Router, RouterBuilder};
+pub use router::{Deferred, ListChanged, Router, RouterBuilder};
 pub use tools::ToolError;
 
 #[cfg(test)]

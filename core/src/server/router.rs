@@ -38,6 +38,7 @@ pub struct Router<S> {
     templates: Vec<TemplateEntry<S>>,
     completion: Option<CompleteFn<S>>,
     logging: bool,
+    list_changes: bool,
     cache: Option<(u64, CacheScope)>,
     page_size: usize,
 }
@@ -68,8 +69,47 @@ pub struct RouterBuilder<S> {
     templates: Vec<TemplateEntry<S>>,
     completion: Option<CompleteFn<S>>,
     logging: bool,
+    list_changes: bool,
     cache: Option<(u64, CacheScope)>,
     page_size: usize,
+}
+
+/// A change to what the router offers, to announce to every open session.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::schema::tools::{CallToolResult, Tool};
+/// use talaria_core::server::Router;
+///
+/// let mut router = Router::<()>::builder().notify_list_changes().build();
+/// let change = router.add_tool(Tool::new("late", Default::default()), |_ctx, _: serde_json::Value| Ok(CallToolResult::text("hi")));
+/// assert_eq!(change.method(), "notifications/tools/list_changed");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "announce the change to every session with `ListChanged::notify`"]
+pub struct ListChanged(&'static str);
+
+impl ListChanged {
+    /// The notification that announces it.
+    #[must_use]
+    pub const fn method(self) -> &'static str {
+        self.0
+    }
+
+    /// Announces the change on `session`'s connection. Sessions that did not negotiate
+    /// `listChanged`, or are not initialized yet, are skipped; in the stateless era announce
+    /// it on each `subscriptions/listen` stream with `Session::notify_related` instead.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::Closed`] if the session is closed.
+    pub fn notify(self, session: &mut Session<Server>) -> Result<(), SendError> {
+        match session.notify(self.0, None) {
+            Err(SendError::MissingCapability { .. } | SendError::NotReady) => Ok(()),
+            other => other,
+        }
+    }
 }
 
 /// An answer the handler chose to give later (see [`Context::defer`]).
@@ -189,6 +229,13 @@ impl<S> RouterBuilder<S> {
         self
     }
 
+    /// Advertises `listChanged` for tools, prompts and resources: the router's contents may
+    /// change while sessions are open (see [`Router::add_tool`] and friends).
+    pub const fn notify_list_changes(mut self) -> Self {
+        self.list_changes = true;
+        self
+    }
+
     /// Advertises the `logging` capability (handlers log through [`Context::log`]).
     pub const fn logging(mut self) -> Self {
         self.logging = true;
@@ -215,6 +262,7 @@ impl<S> RouterBuilder<S> {
             templates: self.templates,
             completion: self.completion,
             logging: self.logging,
+            list_changes: self.list_changes,
             cache: self.cache,
             page_size: self.page_size,
         }
@@ -231,6 +279,7 @@ impl<S> Router<S> {
             templates: Vec::new(),
             completion: None,
             logging: false,
+            list_changes: false,
             cache: None,
             page_size: 0,
         }
@@ -239,10 +288,13 @@ impl<S> Router<S> {
     /// The capabilities this router's contents call for, to put in the `ServerConfig`.
     #[must_use]
     pub fn capabilities(&self) -> ServerCapabilities {
+        let changes = self.list_changes.then_some(true);
+        let list = || ListChangedCapability { list_changed: changes, ..ListChangedCapability::default() };
         ServerCapabilities {
-            tools: (!self.tools.is_empty()).then(ListChangedCapability::default),
-            prompts: (!self.prompts.is_empty()).then(ListChangedCapability::default),
-            resources: self.offers_resources().then(ResourcesCapability::default),
+            tools: (self.list_changes || !self.tools.is_empty()).then(list),
+            prompts: (self.list_changes || !self.prompts.is_empty()).then(list),
+            resources: (self.list_changes || self.offers_resources())
+                .then(|| ResourcesCapability { list_changed: changes, ..ResourcesCapability::default() }),
             completions: self.completion.is_some().then(JsonObject::new),
             logging: self.logging.then(JsonObject::new),
             ..ServerCapabilities::default()
@@ -257,6 +309,75 @@ impl<S> Router<S> {
     /// The registered prompts, in registration order (the order `prompts/list` uses).
     pub fn prompts(&self) -> impl Iterator<Item = &Prompt> {
         self.prompts.iter().map(|p| &p.prompt)
+    }
+
+    /// Adds (or replaces) a tool while sessions are open. Send the returned change to every
+    /// session so clients refresh their list.
+    pub fn add_tool<A, F>(&mut self, tool: Tool, handler: F) -> ListChanged
+    where
+        A: DeserializeOwned,
+        F: Fn(&mut Context<'_, S>, A) -> Result<CallToolResult, ToolError> + Send + Sync + 'static,
+    {
+        let call = typed(tool.name.clone(), handler);
+        self.tools.retain(|t| t.tool.name != tool.name);
+        self.tools.push(ToolEntry { tool, call });
+        self.reindex();
+        ListChanged("notifications/tools/list_changed")
+    }
+
+    /// Removes a tool; `None` if there was none by that name.
+    pub fn remove_tool(&mut self, name: &str) -> Option<ListChanged> {
+        let before = self.tools.len();
+        self.tools.retain(|t| t.tool.name != name);
+        self.reindex();
+        (self.tools.len() != before).then_some(ListChanged("notifications/tools/list_changed"))
+    }
+
+    /// Adds (or replaces) a prompt while sessions are open.
+    pub fn add_prompt<F>(&mut self, prompt: Prompt, handler: F) -> ListChanged
+    where
+        F: Fn(&mut Context<'_, S>, BTreeMap<String, String>) -> Result<GetPromptResult, ToolError>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.prompts.retain(|p| p.prompt.name != prompt.name);
+        self.prompts.push(PromptEntry { prompt, get: Box::new(handler) });
+        self.reindex();
+        ListChanged("notifications/prompts/list_changed")
+    }
+
+    /// Removes a prompt; `None` if there was none by that name.
+    pub fn remove_prompt(&mut self, name: &str) -> Option<ListChanged> {
+        let before = self.prompts.len();
+        self.prompts.retain(|p| p.prompt.name != name);
+        self.reindex();
+        (self.prompts.len() != before).then_some(ListChanged("notifications/prompts/list_changed"))
+    }
+
+    /// Adds (or replaces) a fixed resource while sessions are open.
+    pub fn add_resource<F>(&mut self, resource: Resource, handler: F) -> ListChanged
+    where
+        F: Fn(&mut Context<'_, S>, &str, &BTreeMap<String, String>) -> Result<Vec<ResourceContents>, ToolError>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.resources.retain(|r| r.resource.uri != resource.uri);
+        self.resources.push(ResourceEntry { resource, read: Box::new(handler) });
+        ListChanged("notifications/resources/list_changed")
+    }
+
+    /// Removes a fixed resource; `None` if there was none at that URI.
+    pub fn remove_resource(&mut self, uri: &str) -> Option<ListChanged> {
+        let before = self.resources.len();
+        self.resources.retain(|r| r.resource.uri != uri);
+        (self.resources.len() != before).then_some(ListChanged("notifications/resources/list_changed"))
+    }
+
+    fn reindex(&mut self) {
+        self.tools_by_name = self.tools.iter().enumerate().map(|(i, t)| (t.tool.name.clone(), i)).collect();
+        self.prompts_by_name = self.prompts.iter().enumerate().map(|(i, p)| (p.prompt.name.clone(), i)).collect();
     }
 
     /// The fixed resources, in registration order.
@@ -324,13 +445,15 @@ impl<S> Router<S> {
         let IncomingRequest { reply, method, params, progress_token, meta } = request;
         let req = Req { reply, method, params, progress_token, meta };
         match req.method.as_str() {
-            "tools/list" if !self.tools.is_empty() => self.list_tools(session, req),
-            "tools/call" if !self.tools.is_empty() => self.call_tool(session, state, req),
-            "prompts/list" if !self.prompts.is_empty() => self.list_prompts(session, req),
-            "prompts/get" if !self.prompts.is_empty() => self.get_prompt(session, state, req),
-            "resources/list" if self.offers_resources() => self.list_resources(session, req),
-            "resources/templates/list" if self.offers_resources() => self.list_templates(session, req),
-            "resources/read" if self.offers_resources() => self.read_resource(session, state, req),
+            "tools/list" if self.list_changes || !self.tools.is_empty() => self.list_tools(session, req),
+            "tools/call" if self.list_changes || !self.tools.is_empty() => self.call_tool(session, state, req),
+            "prompts/list" if self.list_changes || !self.prompts.is_empty() => self.list_prompts(session, req),
+            "prompts/get" if self.list_changes || !self.prompts.is_empty() => self.get_prompt(session, state, req),
+            "resources/list" if self.list_changes || self.offers_resources() => self.list_resources(session, req),
+            "resources/templates/list" if self.list_changes || self.offers_resources() => {
+                self.list_templates(session, req)
+            }
+            "resources/read" if self.list_changes || self.offers_resources() => self.read_resource(session, state, req),
             "completion/complete" if self.completion.is_some() => self.complete(session, state, req),
             _ => {
                 let error = ErrorObject::method_not_found(&req.method);

@@ -397,3 +397,33 @@ fn paged_router() -> Router<u32> {
         })
         .build()
 }
+
+#[test]
+fn runtime_changes_are_announced_where_negotiated() {
+    let router = Router::<u32>::builder().notify_list_changes().build();
+    assert_eq!(router.capabilities().tools.unwrap().list_changed, Some(true));
+    let mut w = World::with(ProtocolVersion::V2025_06_18, router);
+    let empty = w.call("tools/list", &json!({}), RequestOptions::default()).unwrap();
+    assert_eq!(empty["tools"], json!([]));
+    let change =
+        w.router.add_tool(Tool::new("late", schema(json!({}))), |_ctx, _: Value| Ok(CallToolResult::text("here")));
+    change.notify(&mut w.server).unwrap();
+    w.settle();
+    assert!(w
+        .client_events
+        .iter()
+        .any(|e| matches!(e, Event::Notification { method, .. } if method == "notifications/tools/list_changed")));
+    let r = w.call("tools/call", &json!({"name": "late"}), RequestOptions::default()).unwrap();
+    assert_eq!(r["content"][0]["text"], "here");
+    assert!(w.router.remove_tool("late").is_some());
+    assert!(w.router.remove_tool("late").is_none());
+    let e = w.call("tools/call", &json!({"name": "late"}), RequestOptions::default()).unwrap_err();
+    assert_eq!(e["message"], "Unknown tool: late");
+    // A router that did not advertise listChanged does not notify.
+    let mut quiet = World::new(ProtocolVersion::V2025_06_18);
+    let change =
+        quiet.router.add_tool(Tool::new("x", schema(json!({}))), |_ctx, _: Value| Ok(CallToolResult::text("")));
+    change.notify(&mut quiet.server).unwrap();
+    quiet.settle();
+    assert!(!quiet.client_events.iter().any(|e| matches!(e, Event::Notification { .. })));
+}
