@@ -18,7 +18,7 @@ use crate::schema::lifecycle::{ListChangedCapability, ResourcesCapability, Serve
 use crate::schema::prompts::{GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt};
 use crate::schema::resources::{
     resource_not_found, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
-    ReadResourceResult, Resource, ResourceTemplate,
+    ReadResourceResult, Resource, ResourceTemplate, ResourceUpdatedNotificationParams, SubscribeRequestParams,
 };
 use crate::schema::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool};
 use crate::schema::ResourceContents;
@@ -37,11 +37,15 @@ pub struct Router<S> {
     resources: Vec<ResourceEntry<S>>,
     templates: Vec<TemplateEntry<S>>,
     completion: Option<CompleteFn<S>>,
+    subscriptions: Option<(SubscribeFn<S>, SubscribeFn<S>)>,
     logging: bool,
     list_changes: bool,
     cache: Option<(u64, CacheScope)>,
     page_size: usize,
 }
+
+/// A subscription handler: the URI subscribed to (or from).
+type SubscribeFn<S> = Box<dyn Fn(&mut Context<'_, S>, &str) -> Result<(), ToolError> + Send + Sync>;
 
 /// A completion handler: the request in, the suggestions out.
 type CompleteFn<S> =
@@ -68,6 +72,7 @@ pub struct RouterBuilder<S> {
     resources: Vec<ResourceEntry<S>>,
     templates: Vec<TemplateEntry<S>>,
     completion: Option<CompleteFn<S>>,
+    subscriptions: Option<(SubscribeFn<S>, SubscribeFn<S>)>,
     logging: bool,
     list_changes: bool,
     cache: Option<(u64, CacheScope)>,
@@ -229,6 +234,19 @@ impl<S> RouterBuilder<S> {
         self
     }
 
+    /// Accepts `resources/subscribe` and `resources/unsubscribe` (legacy era) for resources
+    /// the router offers, calling these handlers, which keep the subscriptions in the
+    /// per-session state; announce changes with [`Router::resource_updated`]. Advertises
+    /// `resources.subscribe`.
+    pub fn subscriptions<F, G>(mut self, subscribe: F, unsubscribe: G) -> Self
+    where
+        F: Fn(&mut Context<'_, S>, &str) -> Result<(), ToolError> + Send + Sync + 'static,
+        G: Fn(&mut Context<'_, S>, &str) -> Result<(), ToolError> + Send + Sync + 'static,
+    {
+        self.subscriptions = Some((Box::new(subscribe), Box::new(unsubscribe)));
+        self
+    }
+
     /// Advertises `listChanged` for tools, prompts and resources: the router's contents may
     /// change while sessions are open (see [`Router::add_tool`] and friends).
     pub const fn notify_list_changes(mut self) -> Self {
@@ -261,6 +279,7 @@ impl<S> RouterBuilder<S> {
             resources: self.resources,
             templates: self.templates,
             completion: self.completion,
+            subscriptions: self.subscriptions,
             logging: self.logging,
             list_changes: self.list_changes,
             cache: self.cache,
@@ -278,6 +297,7 @@ impl<S> Router<S> {
             resources: Vec::new(),
             templates: Vec::new(),
             completion: None,
+            subscriptions: None,
             logging: false,
             list_changes: false,
             cache: None,
@@ -293,8 +313,11 @@ impl<S> Router<S> {
         ServerCapabilities {
             tools: (self.list_changes || !self.tools.is_empty()).then(list),
             prompts: (self.list_changes || !self.prompts.is_empty()).then(list),
-            resources: (self.list_changes || self.offers_resources())
-                .then(|| ResourcesCapability { list_changed: changes, ..ResourcesCapability::default() }),
+            resources: (self.list_changes || self.offers_resources()).then(|| ResourcesCapability {
+                list_changed: changes,
+                subscribe: self.subscriptions.is_some().then_some(true),
+                ..ResourcesCapability::default()
+            }),
             completions: self.completion.is_some().then(JsonObject::new),
             logging: self.logging.then(JsonObject::new),
             ..ServerCapabilities::default()
@@ -455,6 +478,9 @@ impl<S> Router<S> {
             }
             "resources/read" if self.list_changes || self.offers_resources() => self.read_resource(session, state, req),
             "completion/complete" if self.completion.is_some() => self.complete(session, state, req),
+            "resources/subscribe" | "resources/unsubscribe" if self.subscriptions.is_some() => {
+                self.subscribe(session, state, req)
+            }
             _ => {
                 let error = ErrorObject::method_not_found(&req.method);
                 session.respond(req.reply, Err(error))
@@ -515,6 +541,40 @@ impl<S> Router<S> {
             }
             Err(e) => session.respond(reply, Err(error_of(e))),
         }
+    }
+
+    fn subscribe(&self, session: &mut Session<Server>, state: &mut S, req: Req) -> Result<(), SendError> {
+        let Some((on_subscribe, on_unsubscribe)) = &self.subscriptions else { return Ok(()) };
+        let params: SubscribeRequestParams = match decode(req.params.as_deref()) {
+            Ok(p) => p,
+            Err(e) => return session.respond(req.reply, Err(invalid_params(&req.method, &e))),
+        };
+        let subscribing = req.method == "resources/subscribe";
+        if subscribing && find(&self.resources, &self.templates, &params.uri).is_none() {
+            let version = session.version().unwrap_or(crate::version::ProtocolVersion::LATEST_LEGACY);
+            return session.respond(req.reply, Err(resource_not_found(&params.uri, version)));
+        }
+        let handler = if subscribing { on_subscribe } else { on_unsubscribe };
+        let mut ctx = req.context(session, state, params.uri.clone());
+        let outcome = handler(&mut ctx, &params.uri);
+        let Some(reply) = ctx.reply.take() else { return Ok(()) };
+        match outcome {
+            Ok(()) => session.respond_with(reply, &crate::schema::EmptyResult::default()),
+            Err(e) => session.respond(reply, Err(error_of(e))),
+        }
+    }
+
+    /// Tells `session`'s client that the resource at `uri` changed (send it to the sessions
+    /// subscribed to it).
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::MissingCapability`] unless `subscriptions` was configured,
+    /// [`SendError::Closed`].
+    pub fn resource_updated(&self, session: &mut Session<Server>, uri: &str) -> Result<(), SendError> {
+        let params = serde_json::value::to_raw_value(&ResourceUpdatedNotificationParams::new(uri))
+            .map_err(|e| SendError::Encode(e.to_string()))?;
+        session.notify("notifications/resources/updated", Some(params))
     }
 
     fn complete(&self, session: &mut Session<Server>, state: &mut S, req: Req) -> Result<(), SendError> {

@@ -427,3 +427,40 @@ fn runtime_changes_are_announced_where_negotiated() {
     quiet.settle();
     assert!(!quiet.client_events.iter().any(|e| matches!(e, Event::Notification { .. })));
 }
+
+#[test]
+fn subscriptions_reach_the_handlers_and_updates_the_client() {
+    let router = Router::<u32>::builder()
+        .resource(Resource::new("file:///a.txt", "a"), |_ctx, uri, _| {
+            Ok(vec![TextResourceContents::new(uri, "a").into()])
+        })
+        .subscriptions(
+            |ctx, _uri| {
+                *ctx.state() += 1;
+                Ok(())
+            },
+            |ctx, _uri| {
+                *ctx.state() -= 1;
+                Ok(())
+            },
+        )
+        .build();
+    assert_eq!(router.capabilities().resources.unwrap().subscribe, Some(true));
+    let mut w = World::with(ProtocolVersion::V2025_06_18, router);
+    assert_eq!(
+        w.call("resources/subscribe", &json!({"uri": "file:///a.txt"}), RequestOptions::default()).unwrap(),
+        json!({})
+    );
+    assert_eq!(w.state, 1);
+    let e = w.call("resources/subscribe", &json!({"uri": "file:///nope"}), RequestOptions::default()).unwrap_err();
+    assert_eq!(e["code"], -32002);
+    w.router.resource_updated(&mut w.server, "file:///a.txt").unwrap();
+    w.settle();
+    let updated = w.client_events.iter().any(|e| {
+        matches!(e, Event::Notification { method, params: Some(p) }
+        if method == "notifications/resources/updated" && p.get().contains("file:///a.txt"))
+    });
+    assert!(updated);
+    w.call("resources/unsubscribe", &json!({"uri": "file:///a.txt"}), RequestOptions::default()).unwrap();
+    assert_eq!(w.state, 0);
+}
