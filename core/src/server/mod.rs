@@ -31,6 +31,7 @@
 //! assert!(router.capabilities().tools.is_some());
 //! ```
 
+mod builder;
 mod context;
 pub mod pagination;
 mod prompts;
@@ -39,8 +40,9 @@ mod router;
 mod tools;
 pub mod uri_template;
 
+pub use builder::RouterBuilder;
 pub use context::Context;
-pub use router::{Deferred, ListChanged, Router, RouterBuilder};
+pub use router::{Deferred, ListChanged, Router};
 pub use tools::ToolError;
 
 #[cfg(test)]
