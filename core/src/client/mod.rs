@@ -1,4 +1,5 @@
-//! The typed client layer: calls that know their result type, and following list cursors.
+//! The typed client layer: calls that know their result type, following list cursors, and
+//! answering what a server asks of the client (roots, sampling, elicitation).
 //!
 //! Still sans-IO: [`Session::call`] sends a typed request and returns a [`Call`] that decodes the
 //! [`Event::Response`](crate::session::Event::Response) the session later emits for it;
@@ -23,6 +24,7 @@
 //! assert!(tools.tools.is_empty());
 //! ```
 
+mod handlers;
 mod list_all;
 
 use std::marker::PhantomData;
@@ -30,6 +32,7 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+pub use handlers::{ElicitationFn, Handlers, SamplingFn};
 pub use list_all::{ListAll, ListStep};
 
 use crate::jsonrpc::{CallError, LocalError, RequestId};
@@ -87,3 +90,6 @@ impl Session<Client> {
         Ok(Call { id, method: PhantomData })
     }
 }
+
+#[cfg(test)]
+mod tests;
