@@ -39,6 +39,7 @@ mod resources;
 mod router;
 mod tools;
 pub mod uri_template;
+pub mod validate;
 
 pub use builder::RouterBuilder;
 pub use context::Context;

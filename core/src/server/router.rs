@@ -306,8 +306,19 @@ impl<S> Router<S> {
             let error = ErrorObject::invalid_params(format!("Unknown tool: {}", call.name));
             return session.respond(req.reply, Err(error));
         };
+        let entry = &self.tools[index];
+        let arguments = serde_json::Value::Object(call.arguments.unwrap_or_default());
+        let violations = super::validate::validate(&entry.tool.input_schema, &arguments);
+        let arguments = match arguments {
+            serde_json::Value::Object(map) => map,
+            _ => JsonObject::new(),
+        };
+        if let Some(problems) = super::validate::describe(&violations) {
+            let message = format!("Invalid arguments for tool {}: {problems}", call.name);
+            return answer(session, req.reply, Err(ToolError::Execution(message)));
+        }
         let mut ctx = req.context(session, state, call.name);
-        let outcome = (self.tools[index].call)(&mut ctx, call.arguments.unwrap_or_default());
+        let outcome = (entry.call)(&mut ctx, arguments);
         match ctx.reply.take() {
             Some(reply) => answer(session, reply, outcome),
             None => Ok(()),

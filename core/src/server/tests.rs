@@ -219,7 +219,9 @@ fn bad_arguments_and_failures_are_tool_errors_the_model_sees() {
         w.call("tools/call", &json!({"name": "add", "arguments": {"a": "two"}}), RequestOptions::default()).unwrap();
     assert_eq!(r["isError"], true);
     let text = r["content"][0]["text"].as_str().unwrap();
-    assert!(text.starts_with("Invalid arguments for tool add: invalid type: string \"two\""), "{text}");
+    // The input schema names the field and what is wrong with it.
+    assert_eq!(text, "Invalid arguments for tool add: \"a\": expected an integer, got a string");
+    // What the schema allows but the handler's type does not is still caught, by serde:
     let r = w.call("tools/call", &json!({"name": "add", "arguments": {"a": 1}}), RequestOptions::default()).unwrap();
     assert!(r["content"][0]["text"].as_str().unwrap().contains("missing field `b`"));
     let r = w.call("tools/call", &json!({"name": "fail"}), RequestOptions::default()).unwrap();

@@ -1,0 +1,892 @@
+//! Validation of tool arguments against a tool's `inputSchema`.
+//!
+//! When a client calls a tool with arguments that do not fit the tool's declared JSON Schema,
+//! the server answers with a tool error result whose message names the field and says what is
+//! wrong. [`validate`] lists the [`Violation`]s, each a JSON Pointer to the offending value and a
+//! sentence; [`describe`] joins them into that message.
+//!
+//! The validator is small and predictable rather than complete: it understands the subset of
+//! JSON Schema (2020-12 and draft-07 spellings) that tool schemas use in practice.
+//!
+//! Supported keywords:
+//!
+//! - `type` (a name or an array of names; `"integer"` accepts any number without a fractional
+//!   part, so `2.0` is an integer);
+//! - `properties`, `required`, `additionalProperties` (`false` or a schema);
+//! - `items` (a schema), `prefixItems`, and the draft-07 tuple form (`items` as an array, with
+//!   `additionalItems` for the rest);
+//! - `enum`, `const` (numbers compare by value: `1` equals `1.0`);
+//! - `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (numbers only);
+//! - `minLength`, `maxLength` (counted in characters, not bytes);
+//! - `minItems`, `maxItems`, `uniqueItems`;
+//! - `allOf`, `anyOf`, `oneOf`, `not`;
+//! - local `$ref`s: `#`, `#/$defs/Name`, `#/definitions/Name` or any other JSON Pointer fragment,
+//!   resolved against the root schema; siblings of `$ref` apply too, as in 2020-12;
+//! - boolean schemas `true` and `false` wherever a schema is expected.
+//!
+//! Ignored keywords, which accept every value: `pattern` and `patternProperties` (there is no
+//! regex engine in the core; a schema with `patternProperties` also has its
+//! `additionalProperties` ignored, since which properties are additional cannot be known),
+//! `format`, `multipleOf`, `minProperties`, `maxProperties`, `propertyNames`, `dependentRequired`,
+//! `dependentSchemas`, `if`/`then`/`else`, `contains`, `unevaluatedProperties`,
+//! `unevaluatedItems`, `$dynamicRef`, `nullable` (an `OpenAPI` extension), draft-04 boolean
+//! `exclusiveMinimum`/`exclusiveMaximum`, `$ref`s that are not local JSON Pointers (remote URIs,
+//! `#anchor`s), annotations such as `title` or `default`, and every unknown keyword. A keyword
+//! whose value has the wrong shape (say `"minimum": "3"`) is ignored too.
+//!
+//! Validation never panics and its work is bounded: at most 20 violations are collected; a value
+//! nested more than 64 levels deep is reported rather than descended into; more than 32 `$ref`s
+//! followed without descending into the value (a cycle), or more than 256 nested subschemas, are
+//! reported as `schema too deep`; and after a million subschema evaluations (say, `anyOf`s whose
+//! branches refer back to themselves) validation stops with a violation saying so.
+//!
+//! # Examples
+//!
+//! ```
+//! use serde_json::json;
+//! use talaria_core::server::validate::{describe, validate};
+//!
+//! let schema = json!({
+//!     "type": "object",
+//!     "properties": {"a": {"type": "integer"}, "mode": {"enum": ["fast", "slow"]}},
+//!     "required": ["a", "b"],
+//! });
+//! let schema = schema.as_object().unwrap();
+//! assert!(validate(schema, &json!({"a": 2.0, "b": null, "mode": "fast"})).is_empty());
+//!
+//! let violations = validate(schema, &json!({"a": "1", "mode": "medium"}));
+//! assert_eq!(
+//!     describe(&violations).unwrap(),
+//!     r#"missing required property "b"; "a": expected an integer, got a string; "mode": must be one of "fast", "slow""#,
+//! );
+//! ```
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+
+use serde_json::{Map, Number, Value};
+
+/// The most violations [`validate`] collects; the rest are dropped.
+const MAX_VIOLATIONS: usize = 20;
+
+/// The deepest value nesting that is checked; the root is at depth 0.
+const MAX_VALUE_DEPTH: usize = 64;
+
+/// The most `$ref`s followed in a row without descending into the value.
+const MAX_REF_DEPTH: usize = 32;
+
+/// The most subschemas nested on the way to one value: the bound on the recursion.
+const MAX_SCHEMA_DEPTH: usize = 256;
+
+/// The most subschema evaluations of one [`validate`] call.
+const MAX_STEPS: usize = 1_000_000;
+
+/// The most `enum` values a message lists.
+const MAX_LISTED: usize = 10;
+
+/// The magnitude below which an `f64` with no fractional part fits an `i128` exactly.
+const I128_LIMIT: f64 = 1.7e38;
+
+/// One reason a value does not fit its schema.
+///
+/// `path` is a JSON Pointer (RFC 6901) to the offending value inside the validated value: `""`
+/// for the root, `"/items/0/name"` for the `name` of the first element of `items`, with `~` and
+/// `/` in property names escaped as `~0` and `~1`. Problems with an object's set of properties
+/// (`required`, `additionalProperties: false`) point at the object and name the property in the
+/// message.
+///
+/// It displays as the message alone at the root, and otherwise as the pointer without its
+/// leading slash, quoted, then a colon and the message: `"items/0/name": expected a string, got a
+/// number`.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::server::validate::Violation;
+///
+/// let violation = Violation { path: "/items/0/name".into(), message: "expected a string, got a number".into() };
+/// assert_eq!(violation.to_string(), r#""items/0/name": expected a string, got a number"#);
+///
+/// let at_root = Violation { path: String::new(), message: r#"missing required property "b""#.into() };
+/// assert_eq!(at_root.to_string(), r#"missing required property "b""#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// A JSON Pointer to the offending value, `""` for the root.
+    pub path: String,
+    /// What is wrong, as a sentence fragment: `expected an integer, got a string`.
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            return f.write_str(&self.message);
+        }
+        let field = self.path.strip_prefix('/').unwrap_or(&self.path);
+        write!(f, "{}: {}", Quoted(field), self.message)
+    }
+}
+
+/// Checks `value` against the JSON Schema `schema` and lists why it does not fit.
+///
+/// An empty list means the value is valid. Violations come in a stable order: for each value,
+/// `type` first (a value of the wrong type gets no other violation), then `$ref`, `const`,
+/// `enum`, the keywords of its type (object properties in the schema's order), then `allOf`,
+/// `anyOf`, `oneOf` and `not`. `anyOf`, `oneOf` and `not` report one violation for the value
+/// itself, never the reasons deeper down. See the [module docs](self) for the keywords
+/// understood and ignored, and for the limits.
+///
+/// # Errors
+///
+/// None: problems are the returned violations. At most 20 are returned; a value nested more than
+/// 64 levels deep, a `$ref` cycle or an over-complex schema is reported as a violation instead of
+/// exhausting the stack or the CPU, and a local `$ref` that does not resolve is reported as
+/// `cannot resolve $ref "..."`.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use talaria_core::server::validate::validate;
+///
+/// let schema = json!({
+///     "$defs": {"name": {"type": "string", "minLength": 1}},
+///     "properties": {"items": {"type": "array", "items": {"properties": {"name": {"$ref": "#/$defs/name"}}}}},
+/// });
+/// let violations = validate(schema.as_object().unwrap(), &json!({"items": [{"name": "a"}, {"name": 3}]}));
+/// assert_eq!(violations.len(), 1);
+/// assert_eq!(violations[0].path, "/items/1/name");
+/// assert_eq!(violations[0].to_string(), r#""items/1/name": expected a string, got a number"#);
+/// ```
+#[must_use]
+pub fn validate(schema: &Map<String, Value>, value: &Value) -> Vec<Violation> {
+    let mut validator = Validator { root: schema, steps: 0, exhausted: false };
+    let mut sink = Sink::new(MAX_VIOLATIONS);
+    let mut at = String::new();
+    validator.check_map(schema, value, &mut at, Depth::default(), &mut sink);
+    let mut violations = sink.violations;
+    if validator.exhausted {
+        violations.truncate(MAX_VIOLATIONS - 1);
+        violations.push(Violation {
+            path: String::new(),
+            message: "validation stopped: the schema is too complex for this value".to_owned(),
+        });
+    }
+    violations
+}
+
+/// Joins violations into one message, separated by `"; "`, or `None` when there are none.
+///
+/// Each violation is written as its [`Display`](fmt::Display) form, in order: this is the text
+/// of the tool error result a server sends for arguments that do not fit.
+///
+/// # Errors
+///
+/// None.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::server::validate::{describe, Violation};
+///
+/// assert_eq!(describe(&[]), None);
+/// let violations = [
+///     Violation { path: String::new(), message: r#"missing required property "b""#.into() },
+///     Violation { path: "/a".into(), message: "expected an integer, got a string".into() },
+/// ];
+/// assert_eq!(
+///     describe(&violations).as_deref(),
+///     Some(r#"missing required property "b"; "a": expected an integer, got a string"#),
+/// );
+/// ```
+#[must_use]
+pub fn describe(violations: &[Violation]) -> Option<String> {
+    let (first, rest) = violations.split_first()?;
+    let mut message = first.to_string();
+    for violation in rest {
+        // Writing to a String cannot fail.
+        let _ = write!(message, "; {violation}");
+    }
+    Some(message)
+}
+
+/// How deep the validation is, for the limits.
+#[derive(Debug, Clone, Copy, Default)]
+struct Depth {
+    /// Nesting of the value being checked; the root is 0.
+    value: usize,
+    /// `$ref`s followed since the last descent into the value.
+    refs: usize,
+    /// Subschemas entered on the way here.
+    schemas: usize,
+}
+
+impl Depth {
+    /// The depth of a member or element of the current value.
+    fn child(self) -> Self {
+        Self { value: self.value + 1, refs: 0, schemas: self.schemas }
+    }
+}
+
+/// Where violations go, up to a limit.
+struct Sink {
+    /// The violations so far.
+    violations: Vec<Violation>,
+    /// The most violations kept.
+    limit: usize,
+}
+
+impl Sink {
+    /// An empty sink keeping at most `limit` violations.
+    fn new(limit: usize) -> Self {
+        Self { violations: Vec::new(), limit }
+    }
+
+    /// Whether more violations would be dropped.
+    fn is_full(&self) -> bool {
+        self.violations.len() >= self.limit
+    }
+
+    /// Records that the value at `at` violates its schema.
+    fn push(&mut self, at: &str, message: impl Into<String>) {
+        if !self.is_full() {
+            self.violations.push(Violation { path: at.to_owned(), message: message.into() });
+        }
+    }
+}
+
+/// One validation run against one root schema.
+struct Validator<'s> {
+    /// The root schema, against which `$ref`s resolve.
+    root: &'s Map<String, Value>,
+    /// Subschema evaluations so far.
+    steps: usize,
+    /// Whether `steps` passed [`MAX_STEPS`]: every check then returns at once.
+    exhausted: bool,
+}
+
+impl<'s> Validator<'s> {
+    /// Checks `value`, at pointer `at`, against a schema that may be an object or a boolean.
+    ///
+    /// A schema of any other shape is malformed and accepts everything.
+    fn check(&mut self, schema: &'s Value, value: &Value, at: &mut String, depth: Depth, sink: &mut Sink) {
+        match schema {
+            Value::Bool(false) => sink.push(at, "not allowed"),
+            Value::Object(map) => self.check_map(map, value, at, depth, sink),
+            _ => {}
+        }
+    }
+
+    /// Checks `value`, at pointer `at`, against an object schema.
+    fn check_map(
+        &mut self,
+        schema: &'s Map<String, Value>,
+        value: &Value,
+        at: &mut String,
+        depth: Depth,
+        sink: &mut Sink,
+    ) {
+        if self.exhausted || sink.is_full() {
+            return;
+        }
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            self.exhausted = true;
+            return;
+        }
+        let depth = Depth { schemas: depth.schemas + 1, ..depth };
+        if depth.schemas > MAX_SCHEMA_DEPTH {
+            sink.push(at, "schema too deep");
+            return;
+        }
+        if !check_type(schema, value, at, sink) {
+            return;
+        }
+        if let Some(Value::String(reference)) = schema.get("$ref") {
+            self.check_ref(reference, value, at, depth, sink);
+        }
+        check_const_and_enum(schema, value, at, sink);
+        match value {
+            Value::Number(number) => check_number(schema, number, at, sink),
+            Value::String(text) => check_string(schema, text, at, sink),
+            Value::Array(items) => self.check_array(schema, items, at, depth, sink),
+            Value::Object(members) => self.check_object(schema, members, at, depth, sink),
+            Value::Null | Value::Bool(_) => {}
+        }
+        self.check_combinators(schema, value, at, depth, sink);
+    }
+
+    /// Follows a local `$ref` and checks `value` against its target.
+    fn check_ref(&mut self, reference: &str, value: &Value, at: &mut String, depth: Depth, sink: &mut Sink) {
+        let Some(pointer) = reference.strip_prefix('#') else {
+            return; // A remote or relative URI: not supported, ignored.
+        };
+        if !pointer.is_empty() && !pointer.starts_with('/') {
+            return; // A plain-name fragment (`#anchor`): not supported, ignored.
+        }
+        if depth.refs >= MAX_REF_DEPTH {
+            sink.push(at, "schema too deep");
+            return;
+        }
+        let depth = Depth { refs: depth.refs + 1, ..depth };
+        match resolve(self.root, pointer) {
+            Some(Target::Root) => self.check_map(self.root, value, at, depth, sink),
+            Some(Target::Schema(schema)) => self.check(schema, value, at, depth, sink),
+            None => sink.push(at, format!("cannot resolve $ref {}", Quoted(reference))),
+        }
+    }
+
+    /// Checks the elements of an array: `prefixItems`/`items`/`additionalItems`, the counts and
+    /// `uniqueItems`.
+    fn check_array(
+        &mut self,
+        schema: &'s Map<String, Value>,
+        items: &[Value],
+        at: &mut String,
+        depth: Depth,
+        sink: &mut Sink,
+    ) {
+        let len = u64::try_from(items.len()).unwrap_or(u64::MAX);
+        if let Some(min) = count(schema, "minItems").filter(|&min| len < min) {
+            sink.push(at, format!("must contain at least {min} {}", plural(min, "item")));
+        }
+        if let Some(max) = count(schema, "maxItems").filter(|&max| len > max) {
+            sink.push(at, format!("must contain at most {max} {}", plural(max, "item")));
+        }
+        if schema.get("uniqueItems") == Some(&Value::Bool(true)) {
+            check_unique(items, at, depth, sink);
+        }
+        let (prefix, rest): (&'s [Value], Option<&'s Value>) = match (schema.get("prefixItems"), schema.get("items")) {
+            (Some(Value::Array(prefix)), rest) => (prefix, rest),
+            (_, Some(Value::Array(prefix))) => (prefix, schema.get("additionalItems")),
+            (_, rest) => (&[], rest),
+        };
+        for (index, item) in items.iter().enumerate() {
+            if self.exhausted || sink.is_full() {
+                return;
+            }
+            if let Some(item_schema) = prefix.get(index).or(rest) {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&index.to_string());
+                self.descend(item_schema, item, at, depth, sink);
+                at.truncate(len);
+            }
+        }
+    }
+
+    /// Checks the members of an object: `required`, `properties` and `additionalProperties`.
+    fn check_object(
+        &mut self,
+        schema: &'s Map<String, Value>,
+        members: &Map<String, Value>,
+        at: &mut String,
+        depth: Depth,
+        sink: &mut Sink,
+    ) {
+        if let Some(Value::Array(required)) = schema.get("required") {
+            for name in required.iter().filter_map(Value::as_str) {
+                if !members.contains_key(name) {
+                    sink.push(at, format!("missing required property {}", Quoted(name)));
+                }
+            }
+        }
+        let properties = schema.get("properties").and_then(Value::as_object);
+        for (name, property_schema) in properties.into_iter().flatten() {
+            if let Some(member) = members.get(name) {
+                self.descend_member(property_schema, name, member, at, depth, sink);
+            }
+        }
+        if schema.contains_key("patternProperties") {
+            return;
+        }
+        let Some(additional) = schema.get("additionalProperties") else {
+            return;
+        };
+        let declared = |name: &str| properties.is_some_and(|properties| properties.contains_key(name));
+        for (name, member) in members.iter().filter(|(name, _)| !declared(name)) {
+            if self.exhausted || sink.is_full() {
+                return;
+            }
+            if additional == &Value::Bool(false) {
+                sink.push(at, format!("unexpected property {}", Quoted(name)));
+            } else {
+                self.descend_member(additional, name, member, at, depth, sink);
+            }
+        }
+    }
+
+    /// Checks `allOf`, `anyOf`, `oneOf` and `not`.
+    fn check_combinators(
+        &mut self,
+        schema: &'s Map<String, Value>,
+        value: &Value,
+        at: &mut String,
+        depth: Depth,
+        sink: &mut Sink,
+    ) {
+        if let Some(Value::Array(all)) = schema.get("allOf") {
+            for sub in all {
+                self.check(sub, value, at, depth, sink);
+            }
+        }
+        if let Some(Value::Array(any)) = schema.get("anyOf").filter(|any| is_non_empty_array(any)) {
+            let mut matched = false;
+            for sub in any {
+                if self.matches(sub, value, at, depth) {
+                    matched = true;
+                    break;
+                }
+            }
+            if !matched {
+                sink.push(at, "does not match any of the anyOf schemas");
+            }
+        }
+        if let Some(Value::Array(one)) = schema.get("oneOf").filter(|one| is_non_empty_array(one)) {
+            let mut matched = Vec::with_capacity(2);
+            for (index, sub) in one.iter().enumerate() {
+                if self.matches(sub, value, at, depth) {
+                    matched.push(index);
+                    if matched.len() == 2 {
+                        break;
+                    }
+                }
+            }
+            match matched.as_slice() {
+                [] => sink.push(at, "must match exactly one of the oneOf schemas, matched none"),
+                [_] => {}
+                [first, second, ..] => sink.push(
+                    at,
+                    format!("must match exactly one of the oneOf schemas, but matches schemas {first} and {second}"),
+                ),
+            }
+        }
+        if let Some(not) = schema.get("not") {
+            if self.matches(not, value, at, depth) {
+                sink.push(at, "must not match the \"not\" schema");
+            }
+        }
+    }
+
+    /// Whether `value` fits `schema`, without reporting why not.
+    fn matches(&mut self, schema: &'s Value, value: &Value, at: &mut String, depth: Depth) -> bool {
+        let mut probe = Sink::new(1);
+        self.check(schema, value, at, depth, &mut probe);
+        probe.violations.is_empty()
+    }
+
+    /// Checks the member `name` of the current object against `schema`.
+    fn descend_member(
+        &mut self,
+        schema: &'s Value,
+        name: &str,
+        member: &Value,
+        at: &mut String,
+        depth: Depth,
+        sink: &mut Sink,
+    ) {
+        let len = at.len();
+        push_pointer_segment(at, name);
+        self.descend(schema, member, at, depth, sink);
+        at.truncate(len);
+    }
+
+    /// Checks a member or element of the current value, already appended to `at`.
+    fn descend(&mut self, schema: &'s Value, child: &Value, at: &mut String, depth: Depth, sink: &mut Sink) {
+        if accepts_everything(schema) {
+            return;
+        }
+        if depth.value >= MAX_VALUE_DEPTH {
+            sink.push(at, format!("nested too deeply (more than {MAX_VALUE_DEPTH} levels)"));
+            return;
+        }
+        self.check(schema, child, at, depth.child(), sink);
+    }
+}
+
+/// Checks `type`; returns whether the value has one of the types (or `type` does not apply).
+fn check_type(schema: &Map<String, Value>, value: &Value, at: &str, sink: &mut Sink) -> bool {
+    let names: Vec<&str> = match schema.get("type") {
+        Some(Value::String(name)) => vec![name.as_str()],
+        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
+        _ => return true,
+    };
+    let mut expected: Vec<&str> = Vec::with_capacity(names.len());
+    for name in names {
+        if let Some(article) = with_article(name) {
+            if has_type(name, value) {
+                return true;
+            }
+            if !expected.contains(&article) {
+                expected.push(article);
+            }
+        }
+    }
+    if expected.is_empty() {
+        return true; // Only unknown type names: ignored.
+    }
+    let mut message = String::from("expected ");
+    for (index, article) in expected.iter().enumerate() {
+        let separator = match index {
+            0 => "",
+            _ if index + 1 == expected.len() => " or ",
+            _ => ", ",
+        };
+        message.push_str(separator);
+        message.push_str(article);
+    }
+    match value {
+        Value::Number(number) if expected.contains(&"an integer") => {
+            // Writing to a String cannot fail.
+            let _ = write!(message, ", got {number}");
+        }
+        _ => {
+            message.push_str(", got ");
+            message.push_str(kind(value));
+        }
+    }
+    sink.push(at, message);
+    false
+}
+
+/// Checks `const` and `enum`.
+fn check_const_and_enum(schema: &Map<String, Value>, value: &Value, at: &str, sink: &mut Sink) {
+    if let Some(constant) = schema.get("const") {
+        if !json_eq(constant, value) {
+            sink.push(at, format!("must be {constant}"));
+        }
+    }
+    if let Some(Value::Array(options)) = schema.get("enum") {
+        if !options.iter().any(|option| json_eq(option, value)) {
+            let mut message = String::from("must be one of ");
+            if options.is_empty() {
+                message.push_str("no value (the enum is empty)");
+            }
+            for (index, option) in options.iter().take(MAX_LISTED).enumerate() {
+                // Writing to a String cannot fail.
+                let _ = write!(message, "{}{option}", if index == 0 { "" } else { ", " });
+            }
+            if options.len() > MAX_LISTED {
+                let _ = write!(message, ", ... ({} values)", options.len());
+            }
+            sink.push(at, message);
+        }
+    }
+}
+
+/// Checks `minimum`, `maximum`, `exclusiveMinimum` and `exclusiveMaximum`.
+fn check_number(schema: &Map<String, Value>, number: &Number, at: &str, sink: &mut Sink) {
+    let bound = |keyword: &str| schema.get(keyword).and_then(Value::as_number);
+    if let Some(min) = bound("minimum") {
+        if compare(number, min) == Some(Ordering::Less) {
+            sink.push(at, format!("must be at least {min}"));
+        }
+    }
+    if let Some(max) = bound("maximum") {
+        if compare(number, max) == Some(Ordering::Greater) {
+            sink.push(at, format!("must be at most {max}"));
+        }
+    }
+    if let Some(min) = bound("exclusiveMinimum") {
+        if matches!(compare(number, min), Some(Ordering::Less | Ordering::Equal)) {
+            sink.push(at, format!("must be greater than {min}"));
+        }
+    }
+    if let Some(max) = bound("exclusiveMaximum") {
+        if matches!(compare(number, max), Some(Ordering::Greater | Ordering::Equal)) {
+            sink.push(at, format!("must be less than {max}"));
+        }
+    }
+}
+
+/// Checks `minLength` and `maxLength`, in characters.
+fn check_string(schema: &Map<String, Value>, text: &str, at: &str, sink: &mut Sink) {
+    let (min, max) = (count(schema, "minLength"), count(schema, "maxLength"));
+    if min.is_none() && max.is_none() {
+        return;
+    }
+    let len = u64::try_from(text.chars().count()).unwrap_or(u64::MAX);
+    if let Some(min) = min.filter(|&min| len < min) {
+        sink.push(at, format!("must be at least {min} {} long", plural(min, "character")));
+    }
+    if let Some(max) = max.filter(|&max| len > max) {
+        sink.push(at, format!("must be at most {max} {} long", plural(max, "character")));
+    }
+}
+
+/// Reports the first two equal elements of an array.
+fn check_unique(items: &[Value], at: &mut String, depth: Depth, sink: &mut Sink) {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for (index, item) in items.iter().enumerate() {
+        let mut key = String::new();
+        if !canonical(item, &mut key, MAX_VALUE_DEPTH.saturating_sub(depth.value)) {
+            let len = at.len();
+            at.push('/');
+            at.push_str(&index.to_string());
+            sink.push(at, format!("nested too deeply (more than {MAX_VALUE_DEPTH} levels)"));
+            at.truncate(len);
+            return;
+        }
+        if let Some(first) = seen.insert(key, index) {
+            sink.push(at, format!("must not contain duplicates (items {first} and {index} are equal)"));
+            return;
+        }
+    }
+}
+
+/// Where a local `$ref` points.
+enum Target<'s> {
+    /// The root schema itself (`#`).
+    Root,
+    /// A schema inside the root.
+    Schema(&'s Value),
+}
+
+/// Resolves the JSON Pointer of a `#...` fragment against the root schema.
+fn resolve<'s>(root: &'s Map<String, Value>, pointer: &str) -> Option<Target<'s>> {
+    let Some(path) = pointer.strip_prefix('/') else {
+        return Some(Target::Root);
+    };
+    let (first, rest) = match path.split_once('/') {
+        Some((first, rest)) => (first, format!("/{rest}")),
+        None => (path, String::new()),
+    };
+    let first = first.replace("~1", "/").replace("~0", "~");
+    root.get(&first)?.pointer(&rest).map(Target::Schema)
+}
+
+/// Whether a schema needs no check at all: `true` or `{}`.
+fn accepts_everything(schema: &Value) -> bool {
+    match schema {
+        Value::Bool(accepts) => *accepts,
+        Value::Object(map) => map.is_empty(),
+        _ => true,
+    }
+}
+
+/// Whether a value is an array with at least one element.
+fn is_non_empty_array(value: &Value) -> bool {
+    value.as_array().is_some_and(|array| !array.is_empty())
+}
+
+/// Appends `/name` to a JSON Pointer, escaping `~` and `/`.
+fn push_pointer_segment(pointer: &mut String, name: &str) {
+    pointer.push('/');
+    for c in name.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+}
+
+/// A non-negative integer keyword such as `minLength` (`3.0` counts as 3).
+fn count(schema: &Map<String, Value>, keyword: &str) -> Option<u64> {
+    let number = schema.get(keyword)?.as_number()?;
+    number.as_u64().or_else(|| {
+        // The cast saturates; an integral non-negative f64 past u64::MAX is no practical bound.
+        number.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)
+    })
+}
+
+/// `noun` or its plural, to follow `n`.
+fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        noun.to_owned()
+    } else {
+        format!("{noun}s")
+    }
+}
+
+/// A JSON type name with its article, as messages use it; `None` for an unknown name.
+fn with_article(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "null" => "null",
+        "boolean" => "a boolean",
+        "integer" => "an integer",
+        "number" => "a number",
+        "string" => "a string",
+        "array" => "an array",
+        "object" => "an object",
+        _ => return None,
+    })
+}
+
+/// The JSON type of a value, with its article.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Whether `value` has the JSON Schema type `name`.
+fn has_type(name: &str, value: &Value) -> bool {
+    match (name, value) {
+        ("integer", Value::Number(number)) => is_integer(number),
+        ("null", Value::Null)
+        | ("boolean", Value::Bool(_))
+        | ("number", Value::Number(_))
+        | ("string", Value::String(_))
+        | ("array", Value::Array(_))
+        | ("object", Value::Object(_)) => true,
+        _ => false,
+    }
+}
+
+/// Whether a number has no fractional part.
+fn is_integer(number: &Number) -> bool {
+    number.is_i64() || number.is_u64() || number.as_f64().is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+}
+
+/// A JSON number, classified for exact comparison.
+#[derive(Debug, Clone, Copy)]
+enum Num {
+    /// A number with no fractional part, small enough for an `i128`.
+    Int(i128),
+    /// Any other number: fractional, or too large in magnitude for an `i128`.
+    Real(f64),
+}
+
+impl Num {
+    /// Classifies a JSON number.
+    fn of(number: &Number) -> Option<Self> {
+        if let Some(i) = number.as_i64() {
+            return Some(Self::Int(i.into()));
+        }
+        if let Some(u) = number.as_u64() {
+            return Some(Self::Int(u.into()));
+        }
+        let f = number.as_f64()?;
+        if f.fract() == 0.0 && f.abs() < I128_LIMIT {
+            // Exact: `f` is integral and within the range of i128.
+            Some(Self::Int(f as i128))
+        } else {
+            Some(Self::Real(f))
+        }
+    }
+}
+
+/// Compares two JSON numbers by value (`1` equals `1.0`), exactly for integers.
+fn compare(a: &Number, b: &Number) -> Option<Ordering> {
+    match (Num::of(a)?, Num::of(b)?) {
+        (Num::Int(a), Num::Int(b)) => Some(a.cmp(&b)),
+        (Num::Real(a), Num::Real(b)) => a.partial_cmp(&b),
+        (Num::Int(a), Num::Real(b)) => compare_int_real(a, b),
+        (Num::Real(a), Num::Int(b)) => compare_int_real(b, a).map(Ordering::reverse),
+    }
+}
+
+/// Compares an integer with a number that is fractional or beyond the `i128` range.
+fn compare_int_real(int: i128, real: f64) -> Option<Ordering> {
+    if real.is_nan() {
+        None
+    } else if real.abs() < I128_LIMIT {
+        // `real` is fractional, so it lies strictly between its floor and the next integer.
+        Some(if int <= real.floor() as i128 { Ordering::Less } else { Ordering::Greater })
+    } else {
+        Some(if real > 0.0 { Ordering::Less } else { Ordering::Greater })
+    }
+}
+
+/// JSON Schema equality: numbers compare by value, objects ignore member order.
+///
+/// The recursion goes no deeper than the shallower of the two values.
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(a), Value::Bool(b)) => a == b,
+        (Value::Number(a), Value::Number(b)) => compare(a, b) == Some(Ordering::Equal),
+        (Value::String(a), Value::String(b)) => a == b,
+        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(a, b)| json_eq(a, b)),
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len() && a.iter().all(|(name, a)| b.get(name).is_some_and(|b| json_eq(a, b)))
+        }
+        _ => false,
+    }
+}
+
+/// Writes a text that is equal for two values exactly when [`json_eq`] holds.
+///
+/// Returns `false`, leaving `out` incomplete, when the value is nested more than `levels` deep.
+fn canonical(value: &Value, out: &mut String, levels: usize) -> bool {
+    match value {
+        Value::Null => out.push('n'),
+        Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
+        Value::Number(number) => match Num::of(number) {
+            Some(Num::Int(i)) => {
+                let _ = write!(out, "i{i};");
+            }
+            Some(Num::Real(f)) => {
+                let _ = write!(out, "r{f:e};");
+            }
+            None => {
+                let _ = write!(out, "?{number};");
+            }
+        },
+        Value::String(text) => {
+            let _ = write!(out, "{}", Quoted(text));
+        }
+        Value::Array(items) => {
+            let Some(levels) = levels.checked_sub(1) else {
+                return false;
+            };
+            out.push('[');
+            for item in items {
+                if !canonical(item, out, levels) {
+                    return false;
+                }
+                out.push(',');
+            }
+            out.push(']');
+        }
+        Value::Object(members) => {
+            let Some(levels) = levels.checked_sub(1) else {
+                return false;
+            };
+            let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
+            sorted.sort_unstable_by_key(|&(name, _)| name);
+            out.push('{');
+            for (name, member) in sorted {
+                let _ = write!(out, "{}:", Quoted(name));
+                if !canonical(member, out, levels) {
+                    return false;
+                }
+                out.push(',');
+            }
+            out.push('}');
+        }
+    }
+    true
+}
+
+/// Displays a string in double quotes, escaped as in JSON.
+struct Quoted<'a>(&'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_char('"')?;
+        for c in self.0.chars() {
+            match c {
+                '"' => f.write_str("\\\"")?,
+                '\\' => f.write_str("\\\\")?,
+                '\n' => f.write_str("\\n")?,
+                '\r' => f.write_str("\\r")?,
+                '\t' => f.write_str("\\t")?,
+                c if c.is_control() => write!(f, "\\u{:04x}", u32::from(c))?,
+                c => f.write_char(c)?,
+            }
+        }
+        f.write_char('"')
+    }
+}
+
+#[cfg(test)]
+mod tests;
