@@ -26,6 +26,7 @@
 
 mod handlers;
 mod list_all;
+mod structured;
 
 use std::marker::PhantomData;
 use std::time::Instant;
@@ -34,6 +35,7 @@ use serde_json::value::RawValue;
 
 pub use handlers::{ElicitationFn, Handlers, SamplingFn};
 pub use list_all::{ListAll, ListStep};
+pub use structured::check_structured_output;
 
 use crate::jsonrpc::{CallError, LocalError, RequestId};
 use crate::schema::RequestMethod;

@@ -9,7 +9,7 @@ use super::context::Context;
 use super::prompts::PromptEntry;
 use super::resources::{ResourceEntry, TemplateEntry};
 use super::router::{CompleteFn, Router, SubscribeFn};
-use super::tools::{structured, typed, ToolEntry, ToolError};
+use super::tools::{normalized, structured, typed, ToolEntry, ToolError};
 use super::uri_template::{TemplateError, UriTemplate};
 use crate::schema::completion::{CompleteRequestParams, Completion};
 use crate::schema::prompts::{GetPromptResult, Prompt};
@@ -61,6 +61,7 @@ impl<S> RouterBuilder<S> {
         A: DeserializeOwned,
         F: Fn(&mut Context<'_, S>, A) -> Result<CallToolResult, ToolError> + Send + Sync + 'static,
     {
+        let tool = normalized(tool);
         let call = typed(tool.name.clone(), handler);
         self.tools.retain(|t| t.tool.name != tool.name);
         self.tools.push(ToolEntry { tool, call });
@@ -76,6 +77,7 @@ impl<S> RouterBuilder<S> {
         O: Serialize,
         F: Fn(&mut Context<'_, S>, A) -> Result<O, ToolError> + Send + Sync + 'static,
     {
+        let tool = normalized(tool);
         let call = structured(tool.name.clone(), handler);
         self.tools.retain(|t| t.tool.name != tool.name);
         self.tools.push(ToolEntry { tool, call });

@@ -9,7 +9,7 @@ use super::context::Context;
 use super::pagination::paginate;
 use super::prompts::{error_of, PromptEntry};
 use super::resources::{find, ResourceEntry, TemplateEntry};
-use super::tools::{typed, ToolEntry, ToolError};
+use super::tools::{normalized, typed, ToolEntry, ToolError};
 use crate::jsonrpc::ErrorObject;
 use crate::schema::completion::{CompleteRequestParams, CompleteResult, Completion, CompletionReference};
 use crate::schema::lifecycle::RequestMeta;
@@ -146,6 +146,7 @@ impl<S> Router<S> {
         A: DeserializeOwned,
         F: Fn(&mut Context<'_, S>, A) -> Result<CallToolResult, ToolError> + Send + Sync + 'static,
     {
+        let tool = normalized(tool);
         let call = typed(tool.name.clone(), handler);
         self.tools.retain(|t| t.tool.name != tool.name);
         self.tools.push(ToolEntry { tool, call });

@@ -466,3 +466,21 @@ fn subscriptions_reach_the_handlers_and_updates_the_client() {
     w.call("resources/unsubscribe", &json!({"uri": "file:///a.txt"}), RequestOptions::default()).unwrap();
     assert_eq!(w.state, 0);
 }
+
+#[test]
+fn list_and_call_snapshots_per_revision() {
+    for version in ProtocolVersion::ALL {
+        let mut w = World::new(version);
+        let mut out = String::new();
+        for (method, params) in [
+            ("tools/list", json!({})),
+            ("prompts/list", json!({})),
+            ("resources/list", json!({})),
+            ("tools/call", json!({"name": "sum", "arguments": {"a": 20, "b": 22}})),
+        ] {
+            let r = w.call(method, &params, RequestOptions::default()).unwrap();
+            out.push_str(&format!("{method}: {}\n", serde_json::to_string(&r).unwrap()));
+        }
+        insta::assert_snapshot!(format!("sample_server_{}", version.as_str().replace('-', "_")), out);
+    }
+}

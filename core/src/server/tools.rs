@@ -87,3 +87,12 @@ where
         Ok(CallToolResult::structured(value))
     })
 }
+
+/// Every revision requires a tool's `inputSchema` to be an object schema: a schema that says
+/// no `type` gets `"type": "object"`.
+pub(super) fn normalized(mut tool: Tool) -> Tool {
+    if !tool.input_schema.contains_key("type") {
+        tool.input_schema.insert("type".into(), Value::String("object".into()));
+    }
+    tool
+}
