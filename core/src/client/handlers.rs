@@ -3,6 +3,7 @@
 use crate::jsonrpc::ErrorObject;
 use crate::schema::elicitation::{ElicitRequestParams, ElicitResult};
 use crate::schema::lifecycle::{ClientCapabilities, ElicitationCapability, ListChangedCapability, SamplingCapability};
+use crate::schema::mrtr::{InputRequest, InputResponse};
 use crate::schema::roots::{ListRootsResult, Root};
 use crate::schema::sampling::{CreateMessageRequestParams, CreateMessageResult};
 use crate::session::{Client, IncomingRequest, SendError, Session};
@@ -131,6 +132,28 @@ impl Handlers {
         match session.notify("notifications/roots/list_changed", None) {
             Err(SendError::NotInRevision { .. } | SendError::MissingCapability { .. }) => Ok(()),
             other => other,
+        }
+    }
+
+    /// Answers one input request of an `input_required` result (2026-07-28 multi round-trip
+    /// requests) with the installed handlers.
+    ///
+    /// # Errors
+    ///
+    /// -32601 when no handler is installed for it (or it is of a kind this SDK does not
+    /// know), or the handler's own error.
+    pub fn answer_input(&self, request: &InputRequest) -> Result<InputResponse, ErrorObject> {
+        match (request, &self.sampling, &self.elicitation) {
+            (InputRequest::CreateMessage(r), Some(handler), _) => {
+                handler(&r.params).map(|m| InputResponse::CreateMessage(Box::new(m)))
+            }
+            (InputRequest::ListRoots(_), _, _) => {
+                Ok(InputResponse::ListRoots(ListRootsResult::new(self.roots.clone())))
+            }
+            (InputRequest::Elicit(r), _, Some(handler)) => handler(&r.params).map(InputResponse::Elicit),
+            (InputRequest::CreateMessage(_), None, _) => Err(ErrorObject::method_not_found("sampling/createMessage")),
+            (InputRequest::Elicit(_), _, None) => Err(ErrorObject::method_not_found("elicitation/create")),
+            _ => Err(ErrorObject::method_not_found("unknown input request")),
         }
     }
 

@@ -26,6 +26,7 @@
 
 mod handlers;
 mod list_all;
+mod mrtr;
 mod structured;
 
 use std::marker::PhantomData;
@@ -35,6 +36,7 @@ use serde_json::value::RawValue;
 
 pub use handlers::{ElicitationFn, Handlers, SamplingFn};
 pub use list_all::{ListAll, ListStep};
+pub use mrtr::{MrtrCall, MrtrStep};
 pub use structured::check_structured_output;
 
 use crate::jsonrpc::{CallError, LocalError, RequestId};

@@ -3,9 +3,10 @@
 use super::router::Deferred;
 use crate::jsonrpc::RequestId;
 use crate::schema::lifecycle::{ClientCapabilities, RequestMeta};
+use crate::schema::mrtr::{InputRequests, InputRequiredResult, InputResponses};
 use crate::schema::{Implementation, LoggingLevel, ProgressToken};
 use crate::session::{ReplyToken, SendError, Server, Session};
-use crate::version::ProtocolVersion;
+use crate::version::{Feature, ProtocolVersion};
 
 /// A handler's view of the request it answers: the session, per-session state, progress,
 /// logging, and the means to answer later.
@@ -34,6 +35,12 @@ pub struct Context<'a, S> {
     pub(super) target: String,
     pub(super) progress_token: Option<ProgressToken>,
     pub(super) meta: Option<Box<RequestMeta>>,
+    /// MRTR (2026-07-28): what the client answered to this request's earlier input requests.
+    pub(super) input_responses: Option<InputResponses>,
+    /// MRTR: the state the server handed out with them.
+    pub(super) request_state: Option<String>,
+    /// MRTR: set by `require_input`; the router answers with it.
+    pub(super) input_required: Option<InputRequiredResult>,
 }
 
 impl<S> Context<'_, S> {
@@ -97,6 +104,37 @@ impl<S> Context<'_, S> {
             Some(reply) => self.session.log_for(reply, level, Some(self.target.as_str()), data),
             None => Ok(false),
         }
+    }
+
+    /// The client's answers to input requests this handler made in an earlier round
+    /// (2026-07-28 multi round-trip requests), keyed as the requests were.
+    #[must_use]
+    pub const fn input_responses(&self) -> Option<&InputResponses> {
+        self.input_responses.as_ref()
+    }
+
+    /// The `requestState` the handler handed out with its input requests, as the client sent
+    /// it back.
+    #[must_use]
+    pub fn request_state(&self) -> Option<&str> {
+        self.request_state.as_deref()
+    }
+
+    /// Answers `input_required` (2026-07-28): the client is asked for `requests` (sampling,
+    /// roots, elicitation) and retries the call with the answers, which this handler then finds
+    /// in [`Context::input_responses`]. `state` comes back as [`Context::request_state`]. The
+    /// handler's own return value is then ignored. Returns `false`, and does nothing, outside
+    /// the stateless era, where a server asks with session requests instead.
+    pub fn require_input(&mut self, requests: InputRequests, state: Option<String>) -> bool {
+        if !self.session.version().is_some_and(|v| v.supports(Feature::Mrtr)) {
+            return false;
+        }
+        self.input_required = Some(InputRequiredResult {
+            input_requests: Some(requests),
+            request_state: state,
+            ..InputRequiredResult::default()
+        });
+        true
     }
 
     /// Takes the reply, to answer later with `Router::complete_tool` (say, after work on

@@ -319,10 +319,14 @@ impl<S> Router<S> {
             return answer(session, req.reply, Err(ToolError::Execution(message)));
         }
         let mut ctx = req.context(session, state, call.name);
+        ctx.input_responses = call.input_responses;
+        ctx.request_state = call.request_state;
         let outcome = (entry.call)(&mut ctx, arguments);
-        match ctx.reply.take() {
-            Some(reply) => answer(session, reply, outcome),
-            None => Ok(()),
+        let input_required = ctx.input_required.take();
+        match (ctx.reply.take(), input_required) {
+            (Some(reply), Some(needed)) => respond_adapted(session, reply, needed),
+            (Some(reply), None) => answer(session, reply, outcome),
+            (None, _) => Ok(()),
         }
     }
 
@@ -507,6 +511,9 @@ impl Req {
             target,
             progress_token: self.progress_token,
             meta: self.meta,
+            input_responses: None,
+            request_state: None,
+            input_required: None,
         }
     }
 }

@@ -484,3 +484,66 @@ fn list_and_call_snapshots_per_revision() {
         insta::assert_snapshot!(format!("sample_server_{}", version.as_str().replace('-', "_")), out);
     }
 }
+
+#[test]
+fn a_tool_asks_for_input_and_the_client_answers_in_rounds() {
+    use crate::client::{Handlers, MrtrCall, MrtrStep};
+    use crate::schema::elicitation::{ElicitAction, ElicitResult};
+    use crate::schema::mrtr::{InputRequest, InputResponse};
+
+    let confirm = || -> InputRequest {
+        serde_json::from_value(json!({"method": "elicitation/create", "params": {"mode": "form", "message": "Deploy?",
+            "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}}))
+        .unwrap()
+    };
+    let router = Router::<u32>::builder()
+        .tool(Tool::new("deploy", schema(json!({}))), move |ctx, _: Value| {
+            let answer = ctx.input_responses().and_then(|r| r.get("confirm"));
+            match answer {
+                Some(InputResponse::Elicit(r)) if r.action == ElicitAction::Accept => {
+                    assert_eq!(ctx.request_state(), Some("s1"));
+                    Ok(CallToolResult::text("deployed"))
+                }
+                Some(_) => Ok(CallToolResult::text("cancelled")),
+                None => {
+                    assert!(ctx.require_input([("confirm".to_owned(), confirm())].into(), Some("s1".into())));
+                    Ok(CallToolResult::text("ignored"))
+                }
+            }
+        })
+        .build();
+    let mut w = World::with(ProtocolVersion::V2026_07_28, router);
+    let handlers = Handlers::default().with_elicitation(false, |params| {
+        assert_eq!(params.message(), Some("Deploy?"));
+        Ok(ElicitResult::accept([("ok".to_owned(), json!(true))].into()))
+    });
+    let params = json!({"name": "deploy", "arguments": {}}).as_object().unwrap().clone();
+    let mut call = MrtrCall::start(&mut w.client, w.now, "tools/call", params, 3).unwrap();
+    let first = call.pending().clone();
+    let result = loop {
+        w.settle();
+        let id = call.pending().clone();
+        let outcome = w.outcome_raw(&id).expect("a response");
+        match call.on_response(&mut w.client, w.now, &handlers, &id, outcome) {
+            MrtrStep::Retrying => {}
+            MrtrStep::Done(result) => break result,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(call.rounds(), 1);
+    assert_ne!(call.pending(), &first, "the retry has a new id");
+    let result: Value = serde_json::from_str(result.unwrap().get()).unwrap();
+    assert_eq!(result["content"][0]["text"], "deployed");
+
+    // Without an elicitation handler the client cannot answer: the call fails, not loops.
+    let params = json!({"name": "deploy"}).as_object().unwrap().clone();
+    let mut call = MrtrCall::start(&mut w.client, w.now, "tools/call", params, 3).unwrap();
+    w.settle();
+    let id = call.pending().clone();
+    let outcome = w.outcome_raw(&id).unwrap();
+    let step = call.on_response(&mut w.client, w.now, &Handlers::default(), &id, outcome);
+    assert!(matches!(
+        step,
+        MrtrStep::Done(Err(crate::jsonrpc::CallError::Local(crate::jsonrpc::LocalError::NotSent(_))))
+    ));
+}
