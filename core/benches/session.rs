@@ -26,8 +26,11 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use talaria_core::client::Call;
 use talaria_core::schema::lifecycle::{ListChangedCapability, ServerCapabilities};
+use talaria_core::schema::tools::{CallTool, CallToolRequestParams, CallToolResult, Tool};
 use talaria_core::schema::Implementation;
+use talaria_core::server::Router;
 use talaria_core::session::{
     Client, ClientConfig, ClientMode, Event, Output, ReplyToken, RequestOptions, Route, Server, ServerConfig, Session,
 };
@@ -159,6 +162,80 @@ impl Pair {
     }
 }
 
+/// The typed handler's arguments.
+#[derive(Deserialize)]
+struct EchoArgs {
+    text: String,
+    #[allow(dead_code)] // decoded as a real handler would, not used
+    count: u32,
+}
+
+/// The full typed stack: typed params in (`Session::call::<CallTool>`), the router validating
+/// the arguments against the tool's schema and calling a typed handler, a typed result out
+/// (`Call::outcome`).
+struct Typed {
+    pair: Pair,
+    router: Router<()>,
+    calls: Vec<Call<CallTool>>,
+}
+
+impl Typed {
+    fn new() -> Self {
+        let schema = serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}, "count": {"type": "integer"}},
+            "required": ["text"]});
+        let router = Router::<()>::builder()
+            .tool(Tool::new("echo", serde_json::from_value(schema).unwrap()), |_ctx, args: EchoArgs| {
+                Ok(CallToolResult::text(args.text.repeat(3)))
+            })
+            .build();
+        Self { pair: Pair::new(), router, calls: Vec::new() }
+    }
+
+    fn run(&mut self, calls: usize, inflight: usize) {
+        let mut done = 0;
+        let params = CallToolRequestParams::new("echo")
+            .with_arguments(serde_json::from_value(serde_json::json!({"text": "hello, world", "count": 3})).unwrap());
+        while done < calls {
+            let batch = inflight.min(calls - done);
+            for _ in 0..batch {
+                let call =
+                    self.pair.client.call::<CallTool>(self.pair.now, &params, RequestOptions::default()).unwrap();
+                self.calls.push(call);
+            }
+            let p = &mut self.pair;
+            while let Some(out) = p.client.poll_output() {
+                if let Output::Transmit { payload, .. } = out {
+                    p.server.handle_frame(p.now, Route::Connection, &payload);
+                }
+            }
+            while let Some(out) = p.server.poll_output() {
+                match out {
+                    Output::Transmit { payload, .. } => p.frames.push(payload),
+                    Output::Event(Event::Request(req)) => self.router.dispatch(&mut p.server, &mut (), req).unwrap(),
+                    _ => {}
+                }
+            }
+            while let Some(out) = p.server.poll_output() {
+                if let Output::Transmit { payload, .. } = out {
+                    p.frames.push(payload);
+                }
+            }
+            for frame in p.frames.drain(..) {
+                p.client.handle_frame(p.now, Route::Connection, &frame);
+            }
+            let calls = std::mem::take(&mut self.calls);
+            while let Some(out) = p.client.poll_output() {
+                if let Output::Event(Event::Response { id, outcome }) = out {
+                    let call = calls.iter().find(|c| *c.id() == id).unwrap();
+                    let result: CallToolResult = call.outcome(outcome).unwrap();
+                    black_box(result);
+                    done += 1;
+                }
+            }
+        }
+    }
+}
+
 /// The floor: the same four encode/decode steps with `serde_json` alone.
 fn floor(calls: usize, inflight: usize) -> usize {
     #[derive(Serialize)]
@@ -232,6 +309,26 @@ fn main() {
         });
         let (o, f) = (calls as f64 / ours.as_secs_f64(), calls as f64 / base.as_secs_f64());
         println!("  {inflight:<14} {o:>16.0} {f:>16.0} {:>8.2}x {:>12.2}", o / f, 1e6 / o);
+    }
+
+    println!("\nfull typed stack (typed params -> router with schema validation -> typed handler -> typed result)");
+    println!("  {:<14} {:>16} {:>16} {:>9}", "in flight", "typed calls/s", "session calls/s", "ratio");
+    for inflight in [1, 64] {
+        let mut typed = Typed::new();
+        let mut pair = Pair::new();
+        let t = time(rounds, || typed.run(calls, inflight));
+        let bare = time(rounds, || pair.run(calls, inflight));
+        let (a, b) = (calls as f64 / t.as_secs_f64(), calls as f64 / bare.as_secs_f64());
+        println!("  {inflight:<14} {a:>16.0} {b:>16.0} {:>8.2}x", a / b);
+        let profiler = dhat::Profiler::builder().testing().build();
+        let before = dhat::HeapStats::get();
+        typed.run(10_000, inflight);
+        let after = dhat::HeapStats::get();
+        drop(profiler);
+        println!(
+            "  allocations per typed call at {inflight:>2} in flight: {:.1}",
+            (after.total_blocks - before.total_blocks) as f64 / 10_000.0
+        );
     }
 
     // Allocations and peak heap, counted in a separate run.
