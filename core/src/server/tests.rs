@@ -547,3 +547,83 @@ fn a_tool_asks_for_input_and_the_client_answers_in_rounds() {
         MrtrStep::Done(Err(crate::jsonrpc::CallError::Local(crate::jsonrpc::LocalError::NotSent(_))))
     ));
 }
+
+#[test]
+fn the_validation_table() {
+    let tool_error = |args: Value| (json!({"name": "forecast", "arguments": args}), true);
+    let table: Vec<(&str, &str, (Value, bool), &str)> = vec![
+        ("missing required", "tools/call", tool_error(json!({})), "missing required property \"city\""),
+        ("wrong type", "tools/call", tool_error(json!({"city": 7})), "\"city\": expected a string, got a number"),
+        ("too short", "tools/call", tool_error(json!({"city": "X"})), "\"city\": must be at least 2 characters long"),
+        ("out of range", "tools/call", tool_error(json!({"city": "Oslo", "days": 30})), "\"days\": must be at most 14"),
+        (
+            "not an integer",
+            "tools/call",
+            tool_error(json!({"city": "Oslo", "days": 1.5})),
+            "\"days\": expected an integer",
+        ),
+        (
+            "extra field",
+            "tools/call",
+            tool_error(json!({"city": "Oslo", "wind": true})),
+            "unexpected property \"wind\"",
+        ),
+        (
+            "wrong enum value",
+            "tools/call",
+            tool_error(json!({"city": "Oslo", "units": "kelvin"})),
+            "\"units\": must be one of \"metric\", \"imperial\"",
+        ),
+        ("unknown tool", "tools/call", (json!({"name": "nope"}), false), "Unknown tool: nope"),
+        ("unknown prompt", "prompts/get", (json!({"name": "nope"}), false), "Unknown prompt: nope"),
+        (
+            "missing prompt argument",
+            "prompts/get",
+            (json!({"name": "greet"}), false),
+            "Missing required argument \"name\" for prompt greet",
+        ),
+        ("unknown resource", "resources/read", (json!({"uri": "file:///b"}), false), "Resource not found: file:///b"),
+        ("bad cursor", "tools/list", (json!({"cursor": "tc1.0.bogus"}), false), "Invalid cursor"),
+        ("params of the wrong shape", "tools/call", (json!({"name": 5}), false), "Invalid params for tools/call"),
+    ];
+    for version in [ProtocolVersion::V2025_06_18, ProtocolVersion::V2026_07_28] {
+        let mut w = World::with(version, forecast_router());
+        for (name, method, (params, is_tool_error), expected) in &table {
+            let outcome = w.call(method, params, RequestOptions::default());
+            let message = match (outcome, is_tool_error) {
+                (Ok(r), true) => {
+                    assert_eq!(r["isError"], true, "{name}: {r}");
+                    r["content"][0]["text"].as_str().unwrap().to_owned()
+                }
+                (Err(e), false) => {
+                    let code = e["code"].as_i64().unwrap();
+                    let not_found = if version == ProtocolVersion::V2026_07_28 { -32602 } else { -32002 };
+                    let expected_code = if *name == "unknown resource" { not_found } else { -32602 };
+                    assert_eq!(code, expected_code, "{name} ({version})");
+                    e["message"].as_str().unwrap().to_owned()
+                }
+                (other, _) => panic!("{name}: unexpected {other:?}"),
+            };
+            assert!(message.contains(expected), "{name} ({version}): {message:?} lacks {expected:?}");
+        }
+    }
+}
+
+/// A strict tool, a prompt and a resource: the validation table's server.
+fn forecast_router() -> Router<u32> {
+    let strict = schema(json!({
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "minLength": 2},
+            "days": {"type": "integer", "minimum": 1, "maximum": 14},
+            "units": {"enum": ["metric", "imperial"]}
+        },
+        "required": ["city"],
+        "additionalProperties": false
+    }));
+    Router::<u32>::builder()
+        .tool(Tool::new("forecast", strict), |_ctx, _: Value| Ok(CallToolResult::text("sunny")))
+        .prompt(greet_prompt(), |_ctx, _| Ok(GetPromptResult::new(vec![])))
+        .resource(Resource::new("file:///a", "a"), |_ctx, uri, _| Ok(vec![TextResourceContents::new(uri, "").into()]))
+        .build()
+}
