@@ -9,7 +9,7 @@ use super::context::Context;
 use super::prompts::PromptEntry;
 use super::resources::{ResourceEntry, TemplateEntry};
 use super::router::{CompleteFn, Router, SubscribeFn};
-use super::tools::{normalized, structured, typed, ToolEntry, ToolError};
+use super::tools::{register, structured, typed, upsert, ToolEntry, ToolError};
 use super::uri_template::{TemplateError, UriTemplate};
 use crate::schema::completion::{CompleteRequestParams, Completion};
 use crate::schema::prompts::{GetPromptResult, Prompt};
@@ -61,10 +61,7 @@ impl<S> RouterBuilder<S> {
         A: DeserializeOwned,
         F: Fn(&mut Context<'_, S>, A) -> Result<CallToolResult, ToolError> + Send + Sync + 'static,
     {
-        let tool = normalized(tool);
-        let call = typed(tool.name.clone(), handler);
-        self.tools.retain(|t| t.tool.name != tool.name);
-        self.tools.push(ToolEntry { tool, call });
+        register(&mut self.tools, tool, |name| typed(name, handler));
         self
     }
 
@@ -77,10 +74,7 @@ impl<S> RouterBuilder<S> {
         O: Serialize,
         F: Fn(&mut Context<'_, S>, A) -> Result<O, ToolError> + Send + Sync + 'static,
     {
-        let tool = normalized(tool);
-        let call = structured(tool.name.clone(), handler);
-        self.tools.retain(|t| t.tool.name != tool.name);
-        self.tools.push(ToolEntry { tool, call });
+        register(&mut self.tools, tool, |name| structured(name, handler));
         self
     }
 
@@ -94,8 +88,9 @@ impl<S> RouterBuilder<S> {
             + Sync
             + 'static,
     {
-        self.prompts.retain(|p| p.prompt.name != prompt.name);
-        self.prompts.push(PromptEntry { prompt, get: Box::new(handler) });
+        upsert(&mut self.prompts, PromptEntry { prompt, get: Box::new(handler) }, |a, b| {
+            a.prompt.name == b.prompt.name
+        });
         self
     }
 
@@ -108,8 +103,8 @@ impl<S> RouterBuilder<S> {
             + Sync
             + 'static,
     {
-        self.resources.retain(|r| r.resource.uri != resource.uri);
-        self.resources.push(ResourceEntry { resource, read: Box::new(handler) });
+        let entry = ResourceEntry { resource, read: Box::new(handler) };
+        upsert(&mut self.resources, entry, |a, b| a.resource.uri == b.resource.uri);
         self
     }
 

@@ -9,7 +9,7 @@ use super::context::Context;
 use super::pagination::paginate;
 use super::prompts::{error_of, PromptEntry};
 use super::resources::{find, ResourceEntry, TemplateEntry};
-use super::tools::{normalized, typed, ToolEntry, ToolError};
+use super::tools::{register, typed, upsert, ToolEntry, ToolError};
 use crate::jsonrpc::ErrorObject;
 use crate::schema::completion::{CompleteRequestParams, CompleteResult, Completion, CompletionReference};
 use crate::schema::lifecycle::RequestMeta;
@@ -146,10 +146,7 @@ impl<S> Router<S> {
         A: DeserializeOwned,
         F: Fn(&mut Context<'_, S>, A) -> Result<CallToolResult, ToolError> + Send + Sync + 'static,
     {
-        let tool = normalized(tool);
-        let call = typed(tool.name.clone(), handler);
-        self.tools.retain(|t| t.tool.name != tool.name);
-        self.tools.push(ToolEntry { tool, call });
+        register(&mut self.tools, tool, |name| typed(name, handler));
         self.reindex();
         ListChanged("notifications/tools/list_changed")
     }
@@ -170,8 +167,9 @@ impl<S> Router<S> {
             + Sync
             + 'static,
     {
-        self.prompts.retain(|p| p.prompt.name != prompt.name);
-        self.prompts.push(PromptEntry { prompt, get: Box::new(handler) });
+        upsert(&mut self.prompts, PromptEntry { prompt, get: Box::new(handler) }, |a, b| {
+            a.prompt.name == b.prompt.name
+        });
         self.reindex();
         ListChanged("notifications/prompts/list_changed")
     }
@@ -192,8 +190,8 @@ impl<S> Router<S> {
             + Sync
             + 'static,
     {
-        self.resources.retain(|r| r.resource.uri != resource.uri);
-        self.resources.push(ResourceEntry { resource, read: Box::new(handler) });
+        let entry = ResourceEntry { resource, read: Box::new(handler) };
+        upsert(&mut self.resources, entry, |a, b| a.resource.uri == b.resource.uri);
         ListChanged("notifications/resources/list_changed")
     }
 

@@ -96,3 +96,17 @@ pub(super) fn normalized(mut tool: Tool) -> Tool {
     }
     tool
 }
+
+/// Adds `tool` (normalized) with the handler `make` builds for its name, replacing a tool of
+/// the same name.
+pub(super) fn register<S>(tools: &mut Vec<ToolEntry<S>>, tool: Tool, make: impl FnOnce(String) -> ToolFn<S>) {
+    let tool = normalized(tool);
+    let call = make(tool.name.clone());
+    upsert(tools, ToolEntry { tool, call }, |a, b| a.tool.name == b.tool.name);
+}
+
+/// Puts `item` last, removing any entry `same` says it replaces.
+pub(super) fn upsert<T>(items: &mut Vec<T>, item: T, same: impl Fn(&T, &T) -> bool) {
+    items.retain(|existing| !same(existing, &item));
+    items.push(item);
+}
