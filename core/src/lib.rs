@@ -36,4 +36,6 @@ pub mod jsonrpc;
 pub mod schema;
 pub mod server;
 pub mod session;
+#[cfg(test)]
+mod test_clock;
 pub mod version;

@@ -55,9 +55,8 @@ fn exchange(
 }
 
 #[test]
-#[allow(clippy::disallowed_methods)] // the base of virtual time
 fn the_client_answers_roots_and_sampling_and_refuses_what_it_lacks() {
-    let now = Instant::now();
+    let now = crate::test_clock::t0();
     let mut handlers = Handlers::default().with_sampling(|params| {
         assert_eq!(params.max_tokens, 50);
         let mut result: CreateMessageResult = serde_json::from_value(json!({

@@ -297,11 +297,16 @@ const fn const_str_eq(a: &str, b: &str) -> bool {
 /// Declares a request marker type with its [`RequestMethod`] impl.
 macro_rules! request_method {
     ($(#[$attr:meta])* $marker:ident, $name:literal, $params:ty => $result:ty) => {
+        $crate::schema::methods::request_method!(
+            $(#[$attr])* $marker, info = $crate::schema::methods::lookup($name), $params => $result
+        );
+    };
+    ($(#[$attr:meta])* $marker:ident, info = $info:expr, $params:ty => $result:ty) => {
         $(#[$attr])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct $marker;
         impl $crate::schema::RequestMethod for $marker {
-            const INFO: $crate::schema::MethodInfo = $crate::schema::methods::lookup($name);
+            const INFO: $crate::schema::MethodInfo = $info;
             type Params = $params;
             type Result = $result;
         }
@@ -311,11 +316,16 @@ macro_rules! request_method {
 /// Declares a notification marker type with its [`NotificationMethod`] impl.
 macro_rules! notification_method {
     ($(#[$attr:meta])* $marker:ident, $name:literal, $params:ty) => {
+        $crate::schema::methods::notification_method!(
+            $(#[$attr])* $marker, info = $crate::schema::methods::lookup($name), $params
+        );
+    };
+    ($(#[$attr:meta])* $marker:ident, info = $info:expr, $params:ty) => {
         $(#[$attr])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct $marker;
         impl $crate::schema::NotificationMethod for $marker {
-            const INFO: $crate::schema::MethodInfo = $crate::schema::methods::lookup($name);
+            const INFO: $crate::schema::MethodInfo = $info;
             type Params = $params;
         }
     };

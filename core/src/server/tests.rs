@@ -104,14 +104,12 @@ struct World {
 }
 
 impl World {
-    #[allow(clippy::disallowed_methods)] // the base of virtual time
     fn new(version: ProtocolVersion) -> Self {
         Self::with(version, router())
     }
 
-    #[allow(clippy::disallowed_methods)] // the base of virtual time
     fn with(version: ProtocolVersion, router: Router<u32>) -> Self {
-        let now = Instant::now();
+        let now = crate::test_clock::t0();
         let config = ServerConfig::new(Implementation::new("s", "1")).with_capabilities(router.capabilities());
         let mode = if version == ProtocolVersion::V2026_07_28 { ClientMode::Stateless } else { ClientMode::Legacy };
         let mut client_config = ClientConfig::new(Implementation::new("c", "1")).with_mode(mode);

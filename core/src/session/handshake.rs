@@ -176,11 +176,8 @@ impl<R: Role> Session<R> {
         }
     }
 
-    pub(super) fn announce_ready(&mut self) {
-        if self.ready_announced {
-            return;
-        }
-        self.ready_announced = true;
+    /// Emits `Event::Ready`; called once, on the one transition into Ready.
+    fn announce_ready(&mut self) {
         let Some(version) = self.version else { return };
         let info = ReadyInfo {
             version,

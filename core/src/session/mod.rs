@@ -202,7 +202,6 @@ pub struct Session<R> {
     out: VecDeque<Output>,
     lines: LineDecoder,
     late_responses: u64,
-    ready_announced: bool,
     role: PhantomData<R>,
 }
 
@@ -228,7 +227,6 @@ impl<R: Role> Session<R> {
             out: VecDeque::new(),
             lines: LineDecoder::with_max_frame_len(max_frame),
             late_responses: 0,
-            ready_announced: false,
             role: PhantomData,
         }
     }

@@ -10,12 +10,7 @@ use super::*;
 use crate::schema::lifecycle::{ClientCapabilities, ListChangedCapability, ServerCapabilities};
 use crate::schema::Capability;
 
-/// The base of virtual time: the one clock read of the session tests, which only ever add
-/// durations to it.
-#[allow(clippy::disallowed_methods)]
-pub(super) fn t0() -> Instant {
-    Instant::now()
-}
+pub(super) use crate::test_clock::t0;
 
 fn server(version_caps: ServerCapabilities) -> Session<Server> {
     Session::<Server>::new(ServerConfig::new(Implementation::new("s", "1")).with_capabilities(version_caps))

@@ -34,9 +34,9 @@
 
 use super::super::common::{EmptyResult, ForRevision, JsonObject, Meta, ResultType};
 use super::super::macros::mcp_struct;
-use super::super::methods::{MethodInfo, MethodKind, SentBy};
+use super::super::methods::{notification_method, request_method, MethodInfo, MethodKind, SentBy};
 use super::super::mrtr::{InputRequests, InputResponses};
-use super::super::{NotificationMethod, RequestMethod};
+
 pub use super::TaskStatus;
 use crate::version::ProtocolVersion;
 
@@ -297,82 +297,63 @@ const fn info(name: &'static str, kind: MethodKind, sent_by: SentBy) -> MethodIn
     }
 }
 
-/// `tasks/get` (extension): the state of a task.
-///
-/// # Examples
-///
-/// ```
-/// use talaria_core::schema::tasks::ext::GetTask;
-/// use talaria_core::schema::RequestMethod;
-/// use talaria_core::version::ProtocolVersion;
-///
-/// assert!(GetTask::INFO.exists_in(ProtocolVersion::V2026_07_28));
-/// assert!(!GetTask::INFO.exists_in(ProtocolVersion::V2025_11_25));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GetTask;
-
-impl RequestMethod for GetTask {
-    const INFO: MethodInfo = info("tasks/get", MethodKind::Request, SentBy::Client);
-    type Params = TaskRequestParams;
-    type Result = GetTaskResult;
+request_method! {
+    /// `tasks/get` (extension): the state of a task.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tasks::ext::GetTask;
+    /// use talaria_core::schema::RequestMethod;
+    /// use talaria_core::version::ProtocolVersion;
+    ///
+    /// assert!(GetTask::INFO.exists_in(ProtocolVersion::V2026_07_28));
+    /// assert!(!GetTask::INFO.exists_in(ProtocolVersion::V2025_11_25));
+    /// ```
+    GetTask, info = info("tasks/get", MethodKind::Request, SentBy::Client), TaskRequestParams => GetTaskResult
 }
 
-/// `tasks/update` (extension): answers a task's input requests.
-///
-/// # Examples
-///
-/// ```
-/// use talaria_core::schema::tasks::ext::UpdateTask;
-/// use talaria_core::schema::{RequestMethod, SentBy};
-///
-/// assert_eq!(UpdateTask::INFO.name, "tasks/update");
-/// assert_eq!(UpdateTask::INFO.sent_by, SentBy::Client);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UpdateTask;
-
-impl RequestMethod for UpdateTask {
-    const INFO: MethodInfo = info("tasks/update", MethodKind::Request, SentBy::Client);
-    type Params = UpdateTaskRequestParams;
-    type Result = UpdateTaskResult;
+request_method! {
+    /// `tasks/update` (extension): answers a task's input requests.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tasks::ext::UpdateTask;
+    /// use talaria_core::schema::{RequestMethod, SentBy};
+    ///
+    /// assert_eq!(UpdateTask::INFO.name, "tasks/update");
+    /// assert_eq!(UpdateTask::INFO.sent_by, SentBy::Client);
+    /// ```
+    UpdateTask, info = info("tasks/update", MethodKind::Request, SentBy::Client), UpdateTaskRequestParams => UpdateTaskResult
 }
 
-/// `tasks/cancel` (extension): asks for a task to be cancelled; cooperative.
-///
-/// # Examples
-///
-/// ```
-/// use talaria_core::schema::tasks::ext::CancelTask;
-/// use talaria_core::schema::RequestMethod;
-///
-/// assert_eq!(CancelTask::INFO.name, "tasks/cancel");
-/// assert_eq!(CancelTask::INFO.capability, None);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CancelTask;
-
-impl RequestMethod for CancelTask {
-    const INFO: MethodInfo = info("tasks/cancel", MethodKind::Request, SentBy::Client);
-    type Params = TaskRequestParams;
-    type Result = CancelTaskResult;
+request_method! {
+    /// `tasks/cancel` (extension): asks for a task to be cancelled; cooperative.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tasks::ext::CancelTask;
+    /// use talaria_core::schema::RequestMethod;
+    ///
+    /// assert_eq!(CancelTask::INFO.name, "tasks/cancel");
+    /// assert_eq!(CancelTask::INFO.capability, None);
+    /// ```
+    CancelTask, info = info("tasks/cancel", MethodKind::Request, SentBy::Client), TaskRequestParams => CancelTaskResult
 }
 
-/// `notifications/tasks` (extension): a task changed state.
-///
-/// # Examples
-///
-/// ```
-/// use talaria_core::schema::tasks::ext::TaskStatusChanged;
-/// use talaria_core::schema::{NotificationMethod, SentBy};
-///
-/// assert_eq!(TaskStatusChanged::INFO.name, "notifications/tasks");
-/// assert_eq!(TaskStatusChanged::INFO.sent_by, SentBy::Server);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TaskStatusChanged;
-
-impl NotificationMethod for TaskStatusChanged {
-    const INFO: MethodInfo = info("notifications/tasks", MethodKind::Notification, SentBy::Server);
-    type Params = TaskStatusNotificationParams;
+notification_method! {
+    /// `notifications/tasks` (extension): a task changed state.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tasks::ext::TaskStatusChanged;
+    /// use talaria_core::schema::{NotificationMethod, SentBy};
+    ///
+    /// assert_eq!(TaskStatusChanged::INFO.name, "notifications/tasks");
+    /// assert_eq!(TaskStatusChanged::INFO.sent_by, SentBy::Server);
+    /// ```
+    TaskStatusChanged, info = info("notifications/tasks", MethodKind::Notification, SentBy::Server), TaskStatusNotificationParams
 }
