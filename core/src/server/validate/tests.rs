@@ -3,6 +3,9 @@
 use proptest::prelude::*;
 use serde_json::json;
 
+use std::cmp::Ordering;
+
+use super::keywords::{compare, json_eq};
 use super::*;
 
 /// The displayed violations of `value` against `schema`.
