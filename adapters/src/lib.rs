@@ -1,8 +1,15 @@
-//! Talaria, a Model Context Protocol SDK for Rust.
+//! Talaria, a Model Context Protocol SDK for Rust: the drivers that move bytes and time
+//! between the outside world and the sans-IO protocol core, [`talaria_core`] (re-exported as
+//! [`core`]), and the handles applications use.
 //!
-//! This crate re-exports the sans-IO protocol core, [`talaria_core`], and will hold the blocking
-//! and `smol` drivers for each MCP transport (stdio, Streamable HTTP, legacy HTTP+SSE,
-//! WebSocket). Until the drivers land, everything lives in the core.
+//! - [`client::Client`] / [`client::AsyncClient`]: typed MCP calls, blocking or as futures.
+//! - [`server::Server`]: a router served over any transport.
+//! - [`stdio`]: child-process clients and serving on this process's stdin/stdout.
+//! - [`memory`]: a connected client and server in one process.
+//!
+//! Every transport runs the same loop (see `talaria_core::session` for the contract): read ->
+//! `handle_*`, drain `poll_output` -> write, wait on `poll_timeout`. No protocol logic lives
+//! here.
 //!
 //! ```
 //! use talaria::core::jsonrpc::Message;
@@ -14,3 +21,11 @@
 #![deny(missing_docs)]
 
 pub use talaria_core as core;
+
+pub mod client;
+mod conn;
+pub mod memory;
+mod oneshot;
+pub mod server;
+#[cfg(feature = "stdio")]
+pub mod stdio;

@@ -24,6 +24,7 @@
 //! assert!(tools.tools.is_empty());
 //! ```
 
+mod endpoint;
 mod handlers;
 mod list_all;
 mod mrtr;
@@ -34,6 +35,7 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+pub use endpoint::{CallOptions, Completion, Endpoint, Progress, ProgressFn, DEFAULT_MAX_INPUT_ROUNDS};
 pub use handlers::{ElicitationFn, Handlers, SamplingFn};
 pub use list_all::{ListAll, ListStep};
 pub use mrtr::{MrtrCall, MrtrStep};

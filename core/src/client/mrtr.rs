@@ -98,32 +98,10 @@ impl MrtrCall {
             Ok(raw) if result_type_of(&raw) == Some(ResultType::InputRequired) => raw,
             other => return MrtrStep::Done(other),
         };
-        let fail = |why: String| MrtrStep::Done(Err(CallError::Local(LocalError::MalformedResponse(why))));
-        let needed: InputRequiredResult = match serde_json::from_str(raw.get()) {
-            Ok(r) => r,
-            Err(e) => return fail(format!("malformed input_required result: {e}")),
-        };
         self.rounds += 1;
-        if self.rounds > self.max_rounds {
-            return fail(format!("{} still needed input after {} rounds", self.method, self.max_rounds));
-        }
-        let mut answers = InputResponses::new();
-        for (key, request) in needed.input_requests.iter().flatten() {
-            match handlers.answer_input(request) {
-                Ok(answer) => {
-                    answers.insert(key.clone(), answer);
-                }
-                Err(e) => {
-                    let why = format!("cannot answer input request {key:?}: {e}");
-                    return MrtrStep::Done(Err(CallError::Local(LocalError::NotSent(why))));
-                }
-            }
-        }
-        let mut params = self.params.clone();
-        params.insert("inputResponses".into(), serde_json::to_value(&answers).unwrap_or(Value::Null));
-        match needed.request_state {
-            Some(state) => params.insert("requestState".into(), Value::String(state)),
-            None => params.remove("requestState"),
+        let params = match next_round(&self.method, &self.params, &raw, handlers, self.rounds, self.max_rounds) {
+            Ok(params) => params,
+            Err(e) => return MrtrStep::Done(Err(e)),
         };
         match session.send(now, &self.method, &params, RequestOptions::default()) {
             Ok(next) => {
@@ -133,4 +111,37 @@ impl MrtrCall {
             Err(e) => MrtrStep::Done(Err(CallError::Local(LocalError::NotSent(e.to_string())))),
         }
     }
+}
+
+/// The params of the next attempt after an `input_required` result `raw`: the original
+/// `params` with the handlers' answers as `inputResponses` and the server's `requestState`.
+/// `round` counts the input rounds so far, including this one.
+pub(super) fn next_round(
+    method: &str,
+    params: &JsonObject,
+    raw: &RawValue,
+    handlers: &Handlers,
+    round: usize,
+    max_rounds: usize,
+) -> Result<JsonObject, CallError> {
+    let fail = |why: String| CallError::Local(LocalError::MalformedResponse(why));
+    let needed: InputRequiredResult =
+        serde_json::from_str(raw.get()).map_err(|e| fail(format!("malformed input_required result: {e}")))?;
+    if round > max_rounds {
+        return Err(fail(format!("{method} still needed input after {max_rounds} rounds")));
+    }
+    let mut answers = InputResponses::new();
+    for (key, request) in needed.input_requests.iter().flatten() {
+        let answer = handlers
+            .answer_input(request)
+            .map_err(|e| CallError::Local(LocalError::NotSent(format!("cannot answer input request {key:?}: {e}"))))?;
+        answers.insert(key.clone(), answer);
+    }
+    let mut params = params.clone();
+    params.insert("inputResponses".into(), serde_json::to_value(&answers).unwrap_or(Value::Null));
+    match needed.request_state {
+        Some(state) => params.insert("requestState".into(), Value::String(state)),
+        None => params.remove("requestState"),
+    };
+    Ok(params)
 }

@@ -484,6 +484,16 @@ pub(crate) fn adapt_cacheable(
     }
 }
 
+/// Drops `title` and `icons` from a named object for revisions that lack them.
+pub(crate) fn adapt_named(title: &mut Option<String>, icons: &mut Option<Vec<Icon>>, version: ProtocolVersion) {
+    if !version.supports(Feature::Titles) {
+        *title = None;
+    }
+    if !version.supports(Feature::Icons) {
+        *icons = None;
+    }
+}
+
 impl ForRevision for EmptyResult {
     fn adapt_to(&mut self, version: ProtocolVersion) {
         adapt_result_type(&mut self.result_type, version);

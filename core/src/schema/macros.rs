@@ -421,6 +421,9 @@ macro_rules! cacheable_list {
         impl $crate::schema::ForRevision for $name {
             fn adapt_to(&mut self, version: $crate::version::ProtocolVersion) {
                 $crate::schema::adapt_cacheable(&mut self.result_type, &mut self.ttl_ms, &mut self.cache_scope, version);
+                for item in &mut self.$field {
+                    $crate::schema::ForRevision::adapt_to(item, version);
+                }
             }
         }
 

@@ -325,6 +325,13 @@ notification_method! {
     PromptListChanged, "notifications/prompts/list_changed", NotificationParams
 }
 
+/// A prompt as a revision knows it: `title` and `icons` only where they exist.
+impl ForRevision for Prompt {
+    fn adapt_to(&mut self, version: ProtocolVersion) {
+        super::common::adapt_named(&mut self.title, &mut self.icons, version);
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {

@@ -458,6 +458,20 @@ notification_method! {
     ResourceUpdated, "notifications/resources/updated", ResourceUpdatedNotificationParams
 }
 
+/// A resource as a revision knows it: `title` and `icons` only where they exist.
+impl ForRevision for Resource {
+    fn adapt_to(&mut self, version: ProtocolVersion) {
+        super::common::adapt_named(&mut self.title, &mut self.icons, version);
+    }
+}
+
+/// A resource template as a revision knows it: `title` and `icons` only where they exist.
+impl ForRevision for ResourceTemplate {
+    fn adapt_to(&mut self, version: ProtocolVersion) {
+        super::common::adapt_named(&mut self.title, &mut self.icons, version);
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {

@@ -78,6 +78,91 @@ impl<S> RouterBuilder<S> {
         self
     }
 
+    /// Registers a tool named `name` whose `inputSchema` is derived from the handler's
+    /// arguments type `A` with [`Tool::for_args`] (feature `schemars`); otherwise as
+    /// [`tool`](Self::tool). The router checks arguments against the schema before the handler
+    /// runs, so arguments of the wrong type come back as a tool error naming the field. For a
+    /// title, annotations or icons, build the tool with [`Tool::for_args`] and pass it to
+    /// [`tool`](Self::tool).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    /// use talaria_core::schema::tools::CallToolResult;
+    /// use talaria_core::server::Router;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Add {
+    ///     a: i64,
+    ///     b: i64,
+    /// }
+    ///
+    /// let router = Router::<()>::builder()
+    ///     .typed_tool("add", "Adds two integers", |_ctx, args: Add| {
+    ///         Ok(CallToolResult::text((args.a + args.b).to_string()))
+    ///     })
+    ///     .build();
+    /// let tool = router.tools().next().unwrap();
+    /// assert_eq!(tool.description.as_deref(), Some("Adds two integers"));
+    /// assert_eq!(tool.input_schema["required"], serde_json::json!(["a", "b"]));
+    /// ```
+    #[cfg(feature = "schemars")]
+    pub fn typed_tool<A, F>(self, name: impl Into<String>, description: impl Into<String>, handler: F) -> Self
+    where
+        A: DeserializeOwned + schemars::JsonSchema,
+        F: Fn(&mut Context<'_, S>, A) -> Result<CallToolResult, ToolError> + Send + Sync + 'static,
+    {
+        self.tool(Tool::for_args::<A>(name).with_description(description), handler)
+    }
+
+    /// Registers a tool named `name` with typed arguments `A` and a typed output `O`, its
+    /// `inputSchema` derived from `A` with [`Tool::for_args`] and its `outputSchema` from `O`
+    /// with [`Tool::with_output_of`] (feature `schemars`); otherwise as
+    /// [`structured_tool`](Self::structured_tool). `O` should serialize to a JSON object.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use schemars::JsonSchema;
+    /// use serde::{Deserialize, Serialize};
+    /// use talaria_core::server::Router;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Add {
+    ///     a: i64,
+    ///     b: i64,
+    /// }
+    ///
+    /// #[derive(Serialize, JsonSchema)]
+    /// struct Sum {
+    ///     sum: i64,
+    /// }
+    ///
+    /// let router = Router::<()>::builder()
+    ///     .typed_structured_tool("add", "Adds two integers", |_ctx, args: Add| Ok(Sum { sum: args.a + args.b }))
+    ///     .build();
+    /// let tool = router.tools().next().unwrap();
+    /// let output_schema = tool.output_schema.as_ref().unwrap();
+    /// assert_eq!(output_schema["properties"]["sum"]["type"], "integer");
+    /// ```
+    #[cfg(feature = "schemars")]
+    pub fn typed_structured_tool<A, O, F>(
+        self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Self
+    where
+        A: DeserializeOwned + schemars::JsonSchema,
+        O: Serialize + schemars::JsonSchema,
+        F: Fn(&mut Context<'_, S>, A) -> Result<O, ToolError> + Send + Sync + 'static,
+    {
+        let tool = Tool::for_args::<A>(name).with_description(description).with_output_of::<O>();
+        self.structured_tool(tool, handler)
+    }
+
     /// Registers a prompt: its declared required arguments are checked before `handler` runs
     /// (a missing one is answered with -32602 naming it); the handler builds the messages. A
     /// later prompt with the same name replaces the earlier one.
@@ -207,5 +292,216 @@ impl<S> Router<S> {
             cache: None,
             page_size: 0,
         }
+    }
+}
+
+#[cfg(all(test, feature = "schemars"))]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+    use serde_json::{json, Value};
+
+    use crate::schema::tools::CallToolResult;
+    use crate::schema::Implementation;
+    use crate::server::validate::validate;
+    use crate::server::{Router, ToolError};
+    use crate::session::{
+        Client, ClientConfig, ClientMode, Event, Output, RequestOptions, Route, Server, ServerConfig, Session,
+    };
+    use crate::version::ProtocolVersion;
+
+    #[derive(Deserialize, JsonSchema)]
+    struct Point {
+        x: f64,
+        y: f64,
+    }
+
+    /// Arguments of `place`.
+    #[derive(Deserialize, JsonSchema)]
+    struct Place {
+        /// The label to put there.
+        label: String,
+        at: Point,
+        #[serde(default)]
+        copies: Option<u8>,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    struct Placed {
+        label: String,
+        distance: f64,
+        copies: Vec<u8>,
+        note: Option<String>,
+    }
+
+    fn router() -> Router<()> {
+        Router::<()>::builder()
+            .typed_tool("place", "Places a label", |_ctx, args: Place| {
+                Ok(CallToolResult::text(format!("{} at {},{}", args.label, args.at.x, args.at.y)))
+            })
+            .typed_structured_tool("measure", "Measures a label's distance", |_ctx, args: Place| {
+                if args.label.is_empty() {
+                    return Err(ToolError::execution("no label"));
+                }
+                Ok(Placed {
+                    distance: args.at.x.hypot(args.at.y),
+                    copies: (1..=args.copies.unwrap_or(1)).collect(),
+                    note: (args.at.x < 0.0).then(|| "left of the origin".to_owned()),
+                    label: args.label,
+                })
+            })
+            .build()
+    }
+
+    /// A client and a server session around `router`, talking in memory.
+    struct Pair {
+        client: Session<Client>,
+        server: Session<Server>,
+        router: Router<()>,
+        now: std::time::Instant,
+        events: Vec<Event>,
+    }
+
+    impl Pair {
+        fn new(version: ProtocolVersion) -> Self {
+            let now = crate::test_clock::t0();
+            let router = router();
+            let config = ServerConfig::new(Implementation::new("s", "1")).with_capabilities(router.capabilities());
+            let mode = if version == ProtocolVersion::V2026_07_28 { ClientMode::Stateless } else { ClientMode::Legacy };
+            let mut client_config = ClientConfig::new(Implementation::new("c", "1")).with_mode(mode);
+            client_config.session.versions = vec![version];
+            let mut pair = Self {
+                client: Session::<Client>::new(client_config, now),
+                server: Session::<Server>::new(config),
+                router,
+                now,
+                events: Vec::new(),
+            };
+            pair.settle();
+            assert_eq!(pair.client.version(), Some(version));
+            pair
+        }
+
+        fn settle(&mut self) {
+            let mut moved = true;
+            while moved {
+                moved = false;
+                while let Some(out) = self.client.poll_output() {
+                    match out {
+                        Output::Transmit { payload, .. } => {
+                            self.server.handle_frame(self.now, Route::Connection, &payload);
+                            moved = true;
+                        }
+                        Output::Event(e) => self.events.push(e),
+                        Output::StreamDone(_) => {}
+                    }
+                }
+                while let Some(out) = self.server.poll_output() {
+                    match out {
+                        Output::Transmit { payload, .. } => {
+                            self.client.handle_frame(self.now, Route::Connection, &payload);
+                            moved = true;
+                        }
+                        Output::Event(Event::Request(req)) => {
+                            self.router.dispatch(&mut self.server, &mut (), req).unwrap();
+                            moved = true;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+
+        /// Sends a request and returns its result (a JSON-RPC error fails the test).
+        fn call(&mut self, method: &str, params: &Value) -> Value {
+            let raw = serde_json::value::to_raw_value(params).unwrap();
+            let id = self.client.send_request(self.now, method, Some(raw), RequestOptions::default()).unwrap();
+            self.settle();
+            let i = self.events.iter().position(|e| matches!(e, Event::Response { id: got, .. } if *got == id));
+            let Event::Response { outcome, .. } = self.events.remove(i.expect("the request ended")) else {
+                unreachable!()
+            };
+            serde_json::from_str(outcome.expect("a result").get()).unwrap()
+        }
+
+        fn call_tool(&mut self, name: &str, arguments: &Value) -> Value {
+            self.call("tools/call", &json!({"name": name, "arguments": arguments}))
+        }
+    }
+
+    #[test]
+    fn listed_tools_carry_the_derived_schemas() {
+        for version in ProtocolVersion::ALL {
+            let mut pair = Pair::new(version);
+            let list = pair.call("tools/list", &json!({}));
+            let place = &list["tools"][0];
+            assert_eq!(place["name"], "place", "{version}");
+            assert_eq!(place["description"], "Places a label");
+            let input = &place["inputSchema"];
+            assert_eq!(input["type"], "object");
+            assert_eq!(input["description"], "Arguments of `place`.");
+            assert_eq!(input["required"], json!(["label", "at"]));
+            assert_eq!(
+                input["properties"]["label"],
+                json!({"type": "string", "description": "The label to put there."})
+            );
+            assert_eq!(input["properties"]["at"], json!({"$ref": "#/$defs/Point"}));
+            assert_eq!(input["$defs"]["Point"]["properties"]["x"]["type"], "number");
+            assert!(input.get("$schema").is_none());
+            assert!(place.get("outputSchema").is_none());
+
+            let measure = &list["tools"][1];
+            assert_eq!(measure["inputSchema"], *input);
+            assert_eq!(measure["outputSchema"]["type"], "object");
+            assert_eq!(measure["outputSchema"]["required"], json!(["label", "distance", "copies", "note"]));
+        }
+    }
+
+    #[test]
+    fn arguments_of_the_wrong_type_are_rejected_naming_the_field() {
+        let mut pair = Pair::new(ProtocolVersion::V2025_11_25);
+        let ok = pair.call_tool("place", &json!({"label": "A", "at": {"x": 1, "y": 2.5}}));
+        assert_eq!(ok, json!({"content": [{"type": "text", "text": "A at 1,2.5"}]}));
+
+        let r = pair.call_tool("place", &json!({"label": 7, "at": {"x": "1", "y": 2}}));
+        assert_eq!(r["isError"], true);
+        assert_eq!(
+            r["content"][0]["text"],
+            r#"Invalid arguments for tool place: "at/x": expected a number, got a string; "label": expected a string, got a number"#
+        );
+
+        let r = pair.call_tool("place", &json!({"label": "A", "at": {"x": 1}, "copies": 300}));
+        assert_eq!(r["isError"], true);
+        assert_eq!(
+            r["content"][0]["text"],
+            r#"Invalid arguments for tool place: "at": missing required property "y"; "copies": must be at most 255"#
+        );
+
+        let r = pair.call_tool("measure", &json!({"label": "A"}));
+        assert_eq!(r["content"][0]["text"], r#"Invalid arguments for tool measure: missing required property "at""#);
+    }
+
+    #[test]
+    fn the_derived_output_schema_accepts_the_handlers_output() {
+        let mut pair = Pair::new(ProtocolVersion::V2025_11_25);
+        let list = pair.call("tools/list", &json!({}));
+        let schema = list["tools"][1]["outputSchema"].as_object().unwrap().clone();
+        let calls = [
+            json!({"label": "A", "at": {"x": 3, "y": 4}}),
+            json!({"label": "B", "at": {"x": -1, "y": 0}, "copies": 3}),
+            json!({"label": "C", "at": {"x": 0, "y": 0}, "copies": null}),
+        ];
+        for arguments in calls {
+            let r = pair.call_tool("measure", &arguments);
+            assert!(r.get("isError").is_none(), "{r}");
+            let out = &r["structuredContent"];
+            assert!(out.is_object(), "{r}");
+            assert_eq!(validate(&schema, out), [], "{out}");
+        }
+        let r = pair.call_tool("measure", &json!({"label": "A", "at": {"x": 3, "y": 4}}));
+        assert_eq!(r["structuredContent"], json!({"label": "A", "distance": 5.0, "copies": [1], "note": null}));
+        let r = pair.call_tool("measure", &json!({"label": "", "at": {"x": 3, "y": 4}}));
+        assert_eq!(r, json!({"content": [{"type": "text", "text": "no label"}], "isError": true}));
     }
 }

@@ -1,5 +1,6 @@
 //! What a handler sees of its request and session.
 
+use super::extras::{CancelFlag, Extras, TransportInfo};
 use super::router::Deferred;
 use crate::jsonrpc::RequestId;
 use crate::schema::lifecycle::{ClientCapabilities, RequestMeta};
@@ -35,6 +36,8 @@ pub struct Context<'a, S> {
     pub(super) target: String,
     pub(super) progress_token: Option<ProgressToken>,
     pub(super) meta: Option<Box<RequestMeta>>,
+    /// The transport's additions: cancellation flag, transport metadata.
+    pub(super) extras: Extras,
     /// MRTR (2026-07-28): what the client answered to this request's earlier input requests.
     pub(super) input_responses: Option<InputResponses>,
     /// MRTR: the state the server handed out with them.
@@ -53,6 +56,33 @@ impl<S> Context<'_, S> {
     #[must_use]
     pub const fn request_id(&self) -> &RequestId {
         &self.id
+    }
+
+    /// The request's `_meta` as the client sent it (stateless era: version, client info and
+    /// capabilities; any era: the progress token and custom keys).
+    #[must_use]
+    pub fn meta(&self) -> Option<&RequestMeta> {
+        self.meta.as_deref()
+    }
+
+    /// Whether the client has cancelled this request (only an [`Endpoint`](super::Endpoint)
+    /// sees cancellations; a bare [`Router::dispatch`](super::Router::dispatch) never does).
+    #[must_use]
+    pub fn is_cancelled(&self) -> bool {
+        self.extras.cancel.is_cancelled()
+    }
+
+    /// The flag [`Context::is_cancelled`] reads, to hand to work that outlives the handler.
+    #[must_use]
+    pub fn cancel_flag(&self) -> CancelFlag {
+        self.extras.cancel.clone()
+    }
+
+    /// What the transport knows about the peer (session id, address, headers, identity), if
+    /// the adapter said.
+    #[must_use]
+    pub fn transport(&self) -> Option<&TransportInfo> {
+        self.extras.transport.as_deref()
     }
 
     /// The negotiated revision (the request's own in the stateless era).
@@ -141,6 +171,7 @@ impl<S> Context<'_, S> {
     /// another thread). The handler's own return value is then ignored. `None` if already
     /// taken.
     pub fn defer(&mut self) -> Option<Deferred> {
-        self.reply.take().map(|reply| Deferred { reply, tool: self.target.clone() })
+        let cancel = self.extras.cancel.clone();
+        self.reply.take().map(|reply| Deferred { reply, tool: self.target.clone(), cancel })
     }
 }

@@ -33,17 +33,23 @@
 
 mod builder;
 mod context;
+mod endpoint;
+mod extras;
 pub mod pagination;
 mod prompts;
 mod resources;
 mod router;
+mod task;
 mod tools;
 pub mod uri_template;
 pub mod validate;
 
 pub use builder::RouterBuilder;
 pub use context::Context;
+pub use endpoint::{ClientAnswer, Endpoint};
+pub use extras::{CancelFlag, TransportInfo};
 pub use router::{Deferred, ListChanged, Router};
+pub use task::{Job, Link, Spawn, Task};
 pub use tools::ToolError;
 
 #[cfg(test)]

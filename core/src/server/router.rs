@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::context::Context;
+use super::extras::{CancelFlag, Extras};
 use super::pagination::paginate;
 use super::prompts::{error_of, PromptEntry};
 use super::resources::{find, ResourceEntry, TemplateEntry};
@@ -94,6 +95,7 @@ impl ListChanged {
 pub struct Deferred {
     pub(super) reply: ReplyToken,
     pub(super) tool: String,
+    pub(super) cancel: CancelFlag,
 }
 
 impl Deferred {
@@ -106,6 +108,13 @@ impl Deferred {
     #[must_use]
     pub fn tool(&self) -> &str {
         &self.tool
+    }
+
+    /// Set when the client cancels the request (through an
+    /// [`Endpoint`](super::Endpoint), which watches for `notifications/cancelled`).
+    #[must_use]
+    pub const fn cancel_flag(&self) -> &CancelFlag {
+        &self.cancel
     }
 }
 
@@ -253,6 +262,11 @@ impl<S> Router<S> {
         }
     }
 
+    /// Whether a resource or template answers `uri`.
+    pub(super) fn offers_uri(&self, uri: &str) -> bool {
+        find(&self.resources, &self.templates, uri).is_some()
+    }
+
     fn offers_resources(&self) -> bool {
         !self.resources.is_empty() || !self.templates.is_empty()
     }
@@ -269,8 +283,19 @@ impl<S> Router<S> {
         state: &mut S,
         request: IncomingRequest,
     ) -> Result<(), SendError> {
+        self.dispatch_with(session, state, request, Extras::default())
+    }
+
+    /// [`Router::dispatch`] with what the adapter knows beyond the JSON.
+    pub(crate) fn dispatch_with(
+        &self,
+        session: &mut Session<Server>,
+        state: &mut S,
+        request: IncomingRequest,
+        extras: Extras,
+    ) -> Result<(), SendError> {
         let IncomingRequest { reply, method, params, progress_token, meta } = request;
-        let req = Req { reply, method, params, progress_token, meta };
+        let req = Req { reply, method, params, progress_token, meta, extras };
         match req.method.as_str() {
             "tools/list" if self.list_changes || !self.tools.is_empty() => self.list_tools(session, req),
             "tools/call" if self.list_changes || !self.tools.is_empty() => self.call_tool(session, state, req),
@@ -487,6 +512,7 @@ struct Req {
     params: Option<Box<serde_json::value::RawValue>>,
     progress_token: Option<ProgressToken>,
     meta: Option<Box<RequestMeta>>,
+    extras: Extras,
 }
 
 impl Req {
@@ -509,6 +535,7 @@ impl Req {
             target,
             progress_token: self.progress_token,
             meta: self.meta,
+            extras: self.extras,
             input_responses: None,
             request_state: None,
             input_required: None,

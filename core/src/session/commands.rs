@@ -351,6 +351,7 @@ impl Session<Server> {
         }
         inflight.last_progress = Some(progress);
         let route = inflight.route;
+        let message = message.filter(|_| self.version.is_none_or(|v| v.supports(Feature::ProgressMessage)));
         let params = ProgressNotificationParams::new(token, progress, total, message);
         let n =
             Notification::new("notifications/progress", Some(params)).map_err(|e| SendError::Encode(e.to_string()))?;

@@ -287,6 +287,13 @@ impl<R: Role> Session<R> {
         self.outbound.get(id).map(|p| p.method.as_str())
     }
 
+    /// Whether the peer request `id` still waits for `respond` (it was neither answered nor
+    /// cancelled).
+    #[must_use]
+    pub fn awaits_answer(&self, id: &RequestId) -> bool {
+        self.inbound.contains(id)
+    }
+
     /// How many peer requests wait for `respond`.
     #[must_use]
     pub fn inflight_requests(&self) -> usize {

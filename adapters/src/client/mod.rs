@@ -1,0 +1,582 @@
+//! The client handle: typed MCP calls over any transport, blocking ([`Client`]) or async
+//! ([`AsyncClient`], any executor).
+//!
+//! A handle is cheap to clone and `Send + Sync`; every clone talks over the same connection.
+//! When the last clone is dropped (or [`Client::close`] is called) the connection closes: the
+//! transport is shut down (for a child process: stdin closed, then SIGTERM, then SIGKILL).
+
+mod async_client;
+mod options;
+
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::value::RawValue;
+use talaria_core::client::{CallOptions, Endpoint};
+use talaria_core::jsonrpc::{CallError, LocalError, RequestId};
+use talaria_core::schema::completion::{Complete, CompleteRequestParams, CompleteResult};
+use talaria_core::schema::lifecycle::{Discover, ServerCapabilities};
+use talaria_core::schema::logging::{SetLevel, SetLevelRequestParams};
+use talaria_core::schema::prompts::{
+    GetPrompt, GetPromptRequestParams, GetPromptResult, ListPrompts, ListPromptsResult, Prompt,
+};
+use talaria_core::schema::resources::{
+    ListResourceTemplates, ListResourceTemplatesResult, ListResources, ListResourcesResult, ReadResource,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Subscribe, SubscribeRequestParams,
+    Unsubscribe, UnsubscribeRequestParams,
+};
+use talaria_core::schema::roots::Root;
+use talaria_core::schema::tools::{CallTool, CallToolRequestParams, CallToolResult, ListTools, ListToolsResult, Tool};
+use talaria_core::schema::utilities::Ping;
+use talaria_core::schema::{
+    Implementation, LoggingLevel, Paginated, PaginatedRequestParams, RequestMethod, RequestParams,
+};
+use talaria_core::session::{Event, ReadyInfo, SendError};
+use talaria_core::version::ProtocolVersion;
+
+pub use async_client::{AsyncClient, CallFuture};
+pub use options::ClientOptions;
+
+use crate::conn::{Conn, Engine, EventSink, FrameSink};
+use crate::oneshot;
+
+/// Why a client call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The call could not be sent (the server lacks the capability, the revision lacks the
+    /// method, the connection is closed, ...).
+    #[error("not sent: {0}")]
+    Send(#[from] SendError),
+    /// The server answered with an error, or the call failed locally (timed out, cancelled,
+    /// connection closed, malformed result).
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// The connection could not be set up.
+    #[error("cannot connect: {0}")]
+    Connect(String),
+    /// An I/O error setting up the transport.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// What a transport leaves behind to shut down when the client closes.
+pub(crate) trait Teardown: Send {
+    /// Shuts the transport down (after the session closed and its last frames were sent).
+    fn shutdown(&mut self);
+    /// How the server process ended, if it is a process and it has.
+    fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        None
+    }
+}
+
+impl Engine for Endpoint {
+    fn poll_output(&mut self) -> Option<talaria_core::session::Output> {
+        Self::poll_output(self)
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        Self::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        Self::handle_timeout(self, now);
+    }
+    fn handle_closed(&mut self, now: Instant) {
+        Self::handle_closed(self, now);
+    }
+}
+
+/// Whether the handshake finished: the server's description, or why it never came.
+#[derive(Default)]
+struct Readiness {
+    state: Mutex<Option<Result<Box<ReadyInfo>, String>>>,
+    changed: Condvar,
+}
+
+impl Readiness {
+    fn set(&self, value: Result<Box<ReadyInfo>, String>) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.is_none() {
+            *state = Some(value);
+            self.changed.notify_all();
+        }
+    }
+
+    fn wait(&self, timeout: Duration) -> Result<Box<ReadyInfo>, ClientError> {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            match &*state {
+                Some(Ok(info)) => return Ok(info.clone()),
+                Some(Err(why)) => return Err(ClientError::Connect(why.clone())),
+                None => {}
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ClientError::Connect(format!("no handshake within {timeout:?}")));
+            }
+            state = self.changed.wait_timeout(state, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
+    }
+}
+
+/// What every clone of a handle shares; dropping the last one closes the connection.
+pub(crate) struct Inner {
+    conn: Arc<Conn<Endpoint>>,
+    /// The transport's remains, shut down once (and kept for `exit_status`).
+    teardown: Mutex<Box<dyn Teardown>>,
+    shut: std::sync::atomic::AtomicBool,
+    ready: Box<ReadyInfo>,
+}
+
+impl Inner {
+    fn close(&self) {
+        if self.shut.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        self.conn.with(|endpoint, _| endpoint.session_mut().close());
+        self.conn.close_sink();
+        self.teardown.lock().unwrap_or_else(PoisonError::into_inner).shutdown();
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// Sets a connection up over `sink` and waits for the handshake. The transport's reader feeds
+/// the returned connection (`feed`) from its own thread, started by `start_reader` once the
+/// connection exists.
+pub(crate) fn connect(
+    options: ClientOptions,
+    sink: Box<dyn FrameSink>,
+    teardown: Box<dyn Teardown>,
+    start_reader: impl FnOnce(Arc<Conn<Endpoint>>) -> std::io::Result<()>,
+) -> Result<Client, ClientError> {
+    let ClientOptions { config, handlers, on_log, on_notification, connect_timeout } = options;
+    let readiness = Arc::new(Readiness::default());
+    let seen = Arc::clone(&readiness);
+    let events: EventSink = Box::new(move |event| match event {
+        Event::Ready(info) => seen.set(Ok(info)),
+        Event::Closed { reason } => seen.set(Err(reason.unwrap_or_else(|| "connection closed".into()))),
+        Event::Log(params) => {
+            if let Some(log) = &on_log {
+                log(&params);
+            }
+        }
+        Event::Notification { method, params } => {
+            if let Some(notify) = &on_notification {
+                notify(&method, params.as_deref());
+            }
+        }
+        _ => {}
+    });
+    let mut teardown = Some(teardown);
+    let endpoint = Endpoint::new(config, handlers, Instant::now());
+    let conn = Conn::start(endpoint, sink, events)?;
+    if let Err(e) = start_reader(Arc::clone(&conn)) {
+        shut(&conn, teardown.take());
+        return Err(e.into());
+    }
+    match readiness.wait(connect_timeout) {
+        Ok(ready) => {
+            let teardown = Mutex::new(teardown.unwrap_or_else(|| Box::new(Done)));
+            let shut = std::sync::atomic::AtomicBool::new(false);
+            Ok(Client { inner: Arc::new(Inner { conn, teardown, shut, ready }) })
+        }
+        Err(e) => {
+            shut(&conn, teardown.take());
+            Err(e)
+        }
+    }
+}
+
+/// A transport with nothing left to shut down.
+struct Done;
+
+impl Teardown for Done {
+    fn shutdown(&mut self) {}
+}
+
+fn shut(conn: &Conn<Endpoint>, teardown: Option<Box<dyn Teardown>>) {
+    conn.with(|endpoint, _| endpoint.session_mut().close());
+    conn.close_sink();
+    if let Some(mut teardown) = teardown {
+        teardown.shutdown();
+    }
+}
+
+/// A call sent and not finished yet.
+pub(crate) struct Started<T> {
+    pub(crate) id: RequestId,
+    pub(crate) outcome: oneshot::Receiver<Result<T, CallError>>,
+}
+
+/// The outcome of a finished call, flattened.
+pub(crate) fn flatten<T>(outcome: Option<Result<T, CallError>>) -> Result<T, ClientError> {
+    match outcome {
+        Some(result) => result.map_err(ClientError::from),
+        None => Err(ClientError::Call(CallError::Local(LocalError::Closed { reason: None }))),
+    }
+}
+
+/// A blocking MCP client: every call waits for its outcome.
+///
+/// # Examples
+///
+/// ```no_run
+/// use talaria::client::{Client, ClientOptions};
+/// use talaria::stdio::StdioCommand;
+///
+/// let client = Client::stdio(StdioCommand::new("everything-server").arg("--transport").arg("stdio"), ClientOptions::new("demo", "1.0"))?;
+/// for tool in client.list_all_tools()? {
+///     println!("{}", tool.name);
+/// }
+/// let result = client.call_tool("echo", serde_json::json!({"text": "hi"}))?;
+/// println!("{result:?}");
+/// # Ok::<(), talaria::client::ClientError>(())
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("server", &self.inner.ready.peer).finish_non_exhaustive()
+    }
+}
+
+/// The most pages a `list_all_*` call follows before giving up.
+pub const MAX_LIST_PAGES: usize = 1000;
+
+impl Client {
+    /// The async twin of this handle, over the same connection.
+    #[must_use]
+    pub fn to_async(&self) -> AsyncClient {
+        AsyncClient::from_inner(Arc::clone(&self.inner))
+    }
+
+    /// The server's name and version.
+    #[must_use]
+    pub fn server_info(&self) -> &Implementation {
+        &self.inner.ready.peer
+    }
+
+    /// The negotiated protocol revision.
+    #[must_use]
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.inner.ready.version
+    }
+
+    /// The server's capabilities.
+    #[must_use]
+    pub fn server_capabilities(&self) -> Option<&ServerCapabilities> {
+        self.inner.ready.server_capabilities.as_ref()
+    }
+
+    /// The server's instructions for the model, if any.
+    #[must_use]
+    pub fn instructions(&self) -> Option<&str> {
+        self.inner.ready.instructions.as_deref()
+    }
+
+    /// Whether the connection has closed (the server went away, or `close` was called).
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        self.inner.conn.is_closed()
+    }
+
+    /// How the server process ended, for a child-process server that has.
+    #[must_use]
+    pub fn exit_status(&self) -> Option<std::process::ExitStatus> {
+        self.inner.teardown.lock().unwrap_or_else(PoisonError::into_inner).exit_status()
+    }
+
+    /// How many calls wait for their outcome.
+    #[must_use]
+    pub fn pending_calls(&self) -> usize {
+        self.inner.conn.with(|endpoint, _| endpoint.pending())
+    }
+
+    /// Closes the connection now (every clone sees it closed); calls in flight fail.
+    pub fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Sends request `M` and waits for its typed result.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Send`] if it could not be sent, [`ClientError::Call`] if the server
+    /// answered with an error or the call failed locally.
+    pub fn call<M: RequestMethod>(&self, params: &M::Params, options: CallOptions) -> Result<M::Result, ClientError>
+    where
+        M::Result: Send + 'static,
+    {
+        let started = start::<M>(&self.inner, params, options)?;
+        flatten(started.outcome.wait())
+    }
+
+    /// Cancels a call in flight by id (its waiter gets a cancelled error). See also
+    /// dropping an [`AsyncClient`] call's future.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Send`] if the connection is closed.
+    pub fn cancel(&self, id: &RequestId, reason: Option<&str>) -> Result<(), ClientError> {
+        self.inner.conn.with(|endpoint, _| endpoint.cancel(id, reason)).map_err(ClientError::from)
+    }
+
+    /// Sends request `method` with raw params and waits for the raw result.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::call`].
+    pub fn request(&self, method: &str, params: Option<Box<RawValue>>) -> Result<Box<RawValue>, ClientError> {
+        let (tx, rx) = oneshot::channel();
+        let later = self.inner.conn.later();
+        let done = Box::new(move |r| later.run(move || tx.send(r)));
+        self.inner.conn.with(|endpoint, now| endpoint.request(now, method, params, CallOptions::default(), done))?;
+        flatten(rx.wait())
+    }
+
+    /// Sends a notification.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Send`] if the notification is not allowed or the connection is closed.
+    pub fn notify(&self, method: &str, params: Option<Box<RawValue>>) -> Result<(), ClientError> {
+        self.inner.conn.with(|endpoint, _| endpoint.session_mut().notify(method, params)).map_err(ClientError::from)
+    }
+
+    /// The roots the client offers.
+    #[must_use]
+    pub fn roots(&self) -> Vec<Root> {
+        self.inner.conn.with(|endpoint, _| endpoint.handlers().roots().to_vec())
+    }
+
+    /// Adds a root (telling the server the roots changed); `false` if one with that URI was
+    /// there already.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Send`] if the connection is closed.
+    pub fn add_root(&self, root: Root) -> Result<bool, ClientError> {
+        self.inner.conn.with(|endpoint, _| endpoint.update_roots(|h| h.add_root(root))).map_err(ClientError::from)
+    }
+
+    /// Removes the root with `uri` (telling the server); `false` if there was none.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Send`] if the connection is closed.
+    pub fn remove_root(&self, uri: &str) -> Result<bool, ClientError> {
+        self.inner.conn.with(|endpoint, _| endpoint.update_roots(|h| h.remove_root(uri))).map_err(ClientError::from)
+    }
+
+    /// Removes every root (telling the server).
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Send`] if the connection is closed.
+    pub fn clear_roots(&self) -> Result<(), ClientError> {
+        self.inner
+            .conn
+            .with(|endpoint, _| endpoint.update_roots(|h| h.clear_roots()))
+            .map(drop)
+            .map_err(ClientError::from)
+    }
+}
+
+/// Sends request `M`, returning its id and where its outcome will arrive.
+pub(crate) fn start<M: RequestMethod>(
+    inner: &Inner,
+    params: &M::Params,
+    options: CallOptions,
+) -> Result<Started<M::Result>, ClientError>
+where
+    M::Result: Send + 'static,
+{
+    let (tx, outcome) = oneshot::channel();
+    let later = inner.conn.later();
+    let done = move |r| later.run(move || tx.send(r));
+    let id = inner.conn.with(|endpoint, now| endpoint.call::<M>(now, params, options, done))?;
+    Ok(Started { id, outcome })
+}
+
+/// The typed calls, generated for the blocking handle; the async handle has the same list.
+macro_rules! blocking_calls {
+    ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $out:ty = $marker:ty, |$($p:ident),*| $params:expr, |$r:ident| $map:expr;)*) => {
+        impl Client {
+            $(
+                $(#[$doc])*
+                ///
+                /// # Errors
+                ///
+                /// As [`Client::call`].
+                pub fn $name(&self, $($arg: $ty),*) -> Result<$out, ClientError> {
+                    let make = |$($p: $ty),*| $params;
+                    let $r = self.call::<$marker>(&make($($arg),*), CallOptions::default())?;
+                    Ok($map)
+                }
+            )*
+        }
+    };
+}
+
+/// The typed calls both handles offer, fed to a generator macro (`blocking_calls` here,
+/// `async_calls` in the async handle).
+macro_rules! typed_calls {
+    ($generate:ident) => {
+        $generate! {
+            /// Checks the server is alive.
+            fn ping() -> () = Ping, | | RequestParams::default(), |_r| ();
+            /// One page of the server's tools (`cursor` from the previous page).
+            fn list_tools(cursor: Option<String>) -> ListToolsResult = ListTools, |cursor| page(cursor), |r| r;
+            /// Calls a tool with arguments (a JSON object, or `null` for none). Tool failures come
+            /// back as a result with `is_error` set, not as an `Err`.
+            fn call_tool(name: &str, arguments: serde_json::Value) -> CallToolResult = CallTool, |name, arguments| tool_call(name, arguments), |r| r;
+            /// One page of the server's prompts.
+            fn list_prompts(cursor: Option<String>) -> ListPromptsResult = ListPrompts, |cursor| page(cursor), |r| r;
+            /// Gets a prompt filled in with `arguments`.
+            fn get_prompt(name: &str, arguments: &[(&str, &str)]) -> GetPromptResult = GetPrompt, |name, arguments| prompt_get(name, arguments), |r| r;
+            /// One page of the server's resources.
+            fn list_resources(cursor: Option<String>) -> ListResourcesResult = ListResources, |cursor| page(cursor), |r| r;
+            /// One page of the server's resource templates.
+            fn list_resource_templates(cursor: Option<String>) -> ListResourceTemplatesResult = ListResourceTemplates, |cursor| page(cursor), |r| r;
+            /// Reads the resource at `uri`.
+            fn read_resource(uri: &str) -> ReadResourceResult = ReadResource, |uri| ReadResourceRequestParams::new(uri), |r| r;
+            /// Subscribes to updates of the resource at `uri` (legacy era).
+            fn subscribe(uri: &str) -> () = Subscribe, |uri| SubscribeRequestParams::new(uri), |_r| ();
+            /// Ends a subscription (legacy era).
+            fn unsubscribe(uri: &str) -> () = Unsubscribe, |uri| UnsubscribeRequestParams::new(uri), |_r| ();
+            /// Asks for completions of a prompt argument or template variable.
+            fn complete(params: CompleteRequestParams) -> CompleteResult = Complete, |params| params, |r| r;
+            /// Sets the level of log messages the server sends (legacy era).
+            fn set_log_level(level: LoggingLevel) -> () = SetLevel, |level| SetLevelRequestParams::new(level), |_r| ();
+        }
+    };
+}
+
+pub(crate) use typed_calls;
+
+typed_calls!(blocking_calls);
+
+impl Client {
+    /// Calls a tool with per-call options: a timeout, a progress callback.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::call`].
+    pub fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        self.call::<CallTool>(&tool_call(name, arguments), options)
+    }
+
+    /// Asks the server to describe itself (`server/discover`, 2026-07-28).
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::call`].
+    pub fn discover(&self) -> Result<<Discover as RequestMethod>::Result, ClientError> {
+        self.call::<Discover>(&RequestParams::default(), CallOptions::default())
+    }
+
+    /// Every tool, following cursors (at most [`MAX_LIST_PAGES`] pages).
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::call`], and a malformed-response error past the page cap.
+    pub fn list_all_tools(&self) -> Result<Vec<Tool>, ClientError> {
+        self.list_all::<ListTools>()
+    }
+
+    /// Every prompt, following cursors.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::list_all_tools`].
+    pub fn list_all_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+        self.list_all::<ListPrompts>()
+    }
+
+    /// Every resource, following cursors.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::list_all_tools`].
+    pub fn list_all_resources(&self) -> Result<Vec<Resource>, ClientError> {
+        self.list_all::<ListResources>()
+    }
+
+    /// Every resource template, following cursors.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::list_all_tools`].
+    pub fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
+        self.list_all::<ListResourceTemplates>()
+    }
+
+    /// Every item of a paginated list, following cursors.
+    fn list_all<M>(&self) -> Result<Vec<<M::Result as Paginated>::Item>, ClientError>
+    where
+        M: RequestMethod<Params = PaginatedRequestParams>,
+        M::Result: Paginated + Send + 'static,
+    {
+        let mut items = Vec::new();
+        let mut cursor = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let page = self.call::<M>(&page(cursor), CallOptions::default())?;
+            cursor = page.next_cursor().map(str::to_owned);
+            items.extend(page.into_items());
+            if cursor.is_none() {
+                return Ok(items);
+            }
+        }
+        Err(too_many_pages(M::INFO.name))
+    }
+}
+
+pub(crate) fn too_many_pages(method: &str) -> ClientError {
+    let why = format!("{method} still had more after {MAX_LIST_PAGES} pages");
+    ClientError::Call(CallError::Local(LocalError::MalformedResponse(why)))
+}
+
+pub(crate) fn page(cursor: Option<String>) -> PaginatedRequestParams {
+    cursor.map_or_else(PaginatedRequestParams::default, PaginatedRequestParams::after)
+}
+
+pub(crate) fn tool_call(name: &str, arguments: serde_json::Value) -> CallToolRequestParams {
+    let call = CallToolRequestParams::new(name);
+    match arguments {
+        serde_json::Value::Object(map) => call.with_arguments(map),
+        _ => call,
+    }
+}
+
+pub(crate) fn prompt_get(name: &str, arguments: &[(&str, &str)]) -> GetPromptRequestParams {
+    let mut params = GetPromptRequestParams::new(name);
+    if !arguments.is_empty() {
+        params.arguments = Some(arguments.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect());
+    }
+    params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AsyncClient, Client};
+
+    #[test]
+    fn handles_are_send_and_sync() {
+        fn check<T: Send + Sync + Clone>() {}
+        check::<Client>();
+        check::<AsyncClient>();
+    }
+}

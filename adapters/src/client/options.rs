@@ -1,0 +1,132 @@
+//! How a client connects: who it is, which era it speaks, what it answers, what it listens to.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use talaria_core::client::Handlers;
+use talaria_core::schema::logging::LoggingMessageNotificationParams;
+use talaria_core::schema::Implementation;
+use talaria_core::session::{ClientConfig, ClientMode};
+use talaria_core::version::ProtocolVersion;
+
+/// A log callback.
+pub(crate) type LogFn = Arc<dyn Fn(&LoggingMessageNotificationParams) + Send + Sync>;
+/// A notification callback: method and raw params.
+pub(crate) type NotificationFn = Arc<dyn Fn(&str, Option<&RawValue>) + Send + Sync>;
+
+/// How a client connects.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use talaria::client::ClientOptions;
+/// use talaria::core::client::Handlers;
+/// use talaria::core::schema::roots::Root;
+///
+/// let mut handlers = Handlers::default();
+/// handlers.add_root(Root::new("file:///work"));
+/// let options = ClientOptions::new("my-app", "1.0")
+///     .request_timeout(Duration::from_secs(10))
+///     .handlers(handlers)
+///     .on_log(|log| eprintln!("server log: {:?}", log.data))
+///     .on_notification(|method, _| eprintln!("server says {method}"));
+/// # let _ = options;
+/// ```
+#[must_use]
+pub struct ClientOptions {
+    pub(crate) config: ClientConfig,
+    pub(crate) handlers: Handlers,
+    pub(crate) on_log: Option<LogFn>,
+    pub(crate) on_notification: Option<NotificationFn>,
+    pub(crate) connect_timeout: Duration,
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("config", &self.config)
+            .field("handlers", &self.handlers)
+            .field("connect_timeout", &self.connect_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientOptions {
+    /// A client named `name` at `version`, in [`ClientMode::Auto`] (probe for the stateless
+    /// era, fall back to `initialize`).
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self::with_config(ClientConfig::new(Implementation::new(name, version)))
+    }
+
+    /// Options around a full session configuration.
+    pub fn with_config(config: ClientConfig) -> Self {
+        Self {
+            config,
+            handlers: Handlers::default(),
+            on_log: None,
+            on_notification: None,
+            connect_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// Chooses the era: legacy handshake, stateless, or probe.
+    pub const fn mode(mut self, mode: ClientMode) -> Self {
+        self.config.mode = mode;
+        self
+    }
+
+    /// Offers only these revisions, most preferred first.
+    pub fn versions(mut self, versions: Vec<ProtocolVersion>) -> Self {
+        self.config.session.versions = versions;
+        self
+    }
+
+    /// The default timeout of every request (reset by progress).
+    pub const fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.config.session.request_timeout = timeout;
+        self
+    }
+
+    /// How long `connect` waits for the handshake.
+    pub const fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// What the client answers to the server: roots, sampling, elicitation. Their
+    /// capabilities are advertised.
+    pub fn handlers(mut self, handlers: Handlers) -> Self {
+        self.handlers = handlers;
+        self
+    }
+
+    /// Called with every log message the server sends.
+    pub fn on_log(mut self, on_log: impl Fn(&LoggingMessageNotificationParams) + Send + Sync + 'static) -> Self {
+        self.on_log = Some(Arc::new(on_log));
+        self
+    }
+
+    /// Called with every other notification the server sends (list changes, resource
+    /// updates, ...).
+    pub fn on_notification(
+        mut self,
+        on_notification: impl Fn(&str, Option<&RawValue>) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_notification = Some(Arc::new(on_notification));
+        self
+    }
+
+    /// The session configuration, for settings without a method here.
+    pub const fn config_mut(&mut self) -> &mut ClientConfig {
+        &mut self.config
+    }
+}
+
+/// The legacy mode's shorthand.
+impl From<ClientConfig> for ClientOptions {
+    fn from(config: ClientConfig) -> Self {
+        Self::with_config(config)
+    }
+}

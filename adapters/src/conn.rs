@@ -1,0 +1,222 @@
+//! The one run loop every blocking transport shares: a sans-IO engine behind a mutex, an
+//! outbox written by whichever thread finds it full (never under the engine's lock), a timer
+//! thread for `poll_timeout`, and events handed to the application outside the lock.
+
+use std::io;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use talaria_core::session::{Event, Output, Route};
+
+/// A sans-IO engine: a client or server endpoint (with its router).
+pub(crate) trait Engine: Send + 'static {
+    fn poll_output(&mut self) -> Option<Output>;
+    fn poll_timeout(&self) -> Option<Instant>;
+    fn handle_timeout(&mut self, now: Instant);
+    fn handle_closed(&mut self, now: Instant);
+}
+
+/// Where frames go: a pipe (one JSON text per line), a WebSocket (one per text message), the
+/// other half of an in-memory pair.
+pub(crate) trait FrameSink: Send {
+    /// Sends `frames` in order.
+    fn send(&mut self, frames: &[(Route, Vec<u8>)]) -> io::Result<()>;
+    /// Ends the outgoing direction (closes stdin, sends a close frame). Idempotent.
+    fn close(&mut self);
+}
+
+/// What the application hears from a connection, outside any lock.
+pub(crate) type EventSink = Box<dyn Fn(Event) + Send + Sync>;
+
+/// Something to hand to the application once the engine's lock is released.
+enum Delivery {
+    Event(Event),
+    Run(Box<dyn FnOnce() + Send>),
+}
+
+/// Where completions queue up while the engine runs, so that the application hears of them
+/// outside the lock and in the order the engine produced them, events included (a log sent
+/// before a response is seen before the response's waiter wakes).
+#[derive(Clone, Default)]
+pub(crate) struct Later(Arc<Mutex<Vec<Delivery>>>);
+
+impl Later {
+    /// Runs `f` after the current engine step, in order with that step's events.
+    pub(crate) fn run(&self, f: impl FnOnce() + Send + 'static) {
+        self.push(Delivery::Run(Box::new(f)));
+    }
+
+    fn push(&self, delivery: Delivery) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).push(delivery);
+    }
+
+    fn take(&self) -> Vec<Delivery> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+struct State<E> {
+    engine: E,
+    outbox: Vec<(Route, Vec<u8>)>,
+    /// A thread is writing the outbox; others only append.
+    writing: bool,
+    /// The sink failed: frames are dropped.
+    broken: bool,
+    /// The engine reported `Closed`.
+    closed: bool,
+    /// The deadline the timer thread sleeps until.
+    armed: Option<Instant>,
+}
+
+/// One connection's engine, outbox and timer.
+pub(crate) struct Conn<E> {
+    state: Mutex<State<E>>,
+    timer: Condvar,
+    sink: Mutex<Box<dyn FrameSink>>,
+    events: EventSink,
+    later: Later,
+}
+
+impl<E: Engine> Conn<E> {
+    /// A connection, with its timer thread running.
+    pub(crate) fn start(engine: E, sink: Box<dyn FrameSink>, events: EventSink) -> io::Result<Arc<Self>> {
+        let conn = Arc::new(Self {
+            state: Mutex::new(State {
+                engine,
+                outbox: Vec::new(),
+                writing: false,
+                broken: false,
+                closed: false,
+                armed: None,
+            }),
+            timer: Condvar::new(),
+            sink: Mutex::new(sink),
+            events,
+            later: Later::default(),
+        });
+        let timer = Arc::clone(&conn);
+        std::thread::Builder::new().name("talaria-timer".into()).spawn(move || timer.run_timer())?;
+        // Send what the engine wants to send from the start (a client's `initialize`).
+        conn.with(|_, _| ());
+        Ok(conn)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State<E>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` on the engine (an input or a command), then transmits what it produced and
+    /// hands its events to the application.
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut E, Instant) -> T) -> T {
+        let now = Instant::now();
+        let (out, events) = {
+            let mut state = self.lock();
+            let out = f(&mut state.engine, now);
+            let events = self.drain(&mut state);
+            (out, events)
+        };
+        self.pump();
+        self.deliver(events);
+        out
+    }
+
+    /// The queue for completions (see [`Later`]).
+    pub(crate) fn later(&self) -> Later {
+        self.later.clone()
+    }
+
+    /// Whether the engine has closed.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// Moves the engine's outputs into the outbox and the event list; rearms the timer.
+    fn drain(&self, state: &mut State<E>) -> Vec<Delivery> {
+        while let Some(output) = state.engine.poll_output() {
+            match output {
+                Output::Transmit { route, payload } if !state.broken => state.outbox.push((route, payload)),
+                Output::Event(event) => {
+                    if matches!(event, Event::Closed { .. }) {
+                        state.closed = true;
+                    }
+                    self.later.push(Delivery::Event(event));
+                }
+                _ => {}
+            }
+        }
+        let next = state.engine.poll_timeout();
+        if state.closed || next.is_some_and(|n| state.armed.is_none_or(|armed| n < armed)) {
+            self.timer.notify_one();
+        }
+        self.later.take()
+    }
+
+    fn deliver(&self, deliveries: Vec<Delivery>) {
+        for delivery in deliveries {
+            match delivery {
+                Delivery::Event(event) => (self.events)(event),
+                Delivery::Run(f) => f(),
+            }
+        }
+    }
+
+    /// Writes the outbox unless another thread is writing it (that thread picks up what was
+    /// appended meanwhile). Frames keep the order the engine produced them in.
+    fn pump(&self) {
+        loop {
+            let frames = {
+                let mut state = self.lock();
+                if state.writing || state.outbox.is_empty() {
+                    return;
+                }
+                state.writing = true;
+                std::mem::take(&mut state.outbox)
+            };
+            let result = self.sink.lock().unwrap_or_else(PoisonError::into_inner).send(&frames);
+            let events = {
+                let mut state = self.lock();
+                state.writing = false;
+                if result.is_err() && !state.broken {
+                    state.broken = true;
+                    state.outbox.clear();
+                    state.engine.handle_closed(Instant::now());
+                    self.drain(&mut state)
+                } else {
+                    Vec::new()
+                }
+            };
+            self.deliver(events);
+        }
+    }
+
+    /// Ends the outgoing direction of the transport.
+    pub(crate) fn close_sink(&self) {
+        self.sink.lock().unwrap_or_else(PoisonError::into_inner).close();
+    }
+
+    fn run_timer(&self) {
+        let mut state = self.lock();
+        loop {
+            if state.closed {
+                return;
+            }
+            let deadline = state.engine.poll_timeout();
+            state.armed = deadline;
+            let now = Instant::now();
+            match deadline {
+                None => state = self.timer.wait(state).unwrap_or_else(PoisonError::into_inner),
+                Some(d) if d > now => {
+                    state = self.timer.wait_timeout(state, d - now).unwrap_or_else(PoisonError::into_inner).0;
+                }
+                Some(_) => {
+                    state.engine.handle_timeout(now);
+                    let events = self.drain(&mut state);
+                    drop(state);
+                    self.pump();
+                    self.deliver(events);
+                    state = self.lock();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! A client and a server connected in one process, for tests and embedding: frames travel
+//! through channels, one reader thread per direction, exactly as over a real transport.
+
+use std::io;
+use std::sync::mpsc::{channel, Sender};
+
+use talaria_core::server::TransportInfo;
+use talaria_core::session::{Event, Route};
+
+use crate::client::{self, Client, ClientError, ClientOptions, Teardown};
+use crate::conn::FrameSink;
+use crate::server::Server;
+
+/// Sends frames to the other side's reader thread.
+struct ChannelSink(Option<Sender<Vec<u8>>>);
+
+impl FrameSink for ChannelSink {
+    fn send(&mut self, frames: &[(Route, Vec<u8>)]) -> io::Result<()> {
+        let Some(tx) = &self.0 else { return Err(io::ErrorKind::BrokenPipe.into()) };
+        for (_, payload) in frames {
+            tx.send(payload.clone()).map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) {
+        self.0 = None;
+    }
+}
+
+struct NoTeardown;
+
+impl Teardown for NoTeardown {
+    fn shutdown(&mut self) {}
+}
+
+/// Connects a new client to `server` in memory.
+///
+/// # Errors
+///
+/// As [`Client::stdio`]: the handshake failed.
+///
+/// # Examples
+///
+/// ```
+/// use talaria::client::ClientOptions;
+/// use talaria::core::schema::tools::{CallToolResult, Tool};
+/// use talaria::core::server::Router;
+/// use talaria::server::Server;
+///
+/// let router = Router::<()>::builder()
+///     .tool(Tool::new("hi", Default::default()), |_ctx, _: serde_json::Value| Ok(CallToolResult::text("hello")))
+///     .build();
+/// let server = Server::new("greeter", "1.0", router);
+/// let client = talaria::memory::connect(&server, ClientOptions::new("me", "1.0"))?;
+/// let result = client.call_tool("hi", serde_json::json!({}))?;
+/// assert_eq!(result.is_error, None);
+/// # Ok::<(), talaria::client::ClientError>(())
+/// ```
+pub fn connect<S: Send + 'static>(server: &Server<S>, options: ClientOptions) -> Result<Client, ClientError> {
+    let (to_server, server_inbox) = channel::<Vec<u8>>();
+    let (to_client, client_inbox) = channel::<Vec<u8>>();
+    let server_conn =
+        server.open(Box::new(ChannelSink(Some(to_client))), TransportInfo::new("memory"), Box::new(|_: Event| {}))?;
+    std::thread::Builder::new().name("talaria-memory-server".into()).spawn(move || {
+        for frame in server_inbox {
+            server_conn.with(|served, now| served.endpoint.handle_frame(now, Route::Connection, &frame));
+        }
+        server_conn.with(|served, now| served.endpoint.handle_closed(now));
+        server_conn.close_sink();
+    })?;
+    connect_client(options, to_server, client_inbox)
+}
+
+fn connect_client(
+    options: ClientOptions,
+    to_server: Sender<Vec<u8>>,
+    inbox: std::sync::mpsc::Receiver<Vec<u8>>,
+) -> Result<Client, ClientError> {
+    client::connect(options, Box::new(ChannelSink(Some(to_server))), Box::new(NoTeardown), move |conn| {
+        std::thread::Builder::new().name("talaria-memory-client".into()).spawn(move || {
+            for frame in inbox {
+                conn.with(|endpoint, now| endpoint.handle_frame(now, Route::Connection, &frame));
+            }
+            conn.with(|endpoint, now| endpoint.handle_closed(now));
+        })?;
+        Ok(())
+    })
+}

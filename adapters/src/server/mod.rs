@@ -1,0 +1,272 @@
+//! Serving: one [`Server`] (a router, its configuration, per-session state) shared by every
+//! connection, whatever the transport.
+//!
+//! Each connection gets its own [`Endpoint`] and state. Requests are handled on the thread that
+//! read them; long-running tools ([`RouterBuilder::blocking_tool`]) run on a small pool and
+//! answer when done, with cancellation reaching their [`Job`](talaria_core::server::Job).
+//!
+//! [`RouterBuilder::blocking_tool`]: talaria_core::server::RouterBuilder::blocking_tool
+
+mod pool;
+
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, RwLockReadGuard, Weak};
+use std::time::{Duration, Instant};
+
+use serde_json::value::RawValue;
+use talaria_core::jsonrpc::{CallError, LocalError};
+use talaria_core::schema::tools::{CallToolResult, Tool};
+use talaria_core::schema::{Implementation, LoggingLevel};
+use talaria_core::server::{Context, Deferred, Endpoint, Link, Router, Spawn, Task, ToolError, TransportInfo};
+use talaria_core::session::{Output, RequestOptions, ServerConfig};
+
+use crate::conn::{Conn, Engine, EventSink, FrameSink};
+use crate::oneshot;
+use pool::Pool;
+
+/// A server: what it offers (a [`Router`]), who it is, and how each connection's state starts.
+/// Cheap to clone; clones serve the same router.
+///
+/// # Examples
+///
+/// ```
+/// use talaria::core::schema::tools::{CallToolResult, Tool};
+/// use talaria::core::server::Router;
+/// use talaria::server::Server;
+///
+/// let router = Router::<()>::builder()
+///     .tool(Tool::new("hi", Default::default()), |_ctx, _: serde_json::Value| Ok(CallToolResult::text("hello")))
+///     .build();
+/// let server = Server::new("greeter", "1.0", router).instructions("Say hi.");
+/// assert_eq!(server.info().name, "greeter");
+/// ```
+pub struct Server<S> {
+    shared: Arc<Shared<S>>,
+}
+
+impl<S> Clone for Server<S> {
+    fn clone(&self) -> Self {
+        Self { shared: Arc::clone(&self.shared) }
+    }
+}
+
+impl<S> std::fmt::Debug for Server<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("info", &self.shared.config.session.info).finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct Shared<S> {
+    router: RwLock<Router<S>>,
+    config: ServerConfig,
+    new_state: Box<dyn Fn() -> S + Send + Sync>,
+    conns: Mutex<Vec<Weak<Conn<Served<S>>>>>,
+    pool: Pool,
+}
+
+impl<S> Shared<S> {
+    fn router(&self) -> RwLockReadGuard<'_, Router<S>> {
+        self.router.read().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<S: Default + Send + 'static> Server<S> {
+    /// A server named `name` at `version`, offering `router`, each connection starting with
+    /// `S::default()`. Capabilities follow from the router.
+    #[must_use]
+    pub fn new(name: impl Into<String>, version: impl Into<String>, router: Router<S>) -> Self {
+        let config = ServerConfig::new(Implementation::new(name, version)).with_capabilities(router.capabilities());
+        Self::with_config(config, router, S::default)
+    }
+}
+
+impl<S: Send + 'static> Server<S> {
+    /// A server with a full session configuration (its capabilities are used as given) and a
+    /// constructor for each connection's state.
+    #[must_use]
+    pub fn with_config(
+        config: ServerConfig,
+        router: Router<S>,
+        new_state: impl Fn() -> S + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                router: RwLock::new(router),
+                config,
+                new_state: Box::new(new_state),
+                conns: Mutex::new(Vec::new()),
+                pool: Pool::new(64),
+            }),
+        }
+    }
+
+    /// Adds the server's instructions for the model.
+    #[must_use]
+    pub fn instructions(self, instructions: impl Into<String>) -> Self {
+        let mut shared = Arc::try_unwrap(self.shared).unwrap_or_else(|_| unreachable_shared());
+        shared.config = shared.config.with_instructions(instructions);
+        Self { shared: Arc::new(shared) }
+    }
+
+    /// The server's name and version.
+    #[must_use]
+    pub fn info(&self) -> &Implementation {
+        &self.shared.config.session.info
+    }
+
+    /// How many connections are open.
+    #[must_use]
+    pub fn connections(&self) -> usize {
+        let mut conns = self.shared.conns.lock().unwrap_or_else(PoisonError::into_inner);
+        conns.retain(|c| c.upgrade().is_some_and(|c| !c.is_closed()));
+        conns.len()
+    }
+
+    /// Adds (or replaces) a tool while serving and tells every connection that asked.
+    pub fn add_tool<A, F>(&self, tool: Tool, handler: F)
+    where
+        A: serde::de::DeserializeOwned + 'static,
+        F: Fn(&mut Context<'_, S>, A) -> Result<CallToolResult, ToolError> + Send + Sync + 'static,
+    {
+        let change = self.shared.router.write().unwrap_or_else(PoisonError::into_inner).add_tool(tool, handler);
+        self.broadcast(|served| served.endpoint.announce(change).map(drop));
+    }
+
+    /// Removes a tool while serving and tells every connection that asked; `false` if there
+    /// was none.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let change = self.shared.router.write().unwrap_or_else(PoisonError::into_inner).remove_tool(name);
+        match change {
+            Some(change) => {
+                self.broadcast(|served| served.endpoint.announce(change));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Tells every subscribed connection that the resource at `uri` changed.
+    pub fn resource_updated(&self, uri: &str) {
+        self.broadcast(|served| served.endpoint.resource_updated(uri).map(drop));
+    }
+
+    fn broadcast<E>(&self, mut f: impl FnMut(&mut Served<S>) -> Result<(), E>) {
+        let conns: Vec<_> =
+            self.shared.conns.lock().unwrap_or_else(PoisonError::into_inner).iter().filter_map(Weak::upgrade).collect();
+        for conn in conns {
+            let _ = conn.with(|served, _| f(served));
+        }
+    }
+
+    /// Starts serving one connection whose frames go to `sink`; the caller feeds it.
+    pub(crate) fn open(
+        &self,
+        sink: Box<dyn FrameSink>,
+        transport: TransportInfo,
+        events: EventSink,
+    ) -> std::io::Result<Arc<Conn<Served<S>>>> {
+        let mut endpoint = Endpoint::new(self.shared.config.clone(), (self.shared.new_state)());
+        endpoint.set_transport(transport);
+        let spawner = Arc::new(PoolSpawn { shared: Arc::clone(&self.shared), conn: OnceLock::new() });
+        endpoint.set_spawner(Arc::clone(&spawner) as Arc<dyn Spawn>);
+        let served = Served { endpoint, shared: Arc::clone(&self.shared) };
+        let conn = Conn::start(served, sink, events)?;
+        let _ = spawner.conn.set(Arc::downgrade(&conn));
+        let mut conns = self.shared.conns.lock().unwrap_or_else(PoisonError::into_inner);
+        conns.retain(|c| c.strong_count() > 0);
+        conns.push(Arc::downgrade(&conn));
+        Ok(conn)
+    }
+}
+
+#[allow(clippy::panic)]
+fn unreachable_shared<T>() -> T {
+    panic!("Server::instructions is called while building, before the server is shared")
+}
+
+/// One connection's engine: its endpoint, and the server it belongs to.
+pub(crate) struct Served<S> {
+    pub(crate) endpoint: Endpoint<S>,
+    shared: Arc<Shared<S>>,
+}
+
+impl<S: Send + 'static> Engine for Served<S> {
+    fn poll_output(&mut self) -> Option<Output> {
+        let router = self.shared.router();
+        self.endpoint.poll_output(&router)
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.endpoint.poll_timeout()
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        self.endpoint.handle_timeout(now);
+    }
+    fn handle_closed(&mut self, now: Instant) {
+        self.endpoint.handle_closed(now);
+    }
+}
+
+/// Runs a connection's long-running tools on the server's pool.
+struct PoolSpawn<S> {
+    shared: Arc<Shared<S>>,
+    conn: OnceLock<Weak<Conn<Served<S>>>>,
+}
+
+impl<S: Send + 'static> Spawn for PoolSpawn<S> {
+    fn spawn(&self, task: Task) {
+        let Some(conn) = self.conn.get().cloned() else { return };
+        self.shared.pool.run(Box::new(move || task.run(&ConnLink { conn })));
+    }
+}
+
+/// How a running task reaches its connection.
+struct ConnLink<S> {
+    conn: Weak<Conn<Served<S>>>,
+}
+
+impl<S: Send + 'static> Link for ConnLink<S> {
+    fn progress(&self, deferred: &Deferred, progress: f64, total: Option<f64>, message: Option<String>) {
+        if let Some(conn) = self.conn.upgrade() {
+            let _ = conn.with(|s, _| s.endpoint.session_mut().progress(deferred.reply(), progress, total, message));
+        }
+    }
+
+    fn log(&self, deferred: &Deferred, level: LoggingLevel, data: serde_json::Value) {
+        if let Some(conn) = self.conn.upgrade() {
+            let _ = conn
+                .with(|s, _| s.endpoint.session_mut().log_for(deferred.reply(), level, Some(deferred.tool()), data));
+        }
+    }
+
+    fn ask(&self, method: &str, params: Box<RawValue>) -> Result<Box<RawValue>, CallError> {
+        let Some(conn) = self.conn.upgrade() else { return Err(CallError::Local(LocalError::Closed { reason: None })) };
+        let (tx, rx) = oneshot::channel();
+        conn.with(|s, now| {
+            s.endpoint.ask_raw(now, method, Some(params), RequestOptions::default(), Box::new(move |r| tx.send(r)))
+        })
+        .map_err(|e| CallError::Local(LocalError::NotSent(e.to_string())))?;
+        drop(conn);
+        rx.wait().unwrap_or(Err(CallError::Local(LocalError::Closed { reason: None })))
+    }
+
+    fn complete(&self, deferred: Deferred, outcome: Result<CallToolResult, ToolError>) {
+        if let Some(conn) = self.conn.upgrade() {
+            let _ = conn.with(|s, _| {
+                let router = s.shared.router();
+                s.endpoint.complete_tool(&router, deferred, outcome)
+            });
+        }
+    }
+}
+
+/// How long a closing connection waits for its running tools to answer.
+pub(crate) const DRAIN_GRACE: Duration = Duration::from_secs(10);
+
+/// Waits until `conn` has no running tools, or `grace` passes.
+pub(crate) fn wait_for_running<S: Send + 'static>(conn: &Conn<Served<S>>, grace: Duration) {
+    let deadline = Instant::now() + grace;
+    let mut pause = Duration::from_millis(1);
+    while conn.with(|s, _| s.endpoint.running()) > 0 && Instant::now() < deadline {
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}

@@ -1,0 +1,63 @@
+//! Serving over this process's stdin/stdout.
+
+use std::io::{self, Read, Write};
+
+use talaria_core::server::TransportInfo;
+use talaria_core::session::Event;
+
+use super::LineSink;
+use crate::server::{wait_for_running, Server, DRAIN_GRACE};
+
+/// Serves `server` on this process's stdin/stdout until stdin ends, then lets running tools
+/// finish (up to a grace period), flushes their answers and returns. Only protocol messages
+/// go to stdout; write diagnostics to stderr.
+///
+/// # Errors
+///
+/// An I/O error starting the connection.
+///
+/// # Examples
+///
+/// ```no_run
+/// use talaria::core::server::Router;
+/// use talaria::server::Server;
+///
+/// let server = Server::new("quiet", "1.0", Router::<()>::builder().build());
+/// talaria::stdio::serve(&server)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn serve<S: Send + 'static>(server: &Server<S>) -> io::Result<()> {
+    serve_streams(server, io::stdin().lock(), io::stdout())
+}
+
+/// Serves `server` on any byte streams: newline-delimited JSON in from `input`, out to
+/// `output`. Returns when `input` ends, after running tools finish.
+///
+/// # Errors
+///
+/// An I/O error starting the connection.
+pub fn serve_streams<S: Send + 'static, R: Read, W: Write + Send + 'static>(
+    server: &Server<S>,
+    mut input: R,
+    output: W,
+) -> io::Result<()> {
+    let events = Box::new(|event: Event| {
+        if let Event::PeerMisbehaved(problem) = event {
+            eprintln!("talaria: peer error: {problem}");
+        }
+    });
+    let conn = server.open(Box::new(LineSink::new(output)), TransportInfo::new("stdio"), events)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => conn.with(|served, now| served.endpoint.handle_bytes(now, &buf[..n])),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    wait_for_running(&conn, DRAIN_GRACE);
+    conn.with(|served, now| served.endpoint.handle_closed(now));
+    conn.close_sink();
+    Ok(())
+}

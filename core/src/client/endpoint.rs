@@ -1,0 +1,476 @@
+//! One client connection, ready to drive: the session, the handlers that answer the server,
+//! and a completion per request in flight.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::mrtr::next_round;
+use super::{check_structured_output, Handlers};
+use crate::jsonrpc::{CallError, LocalError, RequestId};
+use crate::schema::tools::{CallToolResult, ListToolsResult, Tool};
+use crate::schema::{result_type_of, JsonObject, RequestMethod, ResultType};
+use crate::session::{Client, ClientConfig, ClientMode, Event, Output, RequestOptions, SendError, Session};
+use crate::version::Feature;
+
+/// What to do with a request's outcome. Called exactly once, from
+/// [`Endpoint::poll_output`]; keep it short (hand the outcome to a waiting thread or task).
+pub type Completion = Box<dyn FnOnce(Result<Box<RawValue>, CallError>) + Send>;
+
+/// A progress callback for one request.
+pub type ProgressFn = Box<dyn FnMut(Progress) + Send>;
+
+/// Progress the server reported on a request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Progress so far (increases with every report).
+    pub progress: f64,
+    /// The total, if known.
+    pub total: Option<f64>,
+    /// A message, if any.
+    pub message: Option<String>,
+}
+
+/// How one call is made: its timeouts and an optional progress callback.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use talaria_core::client::CallOptions;
+///
+/// let options = CallOptions::default()
+///     .with_timeout(Duration::from_secs(5))
+///     .with_progress(|p| eprintln!("{:.0}%", 100.0 * p.progress / p.total.unwrap_or(1.0)));
+/// # let _ = options;
+/// ```
+#[derive(Default)]
+#[must_use]
+pub struct CallOptions {
+    request: RequestOptions,
+    on_progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("request", &self.request)
+            .field("on_progress", &self.on_progress.is_some())
+            .finish()
+    }
+}
+
+impl CallOptions {
+    /// Overrides the session's request timeout (reset by each progress report).
+    pub const fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.request.timeout = Some(timeout);
+        self
+    }
+
+    /// Overrides the session's cap on total time, progress or not.
+    pub const fn with_max_time(mut self, max_time: Duration) -> Self {
+        self.request.max_time = Some(max_time);
+        self
+    }
+
+    /// Asks the server for progress and hands each report to `on_progress`.
+    pub fn with_progress(mut self, on_progress: impl FnMut(Progress) + Send + 'static) -> Self {
+        self.request = self.request.with_progress();
+        self.on_progress = Some(Box::new(on_progress));
+        self
+    }
+}
+
+/// A request in flight.
+struct Pending {
+    /// The id the caller knows it by (the first attempt's, when an MRTR retry re-sent it).
+    origin: RequestId,
+    done: Completion,
+    progress: Option<ProgressFn>,
+    check: Check,
+    /// Kept for an MRTR retry (stateless era only).
+    retry: Option<Retry>,
+}
+
+/// What to look at in a result before handing it over.
+enum Check {
+    Nothing,
+    /// Learn the tools' output schemas.
+    ListTools,
+    /// Check structured content against this tool's output schema.
+    CallTool(String),
+}
+
+struct Retry {
+    method: String,
+    params: JsonObject,
+    options: RequestOptions,
+    rounds: usize,
+}
+
+/// A client connection: a [`Session<Client>`], the [`Handlers`] that answer the server, and a
+/// [`Completion`] per request in flight. It answers server requests (roots, sampling,
+/// elicitation), routes progress to each call's callback, validates structured tool output
+/// against the output schemas `tools/list` declared, and, in the stateless era, answers
+/// `input_required` results and retries transparently (bounded rounds).
+///
+/// Sans-IO: the adapter feeds it bytes and time and drains [`Endpoint::poll_output`]; the
+/// events it does not handle itself (`Ready`, `Log`, notifications such as list changes,
+/// `PeerMisbehaved`, `Closed`) come out of it for the application.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Instant;
+/// use talaria_core::client::{CallOptions, Endpoint, Handlers};
+/// use talaria_core::schema::{tools::ListTools, Implementation, PaginatedRequestParams};
+/// use talaria_core::session::{ClientConfig, ClientMode, Output};
+///
+/// let now = Instant::now();
+/// let config = ClientConfig::new(Implementation::new("c", "1")).with_mode(ClientMode::Legacy);
+/// let mut client = Endpoint::new(config, Handlers::default(), now);
+/// let id = client
+///     .call::<ListTools>(now, &PaginatedRequestParams::default(), CallOptions::default(), |outcome| {
+///         println!("{} tools", outcome.map(|r| r.tools.len()).unwrap_or(0));
+///     })
+///     .unwrap();
+/// // `initialize` goes out first; `tools/list` waits for the handshake.
+/// let Some(Output::Transmit { payload, .. }) = client.poll_output() else { panic!() };
+/// assert!(String::from_utf8(payload).unwrap().contains("initialize"));
+/// assert_eq!(client.pending(), 1);
+/// # let _ = id;
+/// ```
+pub struct Endpoint {
+    session: Session<Client>,
+    handlers: Handlers,
+    pending: BTreeMap<RequestId, Pending>,
+    /// Tools with an output schema, as the last `tools/list` pages described them.
+    tools: BTreeMap<String, Tool>,
+    max_input_rounds: usize,
+    /// The mode forbids the stateless era, so no result can be `input_required`.
+    legacy_only: bool,
+    /// The time of the latest input or command (retries are sent at it).
+    now: Instant,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("session", &self.session)
+            .field("handlers", &self.handlers)
+            .field("pending", &self.pending.len())
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How many `input_required` rounds one call may take before it fails.
+pub const DEFAULT_MAX_INPUT_ROUNDS: usize = 8;
+
+impl Endpoint {
+    /// A client connection with `config` (the handlers' [`capabilities`](Handlers::capabilities)
+    /// are merged into it); the handshake starts at once.
+    #[must_use]
+    pub fn new(config: ClientConfig, handlers: Handlers, now: Instant) -> Self {
+        let wanted = handlers.capabilities();
+        let mut config = config;
+        let caps = &mut config.capabilities;
+        caps.roots = caps.roots.take().or(wanted.roots);
+        caps.sampling = caps.sampling.take().or(wanted.sampling);
+        caps.elicitation = caps.elicitation.take().or(wanted.elicitation);
+        let legacy_only = config.mode == ClientMode::Legacy;
+        Self {
+            session: Session::<Client>::new(config, now),
+            handlers,
+            pending: BTreeMap::new(),
+            tools: BTreeMap::new(),
+            max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
+            legacy_only,
+            now,
+        }
+    }
+
+    /// Caps the `input_required` rounds of one call (default [`DEFAULT_MAX_INPUT_ROUNDS`]).
+    pub const fn set_max_input_rounds(&mut self, rounds: usize) {
+        self.max_input_rounds = rounds;
+    }
+
+    /// The session: negotiated version, server info, capabilities and instructions.
+    #[must_use]
+    pub const fn session(&self) -> &Session<Client> {
+        &self.session
+    }
+
+    /// The session, for commands the endpoint does not wrap (notifications, close).
+    pub const fn session_mut(&mut self) -> &mut Session<Client> {
+        &mut self.session
+    }
+
+    /// The handlers.
+    #[must_use]
+    pub const fn handlers(&self) -> &Handlers {
+        &self.handlers
+    }
+
+    /// Changes the handlers' roots (or anything else about them), then tells the server if
+    /// the roots changed (`notifications/roots/list_changed`, where the revision has it).
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::Closed`].
+    pub fn update_roots<T>(&mut self, change: impl FnOnce(&mut Handlers) -> T) -> Result<T, SendError> {
+        let before = self.handlers.roots().to_vec();
+        let out = change(&mut self.handlers);
+        if before != self.handlers.roots() {
+            self.handlers.announce_roots(&mut self.session)?;
+        }
+        Ok(out)
+    }
+
+    /// How many calls wait for their outcome.
+    #[must_use]
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Bytes from a stream transport (stdio, WebSocket).
+    pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) {
+        self.now = now;
+        self.session.handle_bytes(now, bytes);
+    }
+
+    /// One complete JSON text from `route` (an HTTP body, an SSE event's data).
+    pub fn handle_frame(&mut self, now: Instant, route: crate::session::Route, frame: &[u8]) {
+        self.now = now;
+        self.session.handle_frame(now, route, frame);
+    }
+
+    /// The transport is gone: every call in flight fails with a transport error.
+    pub fn handle_closed(&mut self, now: Instant) {
+        self.now = now;
+        self.session.handle_closed(now);
+    }
+
+    /// A deadline from [`Endpoint::poll_timeout`] has passed.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.now = now;
+        self.session.handle_timeout(now);
+    }
+
+    /// When to call [`Endpoint::handle_timeout`] next.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.session.poll_timeout()
+    }
+
+    /// Sends request `method` with raw `params`; `done` gets the raw outcome. Returns the id
+    /// to [`cancel`](Endpoint::cancel) it by.
+    ///
+    /// A `subscriptions/listen` request (2026-07-28) lives until it is cancelled: unless
+    /// `options` set them, it has no timeout and no cap on its total time.
+    ///
+    /// # Errors
+    ///
+    /// As [`Session::send_request`].
+    pub fn request(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        mut options: CallOptions,
+        done: Completion,
+    ) -> Result<RequestId, SendError> {
+        self.now = now;
+        if method == "subscriptions/listen" {
+            options.request.timeout.get_or_insert(Duration::MAX);
+            options.request.max_time.get_or_insert(Duration::MAX);
+        }
+        let check = match method {
+            "tools/list" => Check::ListTools,
+            "tools/call" if !self.tools.is_empty() => {
+                tool_name(params.as_deref()).map_or(Check::Nothing, Check::CallTool)
+            }
+            _ => Check::Nothing,
+        };
+        let retry = self.may_need_input().then(|| Retry {
+            method: method.to_owned(),
+            params: params.as_deref().and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default(),
+            options: options.request,
+            rounds: 0,
+        });
+        let id = self.session.send_request(now, method, params, options.request)?;
+        let pending = Pending { origin: id.clone(), done, progress: options.on_progress, check, retry };
+        self.pending.insert(id.clone(), pending);
+        Ok(id)
+    }
+
+    /// Sends request `M` with typed params; `done` gets the typed outcome (a result that does
+    /// not decode is [`LocalError::MalformedResponse`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Session::send_request`], and [`SendError::Encode`].
+    pub fn call<M: RequestMethod>(
+        &mut self,
+        now: Instant,
+        params: &M::Params,
+        options: CallOptions,
+        done: impl FnOnce(Result<M::Result, CallError>) + Send + 'static,
+    ) -> Result<RequestId, SendError> {
+        let raw = serde_json::value::to_raw_value(params).map_err(|e| SendError::Encode(e.to_string()))?;
+        let decode = move |outcome: Result<Box<RawValue>, CallError>| {
+            done(outcome.and_then(|raw| {
+                serde_json::from_str(raw.get()).map_err(|e| {
+                    CallError::Local(LocalError::MalformedResponse(format!("{} result: {e}", M::INFO.name)))
+                })
+            }));
+        };
+        self.request(now, M::INFO.name, Some(raw), options, Box::new(decode))
+    }
+
+    /// Cancels a call: the server is told (`notifications/cancelled`) and the call's
+    /// completion gets [`LocalError::Cancelled`]. Unknown or finished ids are ignored.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::Closed`].
+    pub fn cancel(&mut self, id: &RequestId, reason: Option<&str>) -> Result<(), SendError> {
+        let current = if self.pending.contains_key(id) {
+            Some(id.clone())
+        } else {
+            self.pending.iter().find(|(_, p)| p.origin == *id).map(|(current, _)| current.clone())
+        };
+        match current {
+            Some(current) => self.session.cancel(&current, reason),
+            None => Ok(()),
+        }
+    }
+
+    /// The next output: frames to transmit, and the events the endpoint does not handle
+    /// itself. Completions and progress callbacks run on the way. Call until `None` after
+    /// every input or command.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        loop {
+            match self.session.poll_output()? {
+                Output::Event(event) => {
+                    if let Some(event) = self.on_event(event) {
+                        return Some(Output::Event(event));
+                    }
+                }
+                other => return Some(other),
+            }
+        }
+    }
+
+    fn on_event(&mut self, event: Event) -> Option<Event> {
+        match event {
+            Event::Response { id, outcome } => match self.pending.remove(&id) {
+                Some(pending) => {
+                    self.finish(pending, outcome);
+                    None
+                }
+                None => Some(Event::Response { id, outcome }),
+            },
+            Event::Progress { id, progress, total, message } => match self.pending.get_mut(&id) {
+                Some(Pending { progress: Some(report), .. }) => {
+                    report(Progress { progress, total, message });
+                    None
+                }
+                _ => Some(Event::Progress { id, progress, total, message }),
+            },
+            Event::Request(request) => {
+                // Errors mean the session closed; its `Closed` event says so.
+                let _ = self.handlers.dispatch(&mut self.session, request);
+                None
+            }
+            other => Some(other),
+        }
+    }
+
+    fn finish(&mut self, mut pending: Pending, outcome: Result<Box<RawValue>, CallError>) {
+        let mrtr = self.session.version().is_some_and(|v| v.supports(Feature::Mrtr));
+        let outcome = match (outcome, &mut pending.retry) {
+            (Ok(raw), Some(retry)) if mrtr && result_type_of(&raw) == Some(ResultType::InputRequired) => {
+                match self.retry(retry, &raw) {
+                    Ok(next) => {
+                        self.pending.insert(next, pending);
+                        return;
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            (outcome, _) => outcome,
+        };
+        let outcome = match (&pending.check, outcome) {
+            (Check::ListTools, Ok(raw)) => {
+                self.learn_tools(&raw);
+                Ok(raw)
+            }
+            (Check::CallTool(name), Ok(raw)) => self.check_tool_result(name, raw),
+            (_, outcome) => outcome,
+        };
+        (pending.done)(outcome);
+    }
+
+    /// Answers the server's input requests and sends the request again.
+    fn retry(&mut self, retry: &mut Retry, raw: &RawValue) -> Result<RequestId, CallError> {
+        retry.rounds += 1;
+        let params =
+            next_round(&retry.method, &retry.params, raw, &self.handlers, retry.rounds, self.max_input_rounds)?;
+        self.session
+            .send(self.now, &retry.method, &params, retry.options)
+            .map_err(|e| CallError::Local(LocalError::NotSent(e.to_string())))
+    }
+
+    /// Learns the output schemas of a `tools/list` page. Only where the revision has
+    /// structured output: before 2025-06-18 a server cannot send `structuredContent`, so an
+    /// `outputSchema` it lists anyway must not make every call of that tool fail.
+    fn learn_tools(&mut self, raw: &RawValue) {
+        if !self.structured_output() {
+            return;
+        }
+        if let Ok(page) = serde_json::from_str::<ListToolsResult>(raw.get()) {
+            for tool in page.tools {
+                if tool.output_schema.is_some() {
+                    self.tools.insert(tool.name.clone(), tool);
+                } else {
+                    self.tools.remove(&tool.name);
+                }
+            }
+        }
+    }
+
+    fn check_tool_result(&self, name: &str, raw: Box<RawValue>) -> Result<Box<RawValue>, CallError> {
+        let Some(tool) = self.tools.get(name).filter(|_| self.structured_output()) else { return Ok(raw) };
+        let result: CallToolResult = serde_json::from_str(raw.get())
+            .map_err(|e| CallError::Local(LocalError::MalformedResponse(format!("tools/call result: {e}"))))?;
+        check_structured_output(tool, &result).map_err(|why| CallError::Local(LocalError::MalformedResponse(why)))?;
+        Ok(raw)
+    }
+
+    /// Whether the negotiated revision has `structuredContent` and `outputSchema`.
+    fn structured_output(&self) -> bool {
+        self.session.version().is_some_and(|v| v.supports(Feature::StructuredOutput))
+    }
+
+    /// Whether results may come back `input_required` (the stateless era, or not known yet).
+    fn may_need_input(&self) -> bool {
+        match self.session.version() {
+            Some(v) => v.supports(Feature::Mrtr),
+            None => !self.legacy_only,
+        }
+    }
+}
+
+/// The `name` of `tools/call` params.
+fn tool_name(params: Option<&RawValue>) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow)]
+        name: Cow<'a, str>,
+    }
+    params.and_then(|p| serde_json::from_str::<Named<'_>>(p.get()).ok()).map(|n| n.name.into_owned())
+}

@@ -1,0 +1,444 @@
+//! One server connection, ready to drive: the session, its per-session state, and the
+//! bookkeeping between them and the router (cancellation flags, subscriptions, requests to
+//! the client).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::value::RawValue;
+
+use super::extras::{CancelFlag, Extras, TransportInfo};
+use super::router::{Deferred, ListChanged, Router};
+use super::task::Spawn;
+use super::tools::ToolError;
+use crate::jsonrpc::{CallError, ErrorObject, LocalError, RequestId};
+use crate::schema::resources::{ResourceUpdatedNotificationParams, SubscribeRequestParams};
+use crate::schema::subscriptions::{
+    SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
+};
+use crate::schema::tools::CallToolResult;
+use crate::schema::RequestMethod;
+use crate::session::{Event, IncomingRequest, Output, ReplyToken, RequestOptions, Route, SendError, Server, Session};
+
+/// What the client answered to a request the server sent it (see [`Endpoint::ask`]).
+pub type ClientAnswer = Box<dyn FnOnce(Result<Box<RawValue>, CallError>) + Send>;
+
+/// A served connection: a [`Session<Server>`], the per-session state `S`, and what joins them
+/// to a [`Router`]. Requests the session hands over go to the router's handlers; cancellations
+/// reach the handlers' [`CancelFlag`]s; `resources/subscribe` and (2026-07-28)
+/// `subscriptions/listen` are tracked so that [`Endpoint::announce`] and
+/// [`Endpoint::resource_updated`] reach exactly the clients that asked; answers to requests
+/// the server sent ([`Endpoint::ask`]) go to their callbacks.
+///
+/// Sans-IO like the session: the adapter feeds it bytes and time, and drains
+/// [`Endpoint::poll_output`] (which needs the router, so one router can serve many endpoints
+/// and change at run time behind whatever lock the adapter chooses).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Instant;
+/// use talaria_core::schema::tools::{CallToolResult, Tool};
+/// use talaria_core::schema::Implementation;
+/// use talaria_core::server::{Endpoint, Router};
+/// use talaria_core::session::{Output, ServerConfig};
+///
+/// let router = Router::<()>::builder()
+///     .tool(Tool::new("hi", Default::default()), |_ctx, _: serde_json::Value| Ok(CallToolResult::text("hello")))
+///     .build();
+/// let config = ServerConfig::new(Implementation::new("demo", "1")).with_capabilities(router.capabilities());
+/// let mut endpoint = Endpoint::new(config, ());
+/// let now = Instant::now();
+/// endpoint.handle_bytes(now, br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}
+/// {"jsonrpc":"2.0","method":"notifications/initialized"}
+/// {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hi"}}
+/// "#);
+/// let mut frames = Vec::new();
+/// while let Some(out) = endpoint.poll_output(&router) {
+///     if let Output::Transmit { payload, .. } = out {
+///         frames.push(String::from_utf8(payload).unwrap());
+///     }
+/// }
+/// assert!(frames[1].contains("hello"));
+/// ```
+pub struct Endpoint<S> {
+    session: Session<Server>,
+    state: S,
+    transport: Option<Arc<TransportInfo>>,
+    /// Runs long-running tools off the I/O loop, if the adapter has somewhere to run them.
+    spawner: Option<Arc<dyn Spawn>>,
+    /// Requests handed to a handler and not answered yet, with their cancellation flags.
+    running: BTreeMap<RequestId, CancelFlag>,
+    /// Legacy era: the URIs this client subscribed to.
+    subscribed: BTreeSet<String>,
+    /// Legacy era: `resources/subscribe` requests handed to the router whose answer has not
+    /// gone out yet. The URI joins `subscribed` only if the answer is a result: the router's
+    /// subscribe handler may refuse.
+    subscribing: BTreeMap<RequestId, String>,
+    /// Stateless era: open `subscriptions/listen` requests and what each agreed to carry.
+    listens: Vec<(ReplyToken, SubscriptionFilter)>,
+    /// Requests sent to the client, with what to do with the answer.
+    asked: BTreeMap<RequestId, ClientAnswer>,
+}
+
+impl<S> std::fmt::Debug for Endpoint<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("session", &self.session)
+            .field("running", &self.running.len())
+            .field("subscribed", &self.subscribed)
+            .field("listens", &self.listens.len())
+            .field("asked", &self.asked.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> Endpoint<S> {
+    /// A connection served with `config` (put the router's
+    /// [`capabilities`](Router::capabilities) in it), starting with per-session `state`.
+    #[must_use]
+    pub fn new(config: crate::session::ServerConfig, state: S) -> Self {
+        Self {
+            session: Session::<Server>::new(config),
+            state,
+            transport: None,
+            spawner: None,
+            running: BTreeMap::new(),
+            subscribed: BTreeSet::new(),
+            subscribing: BTreeMap::new(),
+            listens: Vec::new(),
+            asked: BTreeMap::new(),
+        }
+    }
+
+    /// Tells handlers about the transport (see [`Context::transport`](super::Context::transport)).
+    /// Requests dispatched from now on see it.
+    pub fn set_transport(&mut self, info: TransportInfo) {
+        self.transport = Some(Arc::new(info));
+    }
+
+    /// Where long-running tools ([`RouterBuilder::blocking_tool`](super::RouterBuilder::blocking_tool))
+    /// run; without one they run inline, on the caller's thread.
+    pub fn set_spawner(&mut self, spawner: Arc<dyn Spawn>) {
+        self.spawner = Some(spawner);
+    }
+
+    /// The session.
+    #[must_use]
+    pub const fn session(&self) -> &Session<Server> {
+        &self.session
+    }
+
+    /// The session, for commands the endpoint does not wrap (logging, progress, close).
+    pub const fn session_mut(&mut self) -> &mut Session<Server> {
+        &mut self.session
+    }
+
+    /// The per-session state.
+    pub const fn state(&mut self) -> &mut S {
+        &mut self.state
+    }
+
+    /// How many requests wait in (or were deferred by) handlers.
+    #[must_use]
+    pub fn running(&self) -> usize {
+        self.running.len()
+    }
+
+    /// Bytes from a stream transport (stdio, WebSocket, legacy SSE POST bodies).
+    pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) {
+        self.session.handle_bytes(now, bytes);
+    }
+
+    /// One complete JSON text from `route`.
+    pub fn handle_frame(&mut self, now: Instant, route: Route, frame: &[u8]) {
+        self.session.handle_frame(now, route, frame);
+    }
+
+    /// The transport is gone.
+    pub fn handle_closed(&mut self, now: Instant) {
+        self.session.handle_closed(now);
+    }
+
+    /// A deadline from [`Endpoint::poll_timeout`] has passed.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.session.handle_timeout(now);
+    }
+
+    /// When to call [`Endpoint::handle_timeout`] next.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.session.poll_timeout()
+    }
+
+    /// The next output: frames to transmit, streams done, and the events the endpoint does not
+    /// handle itself (`Ready`, notifications such as `roots/list_changed`, `LogLevelChanged`,
+    /// `PeerMisbehaved`, `Closed`). Requests are dispatched to `router` on the way, and
+    /// answers to [`Endpoint::ask`] go to their callbacks. Call until `None` after every input
+    /// or command.
+    pub fn poll_output(&mut self, router: &Router<S>) -> Option<Output> {
+        loop {
+            match self.session.poll_output()? {
+                Output::Event(event) => {
+                    if let Some(event) = self.on_event(router, event) {
+                        return Some(Output::Event(event));
+                    }
+                }
+                other => {
+                    if let Output::Transmit { payload, .. } = &other {
+                        if !self.subscribing.is_empty() {
+                            self.settle_subscriptions(payload);
+                        }
+                    }
+                    return Some(other);
+                }
+            }
+        }
+    }
+
+    fn on_event(&mut self, router: &Router<S>, event: Event) -> Option<Event> {
+        match event {
+            Event::Request(request) => {
+                self.on_request(router, request);
+                None
+            }
+            Event::PeerCancelled { id, .. } => {
+                if let Some(flag) = self.running.remove(&id) {
+                    flag.cancel();
+                }
+                self.subscribing.remove(&id);
+                self.listens.retain(|(reply, _)| *reply.id() != id);
+                None
+            }
+            Event::Response { id, outcome } => match self.asked.remove(&id) {
+                Some(answer) => {
+                    answer(outcome);
+                    None
+                }
+                None => Some(Event::Response { id, outcome }),
+            },
+            Event::Closed { reason } => {
+                for flag in std::mem::take(&mut self.running).into_values() {
+                    flag.cancel();
+                }
+                self.listens.clear();
+                self.subscribing.clear();
+                Some(Event::Closed { reason })
+            }
+            other => Some(other),
+        }
+    }
+
+    fn on_request(&mut self, router: &Router<S>, request: IncomingRequest) {
+        match request.method.as_str() {
+            "subscriptions/listen" => return self.listen(router, request),
+            "resources/subscribe" | "resources/unsubscribe" if router.subscriptions.is_some() => {
+                self.track_subscription(router, &request);
+            }
+            _ => {}
+        }
+        let id = request.reply.id().clone();
+        let cancel = CancelFlag::default();
+        let extras =
+            Extras { cancel: cancel.clone(), transport: self.transport.clone(), spawner: self.spawner.clone() };
+        // Errors here mean the session closed; the `Closed` event tells the adapter.
+        let _ = router.dispatch_with(&mut self.session, &mut self.state, request, extras);
+        if self.session.awaits_answer(&id) {
+            self.running.insert(id, cancel);
+        }
+    }
+
+    /// Legacy era: remembers which URIs the client subscribes to, so updates reach only them.
+    /// An unsubscription counts at once; a subscription once its answer goes out as a result
+    /// (see [`Endpoint::settle_subscriptions`]).
+    fn track_subscription(&mut self, router: &Router<S>, request: &IncomingRequest) {
+        let text = request.params.as_deref().map_or("{}", RawValue::get);
+        let Ok(params) = serde_json::from_str::<SubscribeRequestParams>(text) else { return };
+        if request.method == "resources/unsubscribe" {
+            self.subscribed.remove(&params.uri);
+        } else if router.offers_uri(&params.uri) {
+            self.subscribing.insert(request.reply.id().clone(), params.uri);
+        }
+    }
+
+    /// Looks for the answers to pending `resources/subscribe` requests in a frame going out
+    /// (one message, or a batch): a result commits the subscription, an error drops it.
+    fn settle_subscriptions(&mut self, payload: &[u8]) {
+        /// Just enough of a message to tell a response, and whether it succeeded.
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            id: Option<RequestId>,
+            method: Option<serde::de::IgnoredAny>,
+            result: Option<serde::de::IgnoredAny>,
+            error: Option<serde::de::IgnoredAny>,
+        }
+        let answers: Vec<Answer> = match payload.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'[') => serde_json::from_slice(payload).unwrap_or_default(),
+            _ => serde_json::from_slice(payload).map(|a| vec![a]).unwrap_or_default(),
+        };
+        for answer in answers {
+            // Requests this server sends carry ids too, from its own counter.
+            let (Some(id), None) = (answer.id, answer.method) else { continue };
+            if answer.result.is_none() && answer.error.is_none() {
+                continue;
+            }
+            if let Some(uri) = self.subscribing.remove(&id) {
+                if answer.result.is_some() {
+                    self.subscribed.insert(uri);
+                }
+            }
+        }
+    }
+
+    /// Stateless era: opens a notification stream carrying what the client asked for and the
+    /// router can send, and acknowledges it.
+    fn listen(&mut self, router: &Router<S>, request: IncomingRequest) {
+        let text = request.params.as_deref().map_or("{}", RawValue::get);
+        let wanted = match serde_json::from_str::<SubscriptionsListenRequestParams>(text) {
+            Ok(params) => params.notifications,
+            Err(e) => {
+                let error = ErrorObject::invalid_params(format!("Invalid params for subscriptions/listen: {e}"));
+                let _ = self.session.respond(request.reply, Err(error));
+                return;
+            }
+        };
+        let changes = router.list_changes;
+        let agreed = SubscriptionFilter {
+            tools_list_changed: wanted.tools_list_changed.filter(|&on| on && changes),
+            prompts_list_changed: wanted.prompts_list_changed.filter(|&on| on && changes),
+            resources_list_changed: wanted.resources_list_changed.filter(|&on| on && changes),
+            resource_subscriptions: wanted.resource_subscriptions.filter(|_| router.subscriptions.is_some()),
+            ..SubscriptionFilter::default()
+        };
+        let ack = SubscriptionsAcknowledgedNotificationParams { notifications: agreed.clone(), ..Default::default() };
+        let Ok(params) = serde_json::value::to_raw_value(&ack) else { return };
+        let reply = request.reply;
+        if self.session.notify_related(&reply, "notifications/subscriptions/acknowledged", Some(params)).is_ok() {
+            self.listens.push((reply, agreed));
+        }
+    }
+
+    /// Announces a change to what the router offers to this client: as a `list_changed`
+    /// notification on the connection (legacy era, if `listChanged` was negotiated), or on
+    /// each `subscriptions/listen` stream that asked for it (2026-07-28).
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::Closed`] if the session is closed.
+    pub fn announce(&mut self, change: ListChanged) -> Result<(), SendError> {
+        if !self.is_stateless() {
+            return change.notify(&mut self.session);
+        }
+        for (reply, filter) in &self.listens {
+            let wanted = match change.method() {
+                "notifications/tools/list_changed" => filter.tools_list_changed,
+                "notifications/prompts/list_changed" => filter.prompts_list_changed,
+                "notifications/resources/list_changed" => filter.resources_list_changed,
+                _ => None,
+            };
+            if wanted == Some(true) {
+                self.session.notify_related(reply, change.method(), None)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Tells this client that the resource at `uri` changed, if it subscribed to it
+    /// (`resources/subscribe` in the legacy era, a listen stream's `resourceSubscriptions` in
+    /// 2026-07-28). Returns whether a notification was sent.
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::Closed`] if the session is closed.
+    pub fn resource_updated(&mut self, uri: &str) -> Result<bool, SendError> {
+        let params = serde_json::value::to_raw_value(&ResourceUpdatedNotificationParams::new(uri))
+            .map_err(|e| SendError::Encode(e.to_string()))?;
+        if !self.is_stateless() {
+            if !self.subscribed.contains(uri) {
+                return Ok(false);
+            }
+            self.session.notify("notifications/resources/updated", Some(params))?;
+            return Ok(true);
+        }
+        let mut sent = false;
+        for (reply, filter) in &self.listens {
+            if filter.resource_subscriptions.iter().flatten().any(|u| u == uri) {
+                self.session.notify_related(reply, "notifications/resources/updated", Some(params.clone()))?;
+                sent = true;
+            }
+        }
+        Ok(sent)
+    }
+
+    /// The URIs this client is subscribed to (legacy era).
+    pub fn subscriptions(&self) -> impl Iterator<Item = &str> {
+        self.subscribed.iter().map(String::as_str)
+    }
+
+    /// Answers a tool call a handler deferred.
+    ///
+    /// # Errors
+    ///
+    /// As [`Router::complete_tool`].
+    pub fn complete_tool(
+        &mut self,
+        router: &Router<S>,
+        deferred: Deferred,
+        outcome: Result<CallToolResult, ToolError>,
+    ) -> Result<(), SendError> {
+        self.running.remove(deferred.reply.id());
+        router.complete_tool(&mut self.session, deferred, outcome)
+    }
+
+    /// Sends request `M` to the client (legacy era: `sampling/createMessage`,
+    /// `elicitation/create`, `roots/list`, `ping`); `answer` gets the typed outcome when it
+    /// arrives, from [`Endpoint::poll_output`]. Returns the request's id.
+    ///
+    /// # Errors
+    ///
+    /// As [`Session::send_request`]: the client lacks the capability, the revision lacks the
+    /// method, the session is closed.
+    pub fn ask<M: RequestMethod>(
+        &mut self,
+        now: Instant,
+        params: &M::Params,
+        options: RequestOptions,
+        answer: impl FnOnce(Result<M::Result, CallError>) + Send + 'static,
+    ) -> Result<RequestId, SendError> {
+        let id = self.session.send(now, M::INFO.name, params, options)?;
+        let decode = move |outcome: Result<Box<RawValue>, CallError>| {
+            answer(outcome.and_then(|raw| {
+                serde_json::from_str(raw.get()).map_err(|e| {
+                    CallError::Local(LocalError::MalformedResponse(format!("{} result: {e}", M::INFO.name)))
+                })
+            }));
+        };
+        self.asked.insert(id.clone(), Box::new(decode));
+        Ok(id)
+    }
+
+    /// Sends request `method` with raw `params` to the client; `answer` gets the raw outcome.
+    /// The untyped twin of [`Endpoint::ask`], for adapters relaying a running task's
+    /// questions.
+    ///
+    /// # Errors
+    ///
+    /// As [`Endpoint::ask`].
+    pub fn ask_raw(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+        answer: ClientAnswer,
+    ) -> Result<RequestId, SendError> {
+        let id = self.session.send_request(now, method, params, options)?;
+        self.asked.insert(id.clone(), answer);
+        Ok(id)
+    }
+
+    fn is_stateless(&self) -> bool {
+        self.session.version().is_some_and(|v| v.supports(crate::version::Feature::Stateless))
+    }
+}

@@ -1,0 +1,126 @@
+//! What the adapter knows about a request beyond its JSON: the transport it came over, and
+//! whether the client has cancelled it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use super::task::Spawn;
+
+/// Whether a request has been cancelled, shared between the endpoint (which sets it when
+/// `notifications/cancelled` or a closed stream arrives) and the handler (which polls it).
+///
+/// Cloning shares the flag.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::server::CancelFlag;
+///
+/// let flag = CancelFlag::default();
+/// let seen_by_handler = flag.clone();
+/// assert!(!seen_by_handler.is_cancelled());
+/// flag.cancel();
+/// assert!(seen_by_handler.is_cancelled());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    /// Marks the request cancelled.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// Whether the request was cancelled: the handler should stop, its answer will be dropped.
+    #[must_use]
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+/// What the transport knows about the peer, for handlers to see through
+/// [`Context::transport`](super::Context::transport): the HTTP session id, the remote
+/// address, the request's headers, the identity an authorization hook attached.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::server::TransportInfo;
+///
+/// let info = TransportInfo::new("stdio").with_header("Authorization", "Bearer x");
+/// assert_eq!(info.header("authorization"), Some("Bearer x"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TransportInfo {
+    /// The transport's name: `stdio`, `websocket`, `http`, `sse`, `memory`.
+    pub kind: String,
+    /// The session id the transport assigned (`Mcp-Session-Id` over HTTP), if any.
+    pub session_id: Option<String>,
+    /// The peer's address, if the transport has one.
+    pub remote_addr: Option<String>,
+    /// Request or handshake headers, as received.
+    pub headers: Vec<(String, String)>,
+    /// Who the caller is, as an authorization hook decided.
+    pub identity: Option<String>,
+}
+
+impl TransportInfo {
+    /// Information about a transport of this kind, with nothing else known yet.
+    #[must_use]
+    pub fn new(kind: impl Into<String>) -> Self {
+        Self { kind: kind.into(), ..Self::default() }
+    }
+
+    /// With the session id.
+    #[must_use]
+    pub fn with_session_id(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self
+    }
+
+    /// With the peer's address.
+    #[must_use]
+    pub fn with_remote_addr(mut self, addr: impl Into<String>) -> Self {
+        self.remote_addr = Some(addr.into());
+        self
+    }
+
+    /// With one more header.
+    #[must_use]
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// With the caller's identity.
+    #[must_use]
+    pub fn with_identity(mut self, identity: impl Into<String>) -> Self {
+        self.identity = Some(identity.into());
+        self
+    }
+
+    /// The first header named `name`, compared case-insensitively.
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// The adapter's additions to one dispatched request.
+#[derive(Clone, Default)]
+pub(crate) struct Extras {
+    pub(crate) cancel: CancelFlag,
+    pub(crate) transport: Option<Arc<TransportInfo>>,
+    pub(crate) spawner: Option<Arc<dyn Spawn>>,
+}
+
+impl std::fmt::Debug for Extras {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Extras")
+            .field("cancel", &self.cancel)
+            .field("transport", &self.transport)
+            .field("spawner", &self.spawner.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,189 @@
+//! Long-running tools: work that runs off the I/O loop (on a thread pool, or an executor's
+//! blocking pool) and answers through its deferred reply.
+//!
+//! The core stays pure: it only describes the work ([`Task`]) and what the work may do while
+//! it runs ([`Job`]: check for cancellation, report progress, log, ask the client). An adapter
+//! supplies the [`Spawn`] that runs tasks and the [`Link`] that carries a running task's
+//! progress, questions and outcome back to its connection.
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+
+use super::builder::RouterBuilder;
+use super::context::Context;
+use super::extras::CancelFlag;
+use super::router::Deferred;
+use super::tools::ToolError;
+use crate::jsonrpc::{CallError, LocalError};
+use crate::schema::tools::{CallToolResult, Tool};
+use crate::schema::{LoggingLevel, RequestMethod};
+
+/// What a running task reaches its connection through. Implemented by each adapter.
+pub trait Link: Send + Sync {
+    /// Reports progress on the deferred request (dropped if the client did not ask).
+    fn progress(&self, deferred: &Deferred, progress: f64, total: Option<f64>, message: Option<String>);
+    /// Logs about the deferred request, if the client's level lets it through.
+    fn log(&self, deferred: &Deferred, level: LoggingLevel, data: serde_json::Value);
+    /// Sends a request to the client and waits for its answer.
+    ///
+    /// # Errors
+    ///
+    /// How the request failed: refused, timed out, cancelled, connection closed.
+    fn ask(&self, method: &str, params: Box<RawValue>) -> Result<Box<RawValue>, CallError>;
+    /// Answers the deferred request.
+    fn complete(&self, deferred: Deferred, outcome: Result<CallToolResult, ToolError>);
+}
+
+/// Runs [`Task`]s off the I/O loop. Implemented by each adapter (a thread pool, an executor).
+pub trait Spawn: Send + Sync {
+    /// Runs `task` soon, on another thread; the task answers through its link when done.
+    fn spawn(&self, task: Task);
+}
+
+/// The body of a long-running tool call.
+type Work = Box<dyn FnOnce(&Job<'_>) -> Result<CallToolResult, ToolError> + Send>;
+
+/// The work of one long-running tool call, with its deferred reply.
+pub struct Task {
+    deferred: Deferred,
+    work: Work,
+}
+
+impl std::fmt::Debug for Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Task").field("deferred", &self.deferred).finish_non_exhaustive()
+    }
+}
+
+impl Task {
+    /// The call being answered.
+    pub const fn deferred(&self) -> &Deferred {
+        &self.deferred
+    }
+
+    /// Runs the work, then answers through `link`. A task whose request was cancelled before
+    /// it started is answered without running (the answer is dropped anyway).
+    pub fn run(self, link: &dyn Link) {
+        let Self { deferred, work } = self;
+        let outcome = if deferred.cancel_flag().is_cancelled() {
+            Err(ToolError::Execution("cancelled".into()))
+        } else {
+            work(&Job { deferred: Some(&deferred), cancel: deferred.cancel_flag().clone(), link: Some(link) })
+        };
+        link.complete(deferred, outcome);
+    }
+}
+
+/// What a long-running tool may do while it runs.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::schema::tools::{CallToolResult, Tool};
+/// use talaria_core::server::Router;
+///
+/// let router = Router::<()>::builder()
+///     .blocking_tool(Tool::new("count", Default::default()), |job, _: serde_json::Value| {
+///         for i in 1..=3 {
+///             if job.is_cancelled() {
+///                 break;
+///             }
+///             job.progress(f64::from(i), Some(3.0), None);
+///         }
+///         Ok(CallToolResult::text("counted"))
+///     })
+///     .build();
+/// assert_eq!(router.tools().count(), 1);
+/// ```
+pub struct Job<'a> {
+    deferred: Option<&'a Deferred>,
+    cancel: CancelFlag,
+    link: Option<&'a dyn Link>,
+}
+
+impl std::fmt::Debug for Job<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Job").field("cancelled", &self.cancel.is_cancelled()).finish_non_exhaustive()
+    }
+}
+
+impl Job<'_> {
+    /// Whether the client cancelled the call: stop early, the answer will be dropped.
+    #[must_use]
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Reports progress, if the client asked for it.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if let (Some(link), Some(deferred)) = (self.link, self.deferred) {
+            link.progress(deferred, progress, total, message);
+        }
+    }
+
+    /// Logs about this call, if the client's level lets it through.
+    pub fn log(&self, level: LoggingLevel, data: serde_json::Value) {
+        if let (Some(link), Some(deferred)) = (self.link, self.deferred) {
+            link.log(deferred, level, data);
+        }
+    }
+
+    /// Asks the client (sampling, elicitation, roots) and waits for the answer. Legacy era
+    /// only: in 2026-07-28 a server asks with `Context::require_input` instead.
+    ///
+    /// # Errors
+    ///
+    /// How the request failed; [`LocalError::NotSent`] when the job runs inline (no adapter).
+    pub fn ask<M: RequestMethod>(&self, params: &M::Params) -> Result<M::Result, CallError> {
+        let Some(link) = self.link else {
+            return Err(CallError::Local(LocalError::NotSent("no connection to ask through".into())));
+        };
+        let raw = serde_json::value::to_raw_value(params)
+            .map_err(|e| CallError::Local(LocalError::NotSent(format!("cannot encode {}: {e}", M::INFO.name))))?;
+        let answer = link.ask(M::INFO.name, raw)?;
+        serde_json::from_str(answer.get())
+            .map_err(|e| CallError::Local(LocalError::MalformedResponse(format!("{} result: {e}", M::INFO.name))))
+    }
+}
+
+impl<S> Context<'_, S> {
+    /// Runs `work` off the I/O loop if the adapter provided a [`Spawn`], answering when it
+    /// finishes; otherwise runs it here, now. Returns the outcome when it ran here.
+    fn spawn_or_run(&mut self, work: Work) -> Option<Result<CallToolResult, ToolError>> {
+        let spawner = self.extras.spawner.clone();
+        match (spawner, self.defer()) {
+            (Some(spawner), Some(deferred)) => {
+                spawner.spawn(Task { deferred, work });
+                None
+            }
+            (_, deferred) => {
+                // No spawner: run inline. Put the reply back so the router answers.
+                if let Some(deferred) = deferred {
+                    self.reply = Some(deferred.reply);
+                }
+                Some(work(&Job { deferred: None, cancel: self.cancel_flag(), link: None }))
+            }
+        }
+    }
+}
+
+impl<S: 'static> RouterBuilder<S> {
+    /// Registers a long-running tool: its handler runs off the I/O loop on the adapter's
+    /// pool (inline where there is none) and gets a [`Job`] to check for cancellation, report
+    /// progress, log and ask the client. Arguments are typed and validated as for
+    /// [`RouterBuilder::tool`].
+    pub fn blocking_tool<A, F>(self, tool: Tool, handler: F) -> Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        F: Fn(&Job<'_>, A) -> Result<CallToolResult, ToolError> + Send + Sync + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.tool(tool, move |ctx: &mut Context<'_, S>, args: A| {
+            let handler = Arc::clone(&handler);
+            let work = Box::new(move |job: &Job<'_>| handler(job, args));
+            ctx.spawn_or_run(work).unwrap_or_else(|| Ok(CallToolResult::default()))
+        })
+    }
+}

@@ -1,0 +1,281 @@
+//! The everything server: every MCP feature in one router, served over any transport.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use talaria::core::schema::completion::Completion;
+use talaria::core::schema::elicitation::{Elicit, ElicitRequestParams};
+use talaria::core::schema::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
+use talaria::core::schema::resources::{Resource, ResourceTemplate};
+use talaria::core::schema::roots::ListRoots;
+use talaria::core::schema::sampling::{CreateMessage, CreateMessageRequestParams};
+use talaria::core::schema::tools::{CallToolResult, Tool};
+use talaria::core::schema::{BlobResourceContents, JsonObject, LoggingLevel, RequestParams, TextResourceContents};
+use talaria::core::server::{Router, ToolError};
+use talaria::server::Server;
+
+/// How to run it.
+pub const USAGE: &str = "usage: everything-server --transport stdio|ws [--host 127.0.0.1] [--port N]";
+
+/// Which transport to serve on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// This process's stdin/stdout.
+    Stdio,
+    /// WebSocket at `/ws`.
+    WebSocket,
+    /// Streamable HTTP at `/mcp` (not yet).
+    Http,
+    /// Legacy HTTP+SSE at `/sse` (not yet).
+    Sse,
+}
+
+/// The command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// The transport.
+    pub transport: Transport,
+    /// The address to bind (network transports).
+    pub host: String,
+    /// The port to bind (0: any free port, printed on stderr).
+    pub port: u16,
+}
+
+impl Options {
+    /// Parses the arguments (without the program name).
+    ///
+    /// # Errors
+    ///
+    /// What is wrong with them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_examples::everything::{Options, Transport};
+    ///
+    /// let o = Options::parse(&["--transport".into(), "ws".into(), "--port".into(), "0".into()]).unwrap();
+    /// assert_eq!(o.transport, Transport::WebSocket);
+    /// assert!(Options::parse(&["--transport".into(), "pigeon".into()]).is_err());
+    /// ```
+    pub fn parse(args: &[String]) -> Result<Self, String> {
+        let mut options = Self { transport: Transport::Stdio, host: "127.0.0.1".into(), port: 0 };
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            let mut value = || it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
+            match flag.as_str() {
+                "--transport" => {
+                    options.transport = match value()?.as_str() {
+                        "stdio" => Transport::Stdio,
+                        "ws" => Transport::WebSocket,
+                        "http" => Transport::Http,
+                        "sse" => Transport::Sse,
+                        other => return Err(format!("unknown transport {other:?}")),
+                    }
+                }
+                "--host" => options.host = value()?,
+                "--port" => options.port = value()?.parse().map_err(|e| format!("bad --port: {e}"))?,
+                other => return Err(format!("unknown argument {other:?}")),
+            }
+        }
+        Ok(options)
+    }
+}
+
+/// Serves the everything server as `options` say, until the transport ends.
+///
+/// # Errors
+///
+/// I/O errors, or a transport that is not available yet.
+pub fn run(options: &Options) -> std::io::Result<()> {
+    let server = server();
+    match options.transport {
+        Transport::Stdio => talaria::stdio::serve(&server),
+        Transport::WebSocket | Transport::Http | Transport::Sse => {
+            Err(std::io::Error::other(format!("transport {:?} is not available in this build yet", options.transport)))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Echo {
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Serialize)]
+struct Sum {
+    sum: i64,
+}
+
+#[derive(Deserialize)]
+struct Slow {
+    #[serde(default = "default_steps")]
+    steps: u32,
+    #[serde(default = "default_step_ms")]
+    step_ms: u64,
+}
+
+const fn default_steps() -> u32 {
+    5
+}
+
+const fn default_step_ms() -> u64 {
+    100
+}
+
+#[derive(Deserialize)]
+struct Ask {
+    #[serde(default)]
+    question: String,
+}
+
+fn schema(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+/// The per-connection state: how many calls this connection made.
+#[derive(Debug, Default)]
+pub struct Calls(pub u64);
+
+/// The everything router.
+///
+/// # Examples
+///
+/// ```
+/// let router = talaria_examples::everything::router();
+/// assert!(router.tools().any(|t| t.name == "echo"));
+/// ```
+#[must_use]
+#[allow(clippy::too_many_lines)]
+pub fn router() -> Router<Calls> {
+    let text_schema =
+        schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}));
+    let add_schema =
+        schema(json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"], "additionalProperties": false}));
+    let sum_schema = schema(json!({"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}));
+    let slow_schema = schema(json!({"type": "object", "properties": {
+        "steps": {"type": "integer", "minimum": 1, "maximum": 1000},
+        "step_ms": {"type": "integer", "minimum": 0, "maximum": 60000}}}));
+    let ask_schema = schema(json!({"type": "object", "properties": {"question": {"type": "string"}}}));
+    let empty = || schema(json!({"type": "object"}));
+    let builder = Router::<Calls>::builder()
+        .tool(Tool::new("echo", text_schema).with_description("Echoes the text back"), |ctx, args: Echo| {
+            ctx.state().0 += 1;
+            Ok(CallToolResult::text(args.text))
+        })
+        .structured_tool(
+            Tool::new("add", add_schema).with_description("Adds two integers").with_output_schema(sum_schema),
+            |_ctx, args: Add| Ok(Sum { sum: args.a.saturating_add(args.b) }),
+        )
+        .tool(Tool::new("fail", empty()).with_description("Always fails"), |_ctx, _: Value| {
+            Err(ToolError::execution("this tool always fails"))
+        })
+        .tool(Tool::new("calls", empty()).with_description("How many echo calls this connection made"), |ctx, _: Value| {
+            Ok(CallToolResult::text(ctx.state().0.to_string()))
+        })
+        .tool(Tool::new("log", empty()).with_description("Logs at every level"), |ctx, _: Value| {
+            for level in [LoggingLevel::Debug, LoggingLevel::Info, LoggingLevel::Warning, LoggingLevel::Error] {
+                let _ = ctx.log(level, json!({"level": format!("{level:?}")}));
+            }
+            Ok(CallToolResult::text("logged"))
+        })
+        .tool(Tool::new("crash", empty()).with_description("Exits the server process abruptly"), |_ctx, _: Value| {
+            std::process::exit(3)
+        })
+        .blocking_tool(
+            Tool::new("slow", slow_schema).with_description("Counts steps with progress; honours cancellation"),
+            |job, args: Slow| {
+                for step in 1..=args.steps {
+                    if job.is_cancelled() {
+                        return Err(ToolError::execution("cancelled"));
+                    }
+                    std::thread::sleep(Duration::from_millis(args.step_ms));
+                    job.progress(f64::from(step), Some(f64::from(args.steps)), Some(format!("step {step}")));
+                }
+                Ok(CallToolResult::text(format!("done after {} steps", args.steps)))
+            },
+        )
+        .blocking_tool(Tool::new("sample", ask_schema.clone()).with_description("Asks the client's model"), |job, args: Ask| {
+            let params: CreateMessageRequestParams = serde_json::from_value(json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": args.question}}],
+                "maxTokens": 100
+            }))
+            .map_err(|e| ToolError::execution(e.to_string()))?;
+            let answer = job.ask::<CreateMessage>(&params).map_err(|e| ToolError::execution(e.to_string()))?;
+            Ok(CallToolResult::text(serde_json::to_string(&answer.content).unwrap_or_default()))
+        })
+        .blocking_tool(Tool::new("elicit", ask_schema).with_description("Asks the user a question"), |job, args: Ask| {
+            let params: ElicitRequestParams = serde_json::from_value(json!({
+                "message": args.question,
+                "requestedSchema": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+            }))
+            .map_err(|e| ToolError::execution(e.to_string()))?;
+            let answer = job.ask::<Elicit>(&params).map_err(|e| ToolError::execution(e.to_string()))?;
+            Ok(CallToolResult::text(serde_json::to_string(&answer).unwrap_or_default()))
+        })
+        .blocking_tool(Tool::new("roots", empty()).with_description("Lists the client's roots"), |job, _: Value| {
+            let roots = job.ask::<ListRoots>(&RequestParams::default()).map_err(|e| ToolError::execution(e.to_string()))?;
+            let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
+            Ok(CallToolResult::text(uris.join("\n")))
+        })
+        .prompt(
+            Prompt::new("greet")
+                .with_description("Greets someone")
+                .with_argument(PromptArgument::required("name"))
+                .with_argument(PromptArgument::optional("tone")),
+            |_ctx, args| {
+                let tone = args.get("tone").map_or("warm", String::as_str);
+                let name = args.get("name").map_or("", String::as_str);
+                Ok(GetPromptResult::new(vec![
+                    PromptMessage::user_text(format!("Greet {name} in a {tone} tone.")),
+                    PromptMessage::assistant_text(format!("Hello, {name}!")),
+                ]))
+            },
+        )
+        .resource(Resource::new("file:///readme.md", "readme").with_mime_type("text/markdown"), |_ctx, uri, _vars| {
+            Ok(vec![TextResourceContents::new(uri, "# Everything\nA server with every feature.").with_mime_type("text/markdown").into()])
+        })
+        .resource(Resource::new("file:///pixel.png", "pixel").with_mime_type("image/png"), |_ctx, uri, _vars| {
+            Ok(vec![BlobResourceContents::new(uri, "iVBORw0KGgo=").with_mime_type("image/png").into()])
+        });
+    let builder = match builder.resource_template(ResourceTemplate::new("notes://{id}", "notes"), |_ctx, uri, vars| {
+        Ok(vec![TextResourceContents::new(uri, format!("note {}", vars.get("id").map_or("", String::as_str))).into()])
+    }) {
+        Ok(builder) => builder,
+        Err(e) => unreachable_template(&e),
+    };
+    builder
+        .completion(|_ctx, request| {
+            let names = ["Ada", "Alan", "Barbara", "Grace", "Linus", "Margaret"];
+            let prefix = request.argument.value.to_lowercase();
+            Ok(Completion::from_values(
+                names.iter().filter(|n| n.to_lowercase().starts_with(&prefix)).map(|n| (*n).to_owned()),
+            ))
+        })
+        .subscriptions(|_ctx, _uri| Ok(()), |_ctx, _uri| Ok(()))
+        .logging()
+        .notify_list_changes()
+        .build()
+}
+
+#[allow(clippy::panic)]
+fn unreachable_template(e: &dyn std::fmt::Display) -> ! {
+    panic!("the notes template is valid: {e}")
+}
+
+/// The everything server, ready to serve.
+#[must_use]
+pub fn server() -> Server<Calls> {
+    Server::new("everything-server", env!("CARGO_PKG_VERSION"), router())
+        .instructions("A test server exposing every MCP feature. Try the echo tool first.")
+}
