@@ -20,7 +20,11 @@ pub(crate) trait Engine: Send + 'static {
 /// other half of an in-memory pair.
 pub(crate) trait FrameSink: Send {
     /// Sends `frames` in order.
-    fn send(&mut self, frames: &[(Route, Vec<u8>)]) -> io::Result<()>;
+    fn send(&mut self, frames: Vec<(Route, Vec<u8>)>) -> io::Result<()>;
+    /// Answers a WebSocket ping (other transports have none).
+    fn pong(&mut self, _data: Vec<u8>) -> io::Result<()> {
+        Ok(())
+    }
     /// Ends the outgoing direction (closes stdin, sends a close frame). Idempotent.
     fn close(&mut self);
 }
@@ -172,7 +176,7 @@ impl<E: Engine> Conn<E> {
                 state.writing = true;
                 std::mem::take(&mut state.outbox)
             };
-            let result = self.sink.lock().unwrap_or_else(PoisonError::into_inner).send(&frames);
+            let result = self.sink.lock().unwrap_or_else(PoisonError::into_inner).send(frames);
             let events = {
                 let mut state = self.lock();
                 state.writing = false;
@@ -187,6 +191,11 @@ impl<E: Engine> Conn<E> {
             };
             self.deliver(events);
         }
+    }
+
+    /// Answers a WebSocket ping.
+    pub(crate) fn pong(&self, data: Vec<u8>) {
+        let _ = self.sink.lock().unwrap_or_else(PoisonError::into_inner).pong(data);
     }
 
     /// Ends the outgoing direction of the transport.

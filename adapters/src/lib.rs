@@ -6,6 +6,7 @@
 //! - [`server::Server`]: a router served over any transport.
 //! - [`stdio`]: child-process clients and serving on this process's stdin/stdout.
 //! - [`memory`]: a connected client and server in one process.
+//! - [`ws`]: WebSocket clients and servers.
 //!
 //! Every transport runs the same loop (see `talaria_core::session` for the contract): read ->
 //! `handle_*`, drain `poll_output` -> write, wait on `poll_timeout`. No protocol logic lives
@@ -29,3 +30,5 @@ mod oneshot;
 pub mod server;
 #[cfg(feature = "stdio")]
 pub mod stdio;
+#[cfg(feature = "ws")]
+pub mod ws;

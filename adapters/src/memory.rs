@@ -15,10 +15,10 @@ use crate::server::Server;
 struct ChannelSink(Option<Sender<Vec<u8>>>);
 
 impl FrameSink for ChannelSink {
-    fn send(&mut self, frames: &[(Route, Vec<u8>)]) -> io::Result<()> {
+    fn send(&mut self, frames: Vec<(Route, Vec<u8>)>) -> io::Result<()> {
         let Some(tx) = &self.0 else { return Err(io::ErrorKind::BrokenPipe.into()) };
         for (_, payload) in frames {
-            tx.send(payload.clone()).map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+            tx.send(payload).map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
         }
         Ok(())
     }

@@ -14,6 +14,7 @@ use talaria::core::schema::tools::{CallToolResult, Tool};
 use talaria::core::schema::{BlobResourceContents, JsonObject, LoggingLevel, RequestParams, TextResourceContents};
 use talaria::core::server::{Router, ToolError};
 use talaria::server::Server;
+use talaria::ws::{WsServer, WsServerOptions};
 
 /// How to run it.
 pub const USAGE: &str = "usage: everything-server --transport stdio|ws [--host 127.0.0.1] [--port N]";
@@ -91,7 +92,13 @@ pub fn run(options: &Options) -> std::io::Result<()> {
     let server = server();
     match options.transport {
         Transport::Stdio => talaria::stdio::serve(&server),
-        Transport::WebSocket | Transport::Http | Transport::Sse => {
+        Transport::WebSocket => {
+            let listening = WsServer::bind(&server, (options.host.as_str(), options.port), WsServerOptions::default())?;
+            eprintln!("everything-server: listening on ws://{}/ws", listening.local_addr());
+            listening.wait();
+            Ok(())
+        }
+        Transport::Http | Transport::Sse => {
             Err(std::io::Error::other(format!("transport {:?} is not available in this build yet", options.transport)))
         }
     }

@@ -401,6 +401,15 @@ where
 {
     let (tx, outcome) = oneshot::channel();
     let later = inner.conn.later();
+    let progress_later = later.clone();
+    // Progress callbacks run outside the connection's lock, in order with everything else.
+    let options = options.map_progress(move |callback| {
+        let callback = Arc::new(Mutex::new(callback));
+        Box::new(move |progress| {
+            let callback = Arc::clone(&callback);
+            progress_later.run(move || (callback.lock().unwrap_or_else(PoisonError::into_inner))(progress));
+        })
+    });
     let done = move |r| later.run(move || tx.send(r));
     let id = inner.conn.with(|endpoint, now| endpoint.call::<M>(now, params, options, done))?;
     Ok(Started { id, outcome })

@@ -26,9 +26,9 @@ impl<W: Write + Send> LineSink<W> {
 }
 
 impl<W: Write + Send> FrameSink for LineSink<W> {
-    fn send(&mut self, frames: &[(Route, Vec<u8>)]) -> io::Result<()> {
+    fn send(&mut self, frames: Vec<(Route, Vec<u8>)>) -> io::Result<()> {
         let Some(writer) = &mut self.writer else { return Err(io::ErrorKind::BrokenPipe.into()) };
-        for (_, payload) in frames {
+        for (_, payload) in &frames {
             writer.write_all(payload)?;
             writer.write_all(b"\n")?;
         }

@@ -76,6 +76,12 @@ impl CallOptions {
         self
     }
 
+    /// Wraps the progress callback, if any (an adapter moving it out of its lock).
+    pub fn map_progress(mut self, wrap: impl FnOnce(ProgressFn) -> ProgressFn) -> Self {
+        self.on_progress = self.on_progress.map(wrap);
+        self
+    }
+
     /// Asks the server for progress and hands each report to `on_progress`.
     pub fn with_progress(mut self, on_progress: impl FnMut(Progress) + Send + 'static) -> Self {
         self.request = self.request.with_progress();

@@ -1,0 +1,135 @@
+//! WebSocket (tungstenite): one JSON-RPC message per text frame, subprotocol `mcp`.
+//!
+//! After the HTTP upgrade each side keeps two halves of one socket: the reader's WebSocket
+//! (which kept whatever the handshake buffered) never writes (its automatic pong and close
+//! replies are discarded; the reader sends them through the writer instead), and the writer's
+//! never reads. So reading and writing never wait for each other.
+
+mod client;
+mod server;
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use talaria_core::session::Route;
+use tungstenite::protocol::{Role, WebSocketConfig};
+use tungstenite::{Message, WebSocket};
+
+pub use server::{WsServer, WsServerOptions};
+
+use crate::conn::FrameSink;
+
+/// The subprotocol MCP speaks over WebSocket.
+pub const SUBPROTOCOL: &str = "mcp";
+
+/// The largest message accepted (the core's frame limit).
+const MAX_MESSAGE: usize = talaria_core::codec::DEFAULT_MAX_FRAME_LEN;
+
+fn config() -> WebSocketConfig {
+    WebSocketConfig::default().max_message_size(Some(MAX_MESSAGE)).max_frame_size(Some(MAX_MESSAGE))
+}
+
+/// The reading half's stream: reads the socket, writes only until the handshake is done.
+struct ReadHalf {
+    stream: TcpStream,
+    writes: Arc<AtomicBool>,
+}
+
+impl Read for ReadHalf {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.read(buf)
+    }
+}
+
+impl Write for ReadHalf {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.writes.load(Ordering::Acquire) {
+            self.stream.write(buf)
+        } else {
+            Ok(buf.len())
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.writes.load(Ordering::Acquire) {
+            self.stream.flush()
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// The writing half's stream: never read from.
+struct WriteHalf(TcpStream);
+
+impl Read for WriteHalf {
+    fn read(&mut self, _buf: &mut [u8]) -> io::Result<usize> {
+        Ok(0)
+    }
+}
+
+impl Write for WriteHalf {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Sends frames as text messages.
+struct WsSink {
+    socket: Option<WebSocket<WriteHalf>>,
+}
+
+impl WsSink {
+    fn new(stream: &TcpStream, role: Role) -> io::Result<Self> {
+        let writer = WriteHalf(stream.try_clone()?);
+        Ok(Self { socket: Some(WebSocket::from_raw_socket(writer, role, Some(config()))) })
+    }
+}
+
+impl FrameSink for WsSink {
+    fn send(&mut self, frames: Vec<(Route, Vec<u8>)>) -> io::Result<()> {
+        let Some(socket) = &mut self.socket else { return Err(io::ErrorKind::BrokenPipe.into()) };
+        for (_, payload) in frames {
+            let text = String::from_utf8(payload).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            socket.write(Message::text(text)).map_err(io::Error::other)?;
+        }
+        socket.flush().map_err(io::Error::other)
+    }
+
+    fn pong(&mut self, data: Vec<u8>) -> io::Result<()> {
+        let Some(socket) = &mut self.socket else { return Err(io::ErrorKind::BrokenPipe.into()) };
+        socket.send(Message::Pong(data.into())).map_err(io::Error::other)
+    }
+
+    fn close(&mut self) {
+        if let Some(mut socket) = self.socket.take() {
+            let _ = socket.close(None);
+            let _ = socket.flush();
+            let _ = socket.get_ref().0.shutdown(std::net::Shutdown::Write);
+        }
+    }
+}
+
+/// What the reader got: a frame for the engine, a ping to answer, or the end.
+enum Incoming {
+    Frame(Vec<u8>),
+    Ping(Vec<u8>),
+    Skip,
+    End,
+}
+
+fn next_message(reader: &mut WebSocket<ReadHalf>) -> Incoming {
+    match reader.read() {
+        Ok(Message::Text(text)) => Incoming::Frame(text.as_bytes().to_vec()),
+        Ok(Message::Binary(bytes)) => Incoming::Frame(bytes.to_vec()),
+        Ok(Message::Ping(data)) => Incoming::Ping(data.to_vec()),
+        Ok(Message::Pong(_) | Message::Frame(_)) => Incoming::Skip,
+        Ok(Message::Close(_)) | Err(_) => Incoming::End,
+    }
+}

@@ -1,0 +1,218 @@
+//! The WebSocket server: one session per connection, each served on its own thread.
+
+use std::io;
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use talaria_core::server::TransportInfo;
+use talaria_core::session::{Event, Route};
+use tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tungstenite::http::{HeaderValue, StatusCode};
+use tungstenite::protocol::Role;
+
+use super::{config, next_message, Incoming, ReadHalf, WsSink, SUBPROTOCOL};
+use crate::server::Server;
+
+/// How the WebSocket server accepts connections.
+///
+/// # Examples
+///
+/// ```
+/// use talaria::ws::WsServerOptions;
+///
+/// let options = WsServerOptions::default().path("/mcp-ws").allow_origin("https://app.example");
+/// assert_eq!(options.path, "/mcp-ws");
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+#[must_use]
+pub struct WsServerOptions {
+    /// The path upgrades are accepted on (default `/ws`).
+    pub path: String,
+    /// Origins allowed besides localhost ones; requests with any other `Origin` get 403.
+    /// Requests without an `Origin` (not from a browser) are allowed.
+    pub allowed_origins: Vec<String>,
+}
+
+impl Default for WsServerOptions {
+    fn default() -> Self {
+        Self { path: "/ws".into(), allowed_origins: Vec::new() }
+    }
+}
+
+impl WsServerOptions {
+    /// Accepts upgrades on `path`.
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Allows browsers from `origin` (e.g. `https://app.example`).
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    fn origin_allowed(&self, origin: &str) -> bool {
+        let host = origin.split_once("://").map_or(origin, |(_, rest)| rest);
+        let host = host
+            .rsplit_once(':')
+            .map_or(host, |(h, port)| if port.bytes().all(|b| b.is_ascii_digit()) { h } else { host });
+        matches!(host, "localhost" | "127.0.0.1" | "[::1]") || self.allowed_origins.iter().any(|o| o == origin)
+    }
+}
+
+/// A WebSocket server accepting connections on a background thread.
+///
+/// # Examples
+///
+/// ```
+/// use talaria::client::{Client, ClientOptions};
+/// use talaria::core::server::Router;
+/// use talaria::server::Server;
+/// use talaria::ws::{WsServer, WsServerOptions};
+///
+/// let server = Server::new("ws-demo", "1.0", Router::<()>::builder().build());
+/// let listening = WsServer::bind(&server, "127.0.0.1:0", WsServerOptions::default())?;
+/// let url = format!("ws://{}/ws", listening.local_addr());
+/// let client = Client::websocket(&url, &[], ClientOptions::new("me", "1"))?;
+/// assert_eq!(client.server_info().name, "ws-demo");
+/// listening.shutdown();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct WsServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl WsServer {
+    /// Listens on `addr` and serves `server` to every connection.
+    ///
+    /// # Errors
+    ///
+    /// If the address cannot be bound.
+    pub fn bind<S: Send + 'static>(
+        server: &Server<S>,
+        addr: impl ToSocketAddrs,
+        options: WsServerOptions,
+    ) -> io::Result<Self> {
+        let listener = TcpListener::bind(addr)?;
+        let addr = listener.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (server, stopping, options) = (server.clone(), Arc::clone(&stop), Arc::new(options));
+        let accept = std::thread::Builder::new().name("talaria-ws-accept".into()).spawn(move || {
+            for stream in listener.incoming() {
+                if stopping.load(Ordering::Acquire) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let (server, options) = (server.clone(), Arc::clone(&options));
+                let _ = std::thread::Builder::new()
+                    .name("talaria-ws-conn".into())
+                    .spawn(move || serve_connection(&server, &stream, &options));
+            }
+        })?;
+        Ok(Self { addr, stop, accept: Some(accept) })
+    }
+
+    /// The address it listens on (the port chosen when bound to port 0).
+    #[must_use]
+    pub const fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Blocks until the server stops accepting (it never does unless shut down elsewhere).
+    pub fn wait(mut self) {
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+    }
+
+    /// Stops accepting new connections; open ones go on until their clients leave.
+    pub fn shutdown(mut self) {
+        self.stop_accepting();
+    }
+
+    fn stop_accepting(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        // Wake the accept loop.
+        let _ = TcpStream::connect(self.addr);
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+    }
+}
+
+impl Drop for WsServer {
+    fn drop(&mut self) {
+        if self.accept.is_some() {
+            self.stop_accepting();
+        }
+    }
+}
+
+fn reject(status: StatusCode, why: &str) -> ErrorResponse {
+    let mut response = ErrorResponse::new(Some(why.to_owned()));
+    *response.status_mut() = status;
+    response
+}
+
+fn serve_connection<S: Send + 'static>(server: &Server<S>, stream: &TcpStream, options: &WsServerOptions) {
+    let _ = stream.set_nodelay(true);
+    let peer = stream.peer_addr().map(|a| a.to_string()).ok();
+    let Ok(read_stream) = stream.try_clone() else { return };
+    let writes = Arc::new(AtomicBool::new(true));
+    let half = ReadHalf { stream: read_stream, writes: Arc::clone(&writes) };
+    let headers = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&headers);
+    // tungstenite's callback type fixes the error type.
+    #[allow(clippy::result_large_err)]
+    let check = move |request: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
+        if request.uri().path() != options.path {
+            return Err(reject(StatusCode::NOT_FOUND, "no MCP endpoint here"));
+        }
+        if let Some(origin) = request.headers().get("Origin").and_then(|o| o.to_str().ok()) {
+            if !options.origin_allowed(origin) {
+                return Err(reject(StatusCode::FORBIDDEN, "origin not allowed"));
+            }
+        }
+        let offered = request.headers().get_all("Sec-WebSocket-Protocol");
+        if offered.iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).any(|p| p.trim() == SUBPROTOCOL) {
+            response.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static(SUBPROTOCOL));
+        }
+        let mut seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
+        for (name, value) in request.headers() {
+            seen.push((name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()));
+        }
+        Ok(response)
+    };
+    let Ok(mut reader) = tungstenite::accept_hdr_with_config(half, check, Some(config())) else { return };
+    writes.store(false, Ordering::Release);
+    let Ok(sink) = WsSink::new(stream, Role::Server) else { return };
+    let mut info = TransportInfo::new("websocket");
+    info.remote_addr = peer;
+    info.headers = std::mem::take(&mut *headers.lock().unwrap_or_else(PoisonError::into_inner));
+    let events = Box::new(|event: Event| {
+        if let Event::PeerMisbehaved(problem) = event {
+            eprintln!("talaria: websocket peer error: {problem}");
+        }
+    });
+    let Ok(conn) = server.open(Box::new(sink), info, events) else { return };
+    loop {
+        match next_message(&mut reader) {
+            Incoming::Frame(frame) => {
+                conn.with(|served, now| served.endpoint.handle_frame(now, Route::Connection, &frame))
+            }
+            Incoming::Ping(data) => conn.pong(data),
+            Incoming::Skip => {}
+            Incoming::End => break,
+        }
+    }
+    conn.with(|served, now| served.endpoint.handle_closed(now));
+    conn.close_sink();
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+}

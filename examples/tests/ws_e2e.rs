@@ -1,0 +1,110 @@
+//! End to end over WebSocket on 127.0.0.1: our client <-> our server.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::json;
+use talaria::client::{Client, ClientError, ClientOptions};
+use talaria::core::schema::tools::CallToolResult;
+use talaria::ws::{WsServer, WsServerOptions};
+
+fn text_of(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("")
+}
+
+#[test]
+fn fifty_clients_each_making_two_hundred_calls_get_every_answer_exactly_once() {
+    let server = talaria_examples::everything::server();
+    let listening = WsServer::bind(&server, "127.0.0.1:0", WsServerOptions::default()).unwrap();
+    let url = format!("ws://{}/ws", listening.local_addr());
+    let workers: Vec<_> = (0..50)
+        .map(|c| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let client = Client::websocket(&url, &[], ClientOptions::new(format!("client-{c}"), "1")).unwrap();
+                let mut answers = Vec::with_capacity(200);
+                for i in 0..200 {
+                    let text = format!("{c}:{i}");
+                    answers.push(text_of(&client.call_tool("echo", json!({"text": text})).unwrap()));
+                }
+                // The server counted this connection's calls in its own per-session state.
+                let counted = text_of(&client.call_tool("calls", json!({})).unwrap());
+                (c, answers, counted)
+            })
+        })
+        .collect();
+    for worker in workers {
+        let (c, answers, counted) = worker.join().unwrap();
+        let expected: Vec<String> = (0..200).map(|i| format!("{c}:{i}")).collect();
+        assert_eq!(answers, expected, "client {c}");
+        assert_eq!(counted, "200", "client {c}: per-session state");
+    }
+    listening.shutdown();
+}
+
+#[test]
+fn the_async_handle_pipelines_over_websocket() {
+    let server = talaria_examples::everything::server();
+    let listening = WsServer::bind(&server, "127.0.0.1:0", WsServerOptions::default()).unwrap();
+    let url = format!("ws://{}/ws", listening.local_addr());
+    let client = Client::websocket(&url, &[("Authorization", "Bearer x")], ClientOptions::new("async", "1")).unwrap();
+    let client = client.to_async();
+    smol::block_on(async {
+        let calls: Vec<_> = (0..200).map(|i| client.call_tool("echo", json!({"text": i.to_string()}))).collect();
+        for (i, call) in calls.into_iter().enumerate() {
+            assert_eq!(text_of(&call.await.unwrap()), i.to_string());
+        }
+    });
+}
+
+fn upgrade(addr: std::net::SocketAddr, path: &str, origin: Option<&str>) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let origin = origin.map(|o| format!("Origin: {o}\r\n")).unwrap_or_default();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+         Sec-WebSocket-Protocol: mcp\r\n{origin}\r\n"
+    )
+    .unwrap();
+    let mut status = String::new();
+    BufReader::new(stream).read_line(&mut status).unwrap();
+    status
+}
+
+#[test]
+fn upgrades_are_checked_for_path_and_origin() {
+    let server = talaria_examples::everything::server();
+    let options = WsServerOptions::default().allow_origin("https://app.example");
+    let listening = WsServer::bind(&server, "127.0.0.1:0", options).unwrap();
+    let addr = listening.local_addr();
+    assert!(upgrade(addr, "/ws", None).contains("101"), "no origin: not a browser, allowed");
+    assert!(upgrade(addr, "/ws", Some("http://localhost:3000")).contains("101"));
+    assert!(upgrade(addr, "/ws", Some("https://app.example")).contains("101"));
+    assert!(upgrade(addr, "/ws", Some("https://evil.example")).contains("403"));
+    assert!(upgrade(addr, "/elsewhere", None).contains("404"));
+    let refused = Client::websocket(&format!("ws://{addr}/nope"), &[], ClientOptions::new("c", "1"));
+    assert!(matches!(refused, Err(ClientError::Connect(_))), "{refused:?}");
+}
+
+#[test]
+fn the_everything_server_binary_serves_websocket() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_everything-server"))
+        .args(["--transport", "ws", "--port", "0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+    assert!(url.starts_with("ws://127.0.0.1:"), "{line}");
+    let client = Client::websocket(&url, &[], ClientOptions::new("c", "1")).unwrap();
+    assert_eq!(text_of(&client.call_tool("echo", json!({"text": "over ws"})).unwrap()), "over ws");
+    client.close();
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
