@@ -7,6 +7,7 @@
 //! - [`stdio`]: child-process clients and serving on this process's stdin/stdout.
 //! - [`memory`]: a connected client and server in one process.
 //! - [`ws`]: WebSocket clients and servers.
+//! - [`smol`](mod@smol): the async flavour (smol tasks read, everything is awaited).
 //!
 //! Every transport runs the same loop (see `talaria_core::session` for the contract): read ->
 //! `handle_*`, drain `poll_output` -> write, wait on `poll_timeout`. No protocol logic lives
@@ -28,6 +29,8 @@ mod conn;
 pub mod memory;
 mod oneshot;
 pub mod server;
+#[cfg(all(feature = "smol", feature = "stdio", unix))]
+pub mod smol;
 #[cfg(feature = "stdio")]
 pub mod stdio;
 #[cfg(feature = "ws")]

@@ -2,7 +2,7 @@
 //! through channels, one reader thread per direction, exactly as over a real transport.
 
 use std::io;
-use std::sync::mpsc::{channel, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender};
 
 use talaria_core::server::TransportInfo;
 use talaria_core::session::{Event, Route};
@@ -10,6 +10,9 @@ use talaria_core::session::{Event, Route};
 use crate::client::{self, Client, ClientError, ClientOptions, Teardown};
 use crate::conn::FrameSink;
 use crate::server::Server;
+
+/// One JSON text.
+type Frame = Vec<u8>;
 
 /// Sends frames to the other side's reader thread.
 struct ChannelSink(Option<Sender<Vec<u8>>>);
@@ -58,6 +61,22 @@ impl Teardown for NoTeardown {
 /// # Ok::<(), talaria::client::ClientError>(())
 /// ```
 pub fn connect<S: Send + 'static>(server: &Server<S>, options: ClientOptions) -> Result<Client, ClientError> {
+    let (connecting, handshake) = start(server, options)?;
+    let outcome = handshake.wait_timeout(connecting.timeout).ok();
+    connecting.finish(outcome)
+}
+
+/// Starts a client connected to `server` in memory; the handshake is under way.
+pub(crate) fn start<S: Send + 'static>(
+    server: &Server<S>,
+    options: ClientOptions,
+) -> Result<(client::Connecting, client::Handshake), ClientError> {
+    let (to_server, client_inbox) = open_server(server)?;
+    connect_client(options, to_server, client_inbox)
+}
+
+/// Opens the server side; returns the client's way in and inbox.
+fn open_server<S: Send + 'static>(server: &Server<S>) -> Result<(Sender<Frame>, Receiver<Frame>), ClientError> {
     let (to_server, server_inbox) = channel::<Vec<u8>>();
     let (to_client, client_inbox) = channel::<Vec<u8>>();
     let server_conn =
@@ -69,15 +88,15 @@ pub fn connect<S: Send + 'static>(server: &Server<S>, options: ClientOptions) ->
         server_conn.with(|served, now| served.endpoint.handle_closed(now));
         server_conn.close_sink();
     })?;
-    connect_client(options, to_server, client_inbox)
+    Ok((to_server, client_inbox))
 }
 
 fn connect_client(
     options: ClientOptions,
     to_server: Sender<Vec<u8>>,
-    inbox: std::sync::mpsc::Receiver<Vec<u8>>,
-) -> Result<Client, ClientError> {
-    client::connect(options, Box::new(ChannelSink(Some(to_server))), Box::new(NoTeardown), move |conn| {
+    inbox: Receiver<Vec<u8>>,
+) -> Result<(client::Connecting, client::Handshake), ClientError> {
+    client::start_connecting(options, Box::new(ChannelSink(Some(to_server))), Box::new(NoTeardown), move |conn| {
         std::thread::Builder::new().name("talaria-memory-client".into()).spawn(move || {
             for frame in inbox {
                 conn.with(|endpoint, now| endpoint.handle_frame(now, Route::Connection, &frame));

@@ -17,7 +17,8 @@ use talaria::server::Server;
 use talaria::ws::{WsServer, WsServerOptions};
 
 /// How to run it.
-pub const USAGE: &str = "usage: everything-server --transport stdio|ws [--host 127.0.0.1] [--port N]";
+pub const USAGE: &str =
+    "usage: everything-server --transport stdio|ws [--host 127.0.0.1] [--port N] [--runtime blocking|smol]";
 
 /// Which transport to serve on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +42,8 @@ pub struct Options {
     pub host: String,
     /// The port to bind (0: any free port, printed on stderr).
     pub port: u16,
+    /// Serve stdio with the smol flavour instead of the blocking one.
+    pub smol: bool,
 }
 
 impl Options {
@@ -60,7 +63,7 @@ impl Options {
     /// assert!(Options::parse(&["--transport".into(), "pigeon".into()]).is_err());
     /// ```
     pub fn parse(args: &[String]) -> Result<Self, String> {
-        let mut options = Self { transport: Transport::Stdio, host: "127.0.0.1".into(), port: 0 };
+        let mut options = Self { transport: Transport::Stdio, host: "127.0.0.1".into(), port: 0, smol: false };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
             let mut value = || it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
@@ -75,6 +78,13 @@ impl Options {
                     }
                 }
                 "--host" => options.host = value()?,
+                "--runtime" => {
+                    options.smol = match value()?.as_str() {
+                        "blocking" => false,
+                        "smol" => true,
+                        other => return Err(format!("unknown runtime {other:?}")),
+                    }
+                }
                 "--port" => options.port = value()?.parse().map_err(|e| format!("bad --port: {e}"))?,
                 other => return Err(format!("unknown argument {other:?}")),
             }
@@ -91,6 +101,7 @@ impl Options {
 pub fn run(options: &Options) -> std::io::Result<()> {
     let server = server();
     match options.transport {
+        Transport::Stdio if options.smol => smol::block_on(talaria::smol::serve_stdio(&server)),
         Transport::Stdio => talaria::stdio::serve(&server),
         Transport::WebSocket => {
             let listening = WsServer::bind(&server, (options.host.as_str(), options.port), WsServerOptions::default())?;

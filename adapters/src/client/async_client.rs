@@ -24,7 +24,10 @@ use talaria_core::schema::{
 };
 use talaria_core::version::ProtocolVersion;
 
-use super::{flatten, page, prompt_get, start, too_many_pages, tool_call, ClientError, Inner, MAX_LIST_PAGES};
+use super::{
+    flatten, page, prompt_get, start, start_mapped, too_many_pages, tool_call, ClientError, Inner, Started,
+    MAX_LIST_PAGES,
+};
 use crate::oneshot;
 
 /// An async MCP client. Get one from a connected [`Client`](super::Client) with
@@ -52,27 +55,35 @@ impl std::fmt::Debug for AsyncClient {
     }
 }
 
+/// A sent call: its id and where its outcome arrives.
+type InFlight<T> = (RequestId, oneshot::Receiver<Result<T, talaria_core::jsonrpc::CallError>>);
+
 /// A call in flight. Resolves to its typed outcome; dropped early, it cancels the call
 /// (`notifications/cancelled` goes to the server).
 #[must_use = "a call does nothing useful unless awaited; dropping it cancels it"]
 pub struct CallFuture<T> {
-    id: RequestId,
-    outcome: oneshot::Receiver<Result<T, talaria_core::jsonrpc::CallError>>,
+    /// The call in flight, or why it could not be sent.
+    state: Result<InFlight<T>, Option<ClientError>>,
     inner: Weak<Inner>,
     finished: bool,
 }
 
 impl<T> std::fmt::Debug for CallFuture<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallFuture").field("id", &self.id).field("finished", &self.finished).finish()
+        f.debug_struct("CallFuture").field("id", &self.id()).field("finished", &self.finished).finish()
     }
 }
 
 impl<T> CallFuture<T> {
-    /// The request's id.
+    fn new(started: Result<Started<T>, ClientError>, inner: &Arc<Inner>) -> Self {
+        let state = started.map(|s| (s.id, s.outcome)).map_err(Some);
+        Self { state, inner: Arc::downgrade(inner), finished: false }
+    }
+
+    /// The request's id (`None` if it could not be sent).
     #[must_use]
-    pub const fn id(&self) -> &RequestId {
-        &self.id
+    pub fn id(&self) -> Option<&RequestId> {
+        self.state.as_ref().ok().map(|(id, _)| id)
     }
 }
 
@@ -80,23 +91,31 @@ impl<T> Future for CallFuture<T> {
     type Output = Result<T, ClientError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match Pin::new(&mut self.outcome).poll(cx) {
-            Poll::Ready(outcome) => {
-                self.finished = true;
-                Poll::Ready(flatten(outcome))
+        let this = &mut *self;
+        match &mut this.state {
+            Ok((_, outcome)) => match Pin::new(outcome).poll(cx) {
+                Poll::Ready(outcome) => {
+                    this.finished = true;
+                    Poll::Ready(flatten(outcome))
+                }
+                Poll::Pending => Poll::Pending,
+            },
+            Err(error) => {
+                this.finished = true;
+                Poll::Ready(Err(error.take().unwrap_or(ClientError::Connect("polled after completion".into()))))
             }
-            Poll::Pending => Poll::Pending,
         }
     }
 }
 
 impl<T> Drop for CallFuture<T> {
     fn drop(&mut self) {
-        if self.finished || self.outcome.is_done() {
+        let Ok((id, outcome)) = &self.state else { return };
+        if self.finished || outcome.is_done() {
             return;
         }
         if let Some(inner) = self.inner.upgrade() {
-            let id = self.id.clone();
+            let id = id.clone();
             let _ = inner.conn.with(|endpoint, _| endpoint.cancel(&id, Some("the caller stopped waiting")));
         }
     }
@@ -125,42 +144,30 @@ impl AsyncClient {
         self.inner.ready.version
     }
 
-    /// Sends request `M`; the future resolves to its typed result.
-    ///
-    /// # Errors
-    ///
-    /// [`ClientError::Send`] at once if it cannot be sent; the future's error otherwise.
-    pub fn call<M: RequestMethod>(
-        &self,
-        params: &M::Params,
-        options: CallOptions,
-    ) -> Result<CallFuture<M::Result>, ClientError>
+    /// Sends request `M` at once; the future resolves to its typed result, or to
+    /// [`ClientError::Send`] if it could not be sent.
+    pub fn call<M: RequestMethod>(&self, params: &M::Params, options: CallOptions) -> CallFuture<M::Result>
     where
         M::Result: Send + 'static,
     {
-        let started = start::<M>(&self.inner, params, options)?;
-        Ok(CallFuture { id: started.id, outcome: started.outcome, inner: Arc::downgrade(&self.inner), finished: false })
+        CallFuture::new(start::<M>(&self.inner, params, options), &self.inner)
     }
 
     async fn typed<M: RequestMethod>(&self, params: M::Params, options: CallOptions) -> Result<M::Result, ClientError>
     where
         M::Result: Send + 'static,
     {
-        self.call::<M>(&params, options)?.await
+        self.call::<M>(&params, options).await
     }
 
-    /// Calls a tool with per-call options.
-    ///
-    /// # Errors
-    ///
-    /// As [`AsyncClient::call`].
-    pub async fn call_tool_with(
+    /// Calls a tool with per-call options. Sent at once; the future resolves to the result.
+    pub fn call_tool_with(
         &self,
         name: &str,
         arguments: serde_json::Value,
         options: CallOptions,
-    ) -> Result<CallToolResult, ClientError> {
-        self.typed::<CallTool>(tool_call(name, arguments), options).await
+    ) -> CallFuture<CallToolResult> {
+        self.call::<CallTool>(&tool_call(name, arguments), options)
     }
 
     async fn list_all<M>(&self) -> Result<Vec<<M::Result as Paginated>::Item>, ClientError>
@@ -225,13 +232,11 @@ macro_rules! async_calls {
             $(
                 $(#[$doc])*
                 ///
-                /// # Errors
-                ///
-                /// As [`AsyncClient::call`].
-                pub async fn $name(&self, $($arg: $ty),*) -> Result<$out, ClientError> {
+                /// Sent at once; the future resolves to the outcome (see [`AsyncClient::call`]).
+                pub fn $name(&self, $($arg: $ty),*) -> CallFuture<$out> {
                     let make = |$($p: $ty),*| $params;
-                    let $r = self.typed::<$marker>(make($($arg),*), CallOptions::default()).await?;
-                    Ok($map)
+                    let started = start_mapped::<$marker, _>(&self.inner, &make($($arg),*), CallOptions::default(), |$r| $map);
+                    CallFuture::new(started, &self.inner)
                 }
             )*
         }

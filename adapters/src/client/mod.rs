@@ -8,7 +8,7 @@
 mod async_client;
 mod options;
 
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
@@ -85,40 +85,6 @@ impl Engine for Endpoint {
     }
 }
 
-/// Whether the handshake finished: the server's description, or why it never came.
-#[derive(Default)]
-struct Readiness {
-    state: Mutex<Option<Result<Box<ReadyInfo>, String>>>,
-    changed: Condvar,
-}
-
-impl Readiness {
-    fn set(&self, value: Result<Box<ReadyInfo>, String>) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if state.is_none() {
-            *state = Some(value);
-            self.changed.notify_all();
-        }
-    }
-
-    fn wait(&self, timeout: Duration) -> Result<Box<ReadyInfo>, ClientError> {
-        let deadline = Instant::now() + timeout;
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            match &*state {
-                Some(Ok(info)) => return Ok(info.clone()),
-                Some(Err(why)) => return Err(ClientError::Connect(why.clone())),
-                None => {}
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(ClientError::Connect(format!("no handshake within {timeout:?}")));
-            }
-            state = self.changed.wait_timeout(state, left).unwrap_or_else(PoisonError::into_inner).0;
-        }
-    }
-}
-
 /// What every clone of a handle shares; dropping the last one closes the connection.
 pub(crate) struct Inner {
     conn: Arc<Conn<Endpoint>>,
@@ -145,21 +111,57 @@ impl Drop for Inner {
     }
 }
 
-/// Sets a connection up over `sink` and waits for the handshake. The transport's reader feeds
-/// the returned connection (`feed`) from its own thread, started by `start_reader` once the
-/// connection exists.
-pub(crate) fn connect(
+/// A connection whose handshake is under way.
+pub(crate) struct Connecting {
+    conn: Arc<Conn<Endpoint>>,
+    teardown: Box<dyn Teardown>,
+    pub(crate) timeout: Duration,
+}
+
+/// Where the handshake's outcome arrives: the server's description, or why it failed.
+pub(crate) type Handshake = oneshot::Receiver<Result<Box<ReadyInfo>, String>>;
+
+impl Connecting {
+    /// Turns the handshake's outcome (`None`: it did not finish in time) into a client.
+    pub(crate) fn finish(self, outcome: Option<Option<Result<Box<ReadyInfo>, String>>>) -> Result<Client, ClientError> {
+        let failure = match outcome {
+            Some(Some(Ok(ready))) => {
+                let inner = Inner {
+                    conn: self.conn,
+                    teardown: Mutex::new(self.teardown),
+                    shut: std::sync::atomic::AtomicBool::new(false),
+                    ready,
+                };
+                return Ok(Client { inner: Arc::new(inner) });
+            }
+            Some(Some(Err(why))) => why,
+            Some(None) => "connection closed".to_owned(),
+            None => format!("no handshake within {:?}", self.timeout),
+        };
+        shut(&self.conn, Some(self.teardown));
+        Err(ClientError::Connect(failure))
+    }
+}
+
+/// Sets a connection up over `sink` and starts the handshake. The transport's reader feeds
+/// the connection from its own thread or task, started by `start_reader`.
+pub(crate) fn start_connecting(
     options: ClientOptions,
     sink: Box<dyn FrameSink>,
     teardown: Box<dyn Teardown>,
     start_reader: impl FnOnce(Arc<Conn<Endpoint>>) -> std::io::Result<()>,
-) -> Result<Client, ClientError> {
+) -> Result<(Connecting, Handshake), ClientError> {
     let ClientOptions { config, handlers, on_log, on_notification, connect_timeout } = options;
-    let readiness = Arc::new(Readiness::default());
-    let seen = Arc::clone(&readiness);
+    let (ready_tx, ready) = oneshot::channel();
+    let ready_tx = Mutex::new(Some(ready_tx));
+    let announce = move |outcome: Result<Box<ReadyInfo>, String>| {
+        if let Some(tx) = ready_tx.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            tx.send(outcome);
+        }
+    };
     let events: EventSink = Box::new(move |event| match event {
-        Event::Ready(info) => seen.set(Ok(info)),
-        Event::Closed { reason } => seen.set(Err(reason.unwrap_or_else(|| "connection closed".into()))),
+        Event::Ready(info) => announce(Ok(info)),
+        Event::Closed { reason } => announce(Err(reason.unwrap_or_else(|| "connection closed".into()))),
         Event::Log(params) => {
             if let Some(log) = &on_log {
                 log(&params);
@@ -172,31 +174,25 @@ pub(crate) fn connect(
         }
         _ => {}
     });
-    let mut teardown = Some(teardown);
     let endpoint = Endpoint::new(config, handlers, Instant::now());
     let conn = Conn::start(endpoint, sink, events)?;
     if let Err(e) = start_reader(Arc::clone(&conn)) {
-        shut(&conn, teardown.take());
+        shut(&conn, Some(teardown));
         return Err(e.into());
     }
-    match readiness.wait(connect_timeout) {
-        Ok(ready) => {
-            let teardown = Mutex::new(teardown.unwrap_or_else(|| Box::new(Done)));
-            let shut = std::sync::atomic::AtomicBool::new(false);
-            Ok(Client { inner: Arc::new(Inner { conn, teardown, shut, ready }) })
-        }
-        Err(e) => {
-            shut(&conn, teardown.take());
-            Err(e)
-        }
-    }
+    Ok((Connecting { conn, teardown, timeout: connect_timeout }, ready))
 }
 
-/// A transport with nothing left to shut down.
-struct Done;
-
-impl Teardown for Done {
-    fn shutdown(&mut self) {}
+/// Sets a connection up over `sink` and waits for the handshake (see [`start_connecting`]).
+pub(crate) fn connect(
+    options: ClientOptions,
+    sink: Box<dyn FrameSink>,
+    teardown: Box<dyn Teardown>,
+    start_reader: impl FnOnce(Arc<Conn<Endpoint>>) -> std::io::Result<()>,
+) -> Result<Client, ClientError> {
+    let (connecting, handshake) = start_connecting(options, sink, teardown, start_reader)?;
+    let outcome = handshake.wait_timeout(connecting.timeout).ok();
+    connecting.finish(outcome)
 }
 
 fn shut(conn: &Conn<Endpoint>, teardown: Option<Box<dyn Teardown>>) {
@@ -399,6 +395,16 @@ pub(crate) fn start<M: RequestMethod>(
 where
     M::Result: Send + 'static,
 {
+    start_mapped::<M, _>(inner, params, options, |r| r)
+}
+
+/// [`start`], with the result mapped (on the way to the waiter) by `map`.
+pub(crate) fn start_mapped<M: RequestMethod, T: Send + 'static>(
+    inner: &Inner,
+    params: &M::Params,
+    options: CallOptions,
+    map: impl FnOnce(M::Result) -> T + Send + 'static,
+) -> Result<Started<T>, ClientError> {
     let (tx, outcome) = oneshot::channel();
     let later = inner.conn.later();
     let progress_later = later.clone();
@@ -410,7 +416,10 @@ where
             progress_later.run(move || (callback.lock().unwrap_or_else(PoisonError::into_inner))(progress));
         })
     });
-    let done = move |r| later.run(move || tx.send(r));
+    let done = move |r: Result<M::Result, CallError>| {
+        let r = r.map(map);
+        later.run(move || tx.send(r));
+    };
     let id = inner.conn.with(|endpoint, now| endpoint.call::<M>(now, params, options, done))?;
     Ok(Started { id, outcome })
 }
@@ -427,8 +436,8 @@ macro_rules! blocking_calls {
                 /// As [`Client::call`].
                 pub fn $name(&self, $($arg: $ty),*) -> Result<$out, ClientError> {
                     let make = |$($p: $ty),*| $params;
-                    let $r = self.call::<$marker>(&make($($arg),*), CallOptions::default())?;
-                    Ok($map)
+                    let started = start_mapped::<$marker, _>(&self.inner, &make($($arg),*), CallOptions::default(), |$r| $map)?;
+                    flatten(started.outcome.wait())
                 }
             )*
         }

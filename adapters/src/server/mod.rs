@@ -270,3 +270,14 @@ pub(crate) fn wait_for_running<S: Send + 'static>(conn: &Conn<Served<S>>, grace:
         pause = (pause * 2).min(Duration::from_millis(20));
     }
 }
+
+/// [`wait_for_running`] without blocking the executor.
+#[cfg(feature = "smol")]
+pub(crate) async fn wait_for_running_async<S: Send + 'static>(conn: &Conn<Served<S>>, grace: Duration) {
+    let deadline = Instant::now() + grace;
+    let mut pause = Duration::from_millis(1);
+    while conn.with(|s, _| s.endpoint.running()) > 0 && Instant::now() < deadline {
+        smol::Timer::after(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}

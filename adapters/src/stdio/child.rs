@@ -3,7 +3,7 @@
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -151,7 +151,7 @@ impl StdioCommand {
 }
 
 /// The child, shared by the teardown and the reader (which records how it ended).
-struct ChildProcess {
+pub(crate) struct ChildProcess {
     child: Mutex<Child>,
     status: Mutex<Option<ExitStatus>>,
     grace: Duration,
@@ -167,7 +167,7 @@ impl ChildProcess {
     }
 
     /// Waits up to `limit` for the child to exit.
-    fn wait_for(&self, limit: Duration) -> Option<ExitStatus> {
+    pub(crate) fn wait_for(&self, limit: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + limit;
         let mut pause = Duration::from_millis(1);
         loop {
@@ -248,6 +248,38 @@ fn read_into(conn: &Conn<Endpoint>, mut stdout: ChildStdout) {
     conn.with(|endpoint, now| endpoint.handle_closed(now));
 }
 
+/// A started child: its pipes, and what shuts it down.
+pub(crate) struct Started {
+    pub(crate) stdin: ChildStdin,
+    pub(crate) stdout: ChildStdout,
+    pub(crate) process: Arc<ChildProcess>,
+}
+
+impl Started {
+    pub(crate) fn teardown(&self) -> Box<dyn Teardown> {
+        Box::new(ChildTeardown(Arc::clone(&self.process)))
+    }
+}
+
+/// Starts `command` with its pipes, and its stderr handled as asked.
+pub(crate) fn start(command: StdioCommand) -> io::Result<Started> {
+    let mut child = command.spawn()?;
+    let stdin = child.stdin.take().ok_or_else(|| io::Error::other("no stdin pipe"))?;
+    let stdout = child.stdout.take().ok_or_else(|| io::Error::other("no stdout pipe"))?;
+    if let (StderrMode::Capture(callback), Some(stderr)) = (command.stderr, child.stderr.take()) {
+        std::thread::Builder::new().name("talaria-stderr".into()).spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                match line {
+                    Ok(line) => callback(&line),
+                    Err(_) => break,
+                }
+            }
+        })?;
+    }
+    let process = Arc::new(ChildProcess { child: Mutex::new(child), status: Mutex::new(None), grace: command.grace });
+    Ok(Started { stdin, stdout, process })
+}
+
 impl Client {
     /// Starts `command` and connects to it over its stdin/stdout.
     ///
@@ -261,22 +293,9 @@ impl Client {
     /// [`ClientError::Io`] if it cannot be started, [`ClientError::Connect`] if the handshake
     /// fails.
     pub fn stdio(command: StdioCommand, options: ClientOptions) -> Result<Self, ClientError> {
-        let mut child = command.spawn()?;
-        let stdin = child.stdin.take().ok_or_else(|| io::Error::other("no stdin pipe"))?;
-        let stdout = child.stdout.take().ok_or_else(|| io::Error::other("no stdout pipe"))?;
-        if let (StderrMode::Capture(callback), Some(stderr)) = (command.stderr, child.stderr.take()) {
-            std::thread::Builder::new().name("talaria-stderr".into()).spawn(move || {
-                for line in BufReader::new(stderr).lines() {
-                    match line {
-                        Ok(line) => callback(&line),
-                        Err(_) => break,
-                    }
-                }
-            })?;
-        }
-        let process =
-            Arc::new(ChildProcess { child: Mutex::new(child), status: Mutex::new(None), grace: command.grace });
-        let teardown = Box::new(ChildTeardown(Arc::clone(&process)));
+        let started = start(command)?;
+        let teardown = started.teardown();
+        let Started { stdin, stdout, process } = started;
         connect(options, Box::new(LineSink::new(stdin)), teardown, move |conn| {
             std::thread::Builder::new().name("talaria-stdio-read".into()).spawn(move || {
                 read_into(&conn, stdout);

@@ -2,7 +2,7 @@
 //! ([`StdioCommand`], [`Client::stdio`](crate::client::Client::stdio)), and serving on this
 //! process's own stdin/stdout ([`serve`]).
 
-mod child;
+pub(crate) mod child;
 mod serve;
 
 use std::io::{self, Write};

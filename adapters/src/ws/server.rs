@@ -205,7 +205,7 @@ fn serve_connection<S: Send + 'static>(server: &Server<S>, stream: &TcpStream, o
     loop {
         match next_message(&mut reader) {
             Incoming::Frame(frame) => {
-                conn.with(|served, now| served.endpoint.handle_frame(now, Route::Connection, &frame))
+                conn.with(|served, now| served.endpoint.handle_frame(now, Route::Connection, &frame));
             }
             Incoming::Ping(data) => conn.pong(data),
             Incoming::Skip => {}

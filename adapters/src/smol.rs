@@ -1,0 +1,131 @@
+//! The smol flavour: connecting and serving without blocking the executor.
+//!
+//! Reading is done by smol tasks on async pipes; the handshake and every call are awaited.
+//! Frames are written by whichever task produced them (a short, non-blocking critical
+//! section), and long-running tools run on the server's worker pool, as in the blocking
+//! flavour. Handles are the same [`AsyncClient`]s, usable from any executor.
+
+use std::io;
+use std::time::Duration;
+
+use smol::io::AsyncReadExt;
+use talaria_core::client::Endpoint;
+use talaria_core::server::TransportInfo;
+use talaria_core::session::Event;
+
+use crate::client::{start_connecting, AsyncClient, ClientError, ClientOptions, Connecting, Handshake};
+use crate::conn::Conn;
+use crate::server::{wait_for_running_async, Server, DRAIN_GRACE};
+use crate::stdio::{child, LineSink, StdioCommand};
+
+/// Waits for the handshake without blocking the executor.
+async fn handshake(connecting: Connecting, handshake: Handshake) -> Result<AsyncClient, ClientError> {
+    let timeout = connecting.timeout;
+    let outcome = smol::future::or(async { Some(handshake.await) }, async {
+        smol::Timer::after(timeout).await;
+        None
+    })
+    .await;
+    connecting.finish(outcome).map(|client| client.to_async())
+}
+
+/// Starts `command` and connects to it over its stdin/stdout, reading with a smol task.
+/// Teardown is as for [`Client::stdio`](crate::client::Client::stdio).
+///
+/// # Errors
+///
+/// As [`Client::stdio`](crate::client::Client::stdio).
+///
+/// # Examples
+///
+/// ```no_run
+/// use talaria::client::ClientOptions;
+/// use talaria::stdio::StdioCommand;
+///
+/// smol::block_on(async {
+///     let client = talaria::smol::stdio(StdioCommand::new("everything-server"), ClientOptions::new("me", "1")).await?;
+///     let tools = client.list_all_tools().await?;
+///     # let _ = tools;
+///     Ok::<(), talaria::client::ClientError>(())
+/// })?;
+/// # Ok::<(), talaria::client::ClientError>(())
+/// ```
+pub async fn stdio(command: StdioCommand, options: ClientOptions) -> Result<AsyncClient, ClientError> {
+    let started = child::start(command)?;
+    let teardown = started.teardown();
+    let child::Started { stdin, stdout, process } = started;
+    let mut stdout = smol::Async::new(stdout)?;
+    let (connecting, ready) = start_connecting(options, Box::new(LineSink::new(stdin)), teardown, move |conn| {
+        smol::spawn(async move {
+            read_into(&conn, &mut stdout).await;
+            // Record how the child ended while the information is fresh.
+            smol::unblock(move || process.wait_for(Duration::from_millis(100))).await;
+        })
+        .detach();
+        Ok(())
+    })?;
+    handshake(connecting, ready).await
+}
+
+async fn read_into(conn: &Conn<Endpoint>, stdout: &mut (impl AsyncReadExt + Unpin)) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match stdout.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => conn.with(|endpoint, now| endpoint.handle_bytes(now, &buf[..n])),
+        }
+    }
+    conn.with(|endpoint, now| endpoint.handle_closed(now));
+}
+
+/// Serves `server` on this process's stdin/stdout until stdin ends, then lets running tools
+/// finish, flushes and returns (as [`stdio::serve`](crate::stdio::serve), without blocking the
+/// executor).
+///
+/// # Errors
+///
+/// An I/O error starting the connection.
+pub async fn serve_stdio<S: Send + 'static>(server: &Server<S>) -> io::Result<()> {
+    serve_streams(server, smol::Unblock::new(io::stdin()), io::stdout()).await
+}
+
+/// Serves `server` on any async byte stream in and blocking writer out.
+///
+/// # Errors
+///
+/// An I/O error starting the connection.
+pub async fn serve_streams<S: Send + 'static>(
+    server: &Server<S>,
+    mut input: impl AsyncReadExt + Unpin,
+    output: impl io::Write + Send + 'static,
+) -> io::Result<()> {
+    let events = Box::new(|event: Event| {
+        if let Event::PeerMisbehaved(problem) = event {
+            eprintln!("talaria: peer error: {problem}");
+        }
+    });
+    let conn = server.open(Box::new(LineSink::new(output)), TransportInfo::new("stdio"), events)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match input.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => conn.with(|served, now| served.endpoint.handle_bytes(now, &buf[..n])),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    wait_for_running_async(&conn, DRAIN_GRACE).await;
+    conn.with(|served, now| served.endpoint.handle_closed(now));
+    conn.close_sink();
+    Ok(())
+}
+
+/// Connects a new client to `server` in memory, awaiting the handshake.
+///
+/// # Errors
+///
+/// As [`memory::connect`](crate::memory::connect).
+pub async fn memory<S: Send + 'static>(server: &Server<S>, options: ClientOptions) -> Result<AsyncClient, ClientError> {
+    let (connecting, ready) = crate::memory::start(server, options)?;
+    handshake(connecting, ready).await
+}
