@@ -32,6 +32,7 @@ pub mod client;
 pub mod codec;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod http;
 pub mod jsonrpc;
 pub mod schema;
 pub mod server;

@@ -1,0 +1,16 @@
+//! Streamable HTTP and the legacy HTTP+SSE transport, as pure decisions: what a request means
+//! (which era, which session, which status), which stream gets which frame, when a session
+//! expires. Adapters parse sockets and write what this module decides.
+//!
+//! - [`headers`]: the MCP header names, the Base64 sentinel encoding of header values, and the
+//!   stateless era's header/body checks (`-32020`).
+//! - [`ids`]: session ids minted from an injected random source.
+//! - [`sessions`]: the table of live sessions with idle expiry as timer deadlines and a cap.
+//! - [`exchange`]: classifying one HTTP request and the error replies the transport owes.
+//! - [`reply`]: shaping a POST's reply: 202, a JSON body, or an SSE stream.
+
+pub mod exchange;
+pub mod headers;
+pub mod ids;
+pub mod reply;
+pub mod sessions;
