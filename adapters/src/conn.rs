@@ -6,7 +6,7 @@ use std::io;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use talaria_core::session::{Event, Output, Route};
+use talaria_core::session::{Event, Output, Route, StreamId};
 
 /// A sans-IO engine: a client or server endpoint (with its router).
 pub(crate) trait Engine: Send + 'static {
@@ -16,11 +16,19 @@ pub(crate) trait Engine: Send + 'static {
     fn handle_closed(&mut self, now: Instant);
 }
 
+/// One thing for a transport to write.
+pub(crate) enum Outgoing {
+    /// A JSON text for `route`.
+    Frame(Route, Vec<u8>),
+    /// Every reply due on an HTTP stream was sent.
+    StreamDone(StreamId),
+}
+
 /// Where frames go: a pipe (one JSON text per line), a WebSocket (one per text message), the
-/// other half of an in-memory pair.
+/// other half of an in-memory pair, an HTTP response.
 pub(crate) trait FrameSink: Send {
     /// Sends `frames` in order.
-    fn send(&mut self, frames: Vec<(Route, Vec<u8>)>) -> io::Result<()>;
+    fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()>;
     /// Answers a WebSocket ping (other transports have none).
     fn pong(&mut self, _data: Vec<u8>) -> io::Result<()> {
         Ok(())
@@ -61,7 +69,7 @@ impl Later {
 
 struct State<E> {
     engine: E,
-    outbox: Vec<(Route, Vec<u8>)>,
+    outbox: Vec<Outgoing>,
     /// A thread is writing the outbox; others only append.
     writing: bool,
     /// The sink failed: frames are dropped.
@@ -138,7 +146,10 @@ impl<E: Engine> Conn<E> {
     fn drain(&self, state: &mut State<E>) -> Vec<Delivery> {
         while let Some(output) = state.engine.poll_output() {
             match output {
-                Output::Transmit { route, payload } if !state.broken => state.outbox.push((route, payload)),
+                Output::Transmit { route, payload } if !state.broken => {
+                    state.outbox.push(Outgoing::Frame(route, payload))
+                }
+                Output::StreamDone(stream) if !state.broken => state.outbox.push(Outgoing::StreamDone(stream)),
                 Output::Event(event) => {
                     if matches!(event, Event::Closed { .. }) {
                         state.closed = true;

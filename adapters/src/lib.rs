@@ -7,6 +7,7 @@
 //! - [`stdio`]: child-process clients and serving on this process's stdin/stdout.
 //! - [`memory`]: a connected client and server in one process.
 //! - [`ws`]: WebSocket clients and servers.
+//! - [`http`]: Streamable HTTP (both eras on one endpoint).
 //! - [`smol`](mod@smol): the async flavour (smol tasks read, everything is awaited).
 //!
 //! Every transport runs the same loop (see `talaria_core::session` for the contract): read ->
@@ -26,6 +27,8 @@ pub use talaria_core as core;
 
 pub mod client;
 mod conn;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod memory;
 mod oneshot;
 pub mod server;

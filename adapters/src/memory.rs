@@ -8,7 +8,7 @@ use talaria_core::server::TransportInfo;
 use talaria_core::session::{Event, Route};
 
 use crate::client::{self, Client, ClientError, ClientOptions, Teardown};
-use crate::conn::FrameSink;
+use crate::conn::{FrameSink, Outgoing};
 use crate::server::Server;
 
 /// One JSON text.
@@ -18,9 +18,10 @@ type Frame = Vec<u8>;
 struct ChannelSink(Option<Sender<Vec<u8>>>);
 
 impl FrameSink for ChannelSink {
-    fn send(&mut self, frames: Vec<(Route, Vec<u8>)>) -> io::Result<()> {
+    fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
         let Some(tx) = &self.0 else { return Err(io::ErrorKind::BrokenPipe.into()) };
-        for (_, payload) in frames {
+        for frame in frames {
+            let Outgoing::Frame(_, payload) = frame else { continue };
             tx.send(payload).map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
         }
         Ok(())

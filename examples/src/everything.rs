@@ -18,7 +18,7 @@ use talaria::ws::{WsServer, WsServerOptions};
 
 /// How to run it.
 pub const USAGE: &str =
-    "usage: everything-server --transport stdio|ws [--host 127.0.0.1] [--port N] [--runtime blocking|smol]";
+    "usage: everything-server --transport stdio|http|ws [--host 127.0.0.1] [--port N] [--runtime blocking|smol]";
 
 /// Which transport to serve on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +109,17 @@ pub fn run(options: &Options) -> std::io::Result<()> {
             listening.wait();
             Ok(())
         }
-        Transport::Http | Transport::Sse => {
+        Transport::Http => {
+            let listening = talaria::http::HttpServer::bind(
+                &server,
+                (options.host.as_str(), options.port),
+                talaria::http::HttpServerOptions::default(),
+            )?;
+            eprintln!("everything-server: listening on http://{}/mcp", listening.local_addr());
+            listening.wait();
+            Ok(())
+        }
+        Transport::Sse => {
             Err(std::io::Error::other(format!("transport {:?} is not available in this build yet", options.transport)))
         }
     }

@@ -7,7 +7,7 @@
 //!
 //! [`RouterBuilder::blocking_tool`]: talaria_core::server::RouterBuilder::blocking_tool
 
-mod pool;
+pub(crate) mod pool;
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, RwLockReadGuard, Weak};
 use std::time::{Duration, Instant};
@@ -21,7 +21,7 @@ use talaria_core::session::{Output, RequestOptions, ServerConfig};
 
 use crate::conn::{Conn, Engine, EventSink, FrameSink};
 use crate::oneshot;
-use pool::Pool;
+pub(crate) use pool::Pool;
 
 /// A server: what it offers (a [`Router`]), who it is, and how each connection's state starts.
 /// Cheap to clone; clones serve the same router.

@@ -7,12 +7,10 @@ mod serve;
 
 use std::io::{self, Write};
 
-use talaria_core::session::Route;
-
 pub use child::{StderrMode, StdioCommand};
 pub use serve::{serve, serve_streams};
 
-use crate::conn::FrameSink;
+use crate::conn::{FrameSink, Outgoing};
 
 /// Writes frames as lines to a pipe.
 pub(crate) struct LineSink<W: Write + Send> {
@@ -26,11 +24,13 @@ impl<W: Write + Send> LineSink<W> {
 }
 
 impl<W: Write + Send> FrameSink for LineSink<W> {
-    fn send(&mut self, frames: Vec<(Route, Vec<u8>)>) -> io::Result<()> {
+    fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
         let Some(writer) = &mut self.writer else { return Err(io::ErrorKind::BrokenPipe.into()) };
-        for (_, payload) in &frames {
-            writer.write_all(payload)?;
-            writer.write_all(b"\n")?;
+        for frame in &frames {
+            if let Outgoing::Frame(_, payload) = frame {
+                writer.write_all(payload)?;
+                writer.write_all(b"\n")?;
+            }
         }
         writer.flush()
     }

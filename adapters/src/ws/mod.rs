@@ -13,13 +13,12 @@ use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use talaria_core::session::Route;
 use tungstenite::protocol::{Role, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
 pub use server::{WsServer, WsServerOptions};
 
-use crate::conn::FrameSink;
+use crate::conn::{FrameSink, Outgoing};
 
 /// The subprotocol MCP speaks over WebSocket.
 pub const SUBPROTOCOL: &str = "mcp";
@@ -93,9 +92,10 @@ impl WsSink {
 }
 
 impl FrameSink for WsSink {
-    fn send(&mut self, frames: Vec<(Route, Vec<u8>)>) -> io::Result<()> {
+    fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
         let Some(socket) = &mut self.socket else { return Err(io::ErrorKind::BrokenPipe.into()) };
-        for (_, payload) in frames {
+        for frame in frames {
+            let Outgoing::Frame(_, payload) = frame else { continue };
             let text = String::from_utf8(payload).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             socket.write(Message::text(text)).map_err(io::Error::other)?;
         }

@@ -207,9 +207,7 @@ impl Refusal {
 /// ```
 #[must_use]
 pub fn error_body(id: Option<&RequestId>, error: &ErrorObject) -> Vec<u8> {
-    let id = id.map_or(serde_json::Value::Null, |id| serde_json::to_value(id).unwrap_or(serde_json::Value::Null));
-    let value = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error});
-    serde_json::to_vec(&value).unwrap_or_default()
+    crate::jsonrpc::Message::from(crate::jsonrpc::ErrorResponse { id: id.cloned(), error: error.clone() }).to_vec()
 }
 
 /// Whether `body` holds an `initialize` request (a lone one, or inside a batch).
@@ -251,11 +249,17 @@ fn is_initialize(body: &[u8]) -> bool {
 /// let delete = HttpRequest { method: HttpMethod::Delete, headers: &[("x", "y")][..], body: b"" };
 /// assert_eq!(classify(&delete, &config).unwrap_err().status, 400, "no session id");
 /// ```
-pub fn classify<H: HeaderLookup + ?Sized>(request: &HttpRequest<'_, H>, config: &EndpointConfig) -> Result<Exchange, Refusal> {
+pub fn classify<H: HeaderLookup + ?Sized>(
+    request: &HttpRequest<'_, H>,
+    config: &EndpointConfig,
+) -> Result<Exchange, Refusal> {
     let headers = request.headers;
     if let Some(origin) = headers.header("Origin") {
         if !config.origin_allowed(origin) {
-            return Err(Refusal::new(403, Some(ErrorObject::invalid_request(&format!("origin {origin} is not allowed")))));
+            return Err(Refusal::new(
+                403,
+                Some(ErrorObject::invalid_request(&format!("origin {origin} is not allowed"))),
+            ));
         }
     }
     let version = match headers.header(PROTOCOL_VERSION) {
@@ -284,9 +288,7 @@ pub fn classify<H: HeaderLookup + ?Sized>(request: &HttpRequest<'_, H>, config: 
             Ok(Exchange::OpenStream { session, last_event_id })
         }
         HttpMethod::Delete => Ok(Exchange::Terminate { session: session_id(headers)? }),
-        HttpMethod::Other => {
-            Err(Refusal::method_not_allowed(if stateless { "POST" } else { "GET, POST, DELETE" }))
-        }
+        HttpMethod::Other => Err(Refusal::method_not_allowed(if stateless { "POST" } else { "GET, POST, DELETE" })),
     }
 }
 
@@ -313,6 +315,9 @@ fn classify_post<H: HeaderLookup + ?Sized>(
     }
     if is_initialize(request.body) {
         return Ok(Exchange::Initialize);
+    }
+    if headers.header(SESSION_ID).is_none() && serde_json::from_slice::<serde::de::IgnoredAny>(request.body).is_err() {
+        return Err(Refusal::new(400, Some(ErrorObject::parse_error("the body is not JSON"))));
     }
     Ok(Exchange::Post { session: session_id(headers)? })
 }
@@ -407,7 +412,11 @@ mod tests {
         assert_eq!(body["error"]["data"]["requested"], "2030-01-01");
         assert!(body["error"]["data"]["supported"].as_array().unwrap().len() == 5);
         let legacy_only = EndpointConfig { stateless: false, ..EndpointConfig::default() };
-        let request = HttpRequest { method: HttpMethod::Post, headers: &[("MCP-Protocol-Version", "2026-07-28")][..], body: b"{}" };
+        let request = HttpRequest {
+            method: HttpMethod::Post,
+            headers: &[("MCP-Protocol-Version", "2026-07-28")][..],
+            body: b"{}",
+        };
         let refusal = classify(&request, &legacy_only).unwrap_err();
         let body: serde_json::Value = serde_json::from_slice(&refusal.body.unwrap()).unwrap();
         assert_eq!(body["error"]["data"]["supported"].as_array().unwrap().len(), 4);

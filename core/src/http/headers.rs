@@ -210,7 +210,10 @@ pub fn check_mirrored(headers: &(impl HeaderLookup + ?Sized), body: &[u8]) -> Re
     let mismatch = |what: String| ErrorObject::header_mismatch(format!("Header mismatch: {what}"));
     let method = headers.header(METHOD).ok_or_else(|| mismatch(format!("{METHOD} header is missing")))?;
     if method != mirrored.method {
-        return Err(mismatch(format!("{METHOD} header value '{method}' does not match body value '{}'", mirrored.method)));
+        return Err(mismatch(format!(
+            "{METHOD} header value '{method}' does not match body value '{}'",
+            mirrored.method
+        )));
     }
     let params = mirrored.params.as_ref();
     let body_version = params
@@ -240,8 +243,8 @@ pub fn check_mirrored(headers: &(impl HeaderLookup + ?Sized), body: &[u8]) -> Re
     Ok(())
 }
 
-/// The headers a client mirrors from a stateless request: `Mcp-Method`, and `Mcp-Name` where
-/// the method has one (encoded as needed).
+/// The headers a client mirrors from a stateless request: `Mcp-Method`, `Mcp-Name` where the
+/// method has one (encoded as needed), and `MCP-Protocol-Version` from the request's `_meta`.
 ///
 /// # Examples
 ///
@@ -263,6 +266,13 @@ pub fn mirror(body: &[u8]) -> Vec<(&'static str, String)> {
     };
     if let Some(name) = name {
         headers.push((NAME, encode_value(name).into_owned()));
+    }
+    let version = params
+        .and_then(|p| p.meta.as_deref())
+        .and_then(|m| serde_json::from_str::<MirroredMeta<'_>>(m.get()).ok())
+        .and_then(|m| m.version);
+    if let Some(version) = version {
+        headers.push((PROTOCOL_VERSION, version.into_owned()));
     }
     headers
 }

@@ -8,7 +8,12 @@
 //! - [`sessions`]: the table of live sessions with idle expiry as timer deadlines and a cap.
 //! - [`exchange`]: classifying one HTTP request and the error replies the transport owes.
 //! - [`reply`]: shaping a POST's reply: 202, a JSON body, or an SSE stream.
+//! - [`event_log`]: the SSE event log (`EventStore`) and session records (`SessionStore`)
+//!   behind resumable streams and multi-process servers, with in-memory defaults.
+//! - [`conformance`]: the checks every store implementation must pass.
 
+pub mod conformance;
+pub mod event_log;
 pub mod exchange;
 pub mod headers;
 pub mod ids;

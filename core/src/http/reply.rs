@@ -192,7 +192,10 @@ mod tests {
         assert_eq!(run(ReplyMode::Json, &[]), vec![ReplyStep::Accepted]);
         assert_eq!(run(ReplyMode::Json, &[RESULT]), vec![ReplyStep::Json { status: 200, body: RESULT.to_vec() }]);
         let parse_error = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
-        assert_eq!(run(ReplyMode::Json, &[parse_error])[0], ReplyStep::Json { status: 400, body: parse_error.to_vec() });
+        assert_eq!(
+            run(ReplyMode::Json, &[parse_error])[0],
+            ReplyStep::Json { status: 400, body: parse_error.to_vec() }
+        );
         let streamed = run(ReplyMode::Json, &[PROGRESS, RESULT]);
         assert_eq!(streamed.len(), 4, "{streamed:?}");
         assert_eq!((&streamed[0], &streamed[3]), (&ReplyStep::StartSse, &ReplyStep::End));

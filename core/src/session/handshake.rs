@@ -98,6 +98,11 @@ impl<R: Role> Session<R> {
             (Purpose::Initialize, Ok(raw)) => self.on_initialize_result(now, &raw),
             (Purpose::Initialize, Err(e)) => self.fail_handshake(ProtocolError::Handshake(e.to_string())),
             (Purpose::Discover, Ok(raw)) => self.on_discover_result(now, &raw),
+            (Purpose::Discover, Err(e)) if self.legacy_version_offered(&e) => {
+                // A server that speaks the new error codes but only legacy revisions (say, a
+                // 2026-07-28-aware endpoint configured for the legacy era): initialize.
+                self.fall_back(now, "the server supports only legacy revisions");
+            }
             (Purpose::Discover, Err(e)) if is_modern_error(&e) => {
                 let why = match e.code {
                     crate::jsonrpc::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => {
@@ -287,6 +292,23 @@ impl<R: Role> Session<R> {
         };
         result.adapt_to(ProtocolVersion::V2026_07_28);
         self.reply_ok(route, id, &result);
+    }
+}
+
+impl<R: Role> Session<R> {
+    /// Whether `e` is an unsupported-version error whose `supported` list holds a legacy
+    /// revision this side is configured for.
+    fn legacy_version_offered(&self, e: &ErrorObject) -> bool {
+        if e.code != crate::jsonrpc::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
+            return false;
+        }
+        let supported = e.data.as_ref().and_then(|d| d.get("supported")).and_then(serde_json::Value::as_array);
+        supported
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_str)
+            .filter_map(ProtocolVersion::parse)
+            .any(|v| !v.supports(Feature::Stateless) && self.config().versions.contains(&v))
     }
 }
 

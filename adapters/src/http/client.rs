@@ -1,0 +1,294 @@
+//! The Streamable HTTP client (ureq): each message its own POST, replies read as JSON or as
+//! an SSE stream (decoded incrementally by the core), the session id and protocol version
+//! carried on every request, and (legacy era) a GET stream for server messages.
+
+use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::time::Duration;
+
+use talaria_core::client::Endpoint;
+use talaria_core::codec::SseDecoder;
+use talaria_core::http::headers::{mirror, PROTOCOL_VERSION, SESSION_ID};
+use talaria_core::jsonrpc::{ErrorObject, RequestId};
+use talaria_core::session::Route;
+
+use crate::client::{connect, Client, ClientError, ClientOptions, Teardown};
+use crate::conn::{Conn, FrameSink, Outgoing};
+use crate::server::Pool;
+
+/// What every request of one client shares.
+struct Link {
+    agent: ureq::Agent,
+    url: String,
+    headers: Vec<(String, String)>,
+    session_id: Mutex<Option<String>>,
+    version: Mutex<Option<String>>,
+    conn: OnceLock<Weak<Conn<Endpoint>>>,
+    pool: Pool,
+    get_started: AtomicBool,
+    closed: AtomicBool,
+}
+
+impl Link {
+    fn feed(&self, frame: &[u8]) {
+        if let Some(conn) = self.conn.get().and_then(Weak::upgrade) {
+            conn.with(|endpoint, now| endpoint.handle_frame(now, Route::Connection, frame));
+        }
+    }
+
+    fn session_id(&self) -> Option<String> {
+        self.session_id.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    fn request<B>(&self, builder: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        let mut builder = builder;
+        for (name, value) in &self.headers {
+            builder = builder.header(name, value);
+        }
+        if let Some(id) = self.session_id() {
+            builder = builder.header(SESSION_ID, id);
+        }
+        builder
+    }
+}
+
+/// The parts of a message the client needs to route its POST.
+#[derive(serde::Deserialize)]
+struct Shape<'a> {
+    #[serde(borrow, default)]
+    method: Option<&'a str>,
+    #[serde(default)]
+    id: Option<RequestId>,
+    #[serde(default)]
+    result: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct Negotiated {
+    result: Option<NegotiatedResult>,
+}
+
+#[derive(serde::Deserialize)]
+struct NegotiatedResult {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: Option<String>,
+}
+
+/// A JSON-RPC error reply for request `id`, for failures of the HTTP exchange itself.
+fn error_reply(id: &RequestId, error: &ErrorObject) -> Vec<u8> {
+    talaria_core::http::exchange::error_body(Some(id), error)
+}
+
+/// POSTs one message and feeds whatever comes back.
+fn post(link: &Link, payload: &[u8]) {
+    let shape = serde_json::from_slice::<Shape<'_>>(payload).ok();
+    let request_id = shape.as_ref().filter(|s| s.method.is_some()).and_then(|s| s.id.clone());
+    let mirrored = mirror(payload);
+    let mut builder = link
+        .request(link.agent.post(&link.url))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream");
+    let stateless = mirrored.iter().any(|(name, _)| *name == PROTOCOL_VERSION);
+    if !stateless {
+        if let Some(version) = link.version.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+            builder = builder.header(PROTOCOL_VERSION, version);
+        }
+    }
+    if stateless || request_id.is_some() {
+        for (name, value) in &mirrored {
+            builder = builder.header(*name, value);
+        }
+    }
+    let response = match builder.send(payload) {
+        Ok(response) => response,
+        Err(e) => {
+            if let Some(id) = &request_id {
+                link.feed(&error_reply(id, &ErrorObject::internal(format!("HTTP transport: {e}"))));
+            }
+            return;
+        }
+    };
+    let status = response.status().as_u16();
+    if let Some(id) = response.headers().get(SESSION_ID).and_then(|v| v.to_str().ok()) {
+        *link.session_id.lock().unwrap_or_else(PoisonError::into_inner) = Some(id.to_owned());
+    }
+    let is_sse = response
+        .headers()
+        .get("Content-Type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
+    let mut body = response.into_body().into_reader();
+    if status == 202 || (200..300).contains(&status) && request_id.is_none() && !is_sse {
+        let _ = std::io::copy(&mut body, &mut std::io::sink());
+        return;
+    }
+    if (200..300).contains(&status) && is_sse {
+        read_sse(link, &mut body);
+        return;
+    }
+    let mut bytes = Vec::new();
+    let _ = body.read_to_end(&mut bytes);
+    if (200..300).contains(&status) {
+        learn_version(link, &bytes);
+        link.feed(&bytes);
+        return;
+    }
+    let Some(id) = &request_id else { return };
+    // An error status: the body's JSON-RPC error if there is one, under this request's id.
+    #[derive(serde::Deserialize)]
+    struct ErrorBody {
+        error: ErrorObject,
+    }
+    let error = serde_json::from_slice::<ErrorBody>(&bytes)
+        .map_or_else(|_| ErrorObject::internal(format!("HTTP {status} from {}", link.url)), |body| body.error);
+    link.feed(&error_reply(id, &error));
+}
+
+/// Remembers the negotiated revision from an `initialize` result, and opens the GET stream.
+fn learn_version(link: &Link, bytes: &[u8]) {
+    let version =
+        serde_json::from_slice::<Negotiated>(bytes).ok().and_then(|n| n.result).and_then(|r| r.protocol_version);
+    if let Some(version) = version {
+        *link.version.lock().unwrap_or_else(PoisonError::into_inner) = Some(version);
+    }
+}
+
+/// Reads an SSE body, feeding each event's data; returns the last event id.
+fn read_sse(link: &Link, body: &mut dyn Read) -> Option<String> {
+    let mut decoder = SseDecoder::new();
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut last_id = None;
+    loop {
+        let n = match body.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        decoder.decode(&buf[..n], |event| {
+            if let Ok(event) = event {
+                if event.id.is_some() {
+                    last_id.clone_from(&event.id);
+                }
+                if !event.data.is_empty() {
+                    learn_version(link, event.data.as_bytes());
+                    link.feed(event.data.as_bytes());
+                }
+            }
+        });
+    }
+    last_id
+}
+
+/// The legacy GET stream: server requests and notifications, reconnecting until closed.
+fn get_stream(link: &Link) {
+    let mut last_event_id: Option<String> = None;
+    while !link.closed.load(Ordering::Acquire) {
+        let mut builder = link.request(link.agent.get(&link.url)).header("Accept", "text/event-stream");
+        if let Some(version) = link.version.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+            builder = builder.header(PROTOCOL_VERSION, version);
+        }
+        if let Some(id) = &last_event_id {
+            builder = builder.header("Last-Event-ID", id);
+        }
+        match builder.call() {
+            Ok(response) if response.status().as_u16() == 200 => {
+                let mut body = response.into_body().into_reader();
+                if let Some(id) = read_sse(link, &mut body) {
+                    last_event_id = Some(id);
+                }
+            }
+            // No GET stream offered (405), or the session is gone: stop.
+            Ok(_) => return,
+            Err(_) => {}
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// Sends the client's frames: requests each on a worker (their replies may take long),
+/// notifications and responses in order, at once.
+struct HttpSink(Arc<Link>);
+
+impl FrameSink for HttpSink {
+    fn send(&mut self, frames: Vec<Outgoing>) -> std::io::Result<()> {
+        for frame in frames {
+            let Outgoing::Frame(_, payload) = frame else { continue };
+            let is_request = serde_json::from_slice::<Shape<'_>>(&payload)
+                .is_ok_and(|s| s.method.is_some() && s.id.is_some() && s.result.is_none());
+            if is_request {
+                let link = Arc::clone(&self.0);
+                self.0.pool.run(Box::new(move || post(&link, &payload)));
+            } else {
+                post(&self.0, &payload);
+                self.start_get_stream();
+            }
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) {
+        self.0.closed.store(true, Ordering::Release);
+    }
+}
+
+impl HttpSink {
+    /// After `notifications/initialized` (legacy era), opens the GET stream once.
+    fn start_get_stream(&self) {
+        if self.0.session_id().is_none() || self.0.get_started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let link = Arc::clone(&self.0);
+        let _ = std::thread::Builder::new().name("talaria-http-get".into()).spawn(move || get_stream(&link));
+    }
+}
+
+/// Ends the session with DELETE.
+struct HttpTeardown(Arc<Link>);
+
+impl Teardown for HttpTeardown {
+    fn shutdown(&mut self) {
+        self.0.closed.store(true, Ordering::Release);
+        if self.0.session_id().is_some() {
+            let _ = self.0.request(self.0.agent.delete(&self.0.url)).call();
+        }
+    }
+}
+
+impl Client {
+    /// Connects to the Streamable HTTP endpoint at `url` (e.g. `http://127.0.0.1:8080/mcp`),
+    /// sending `headers` (e.g. `Authorization`) with every request.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Connect`] if the handshake fails.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use talaria::client::{Client, ClientOptions};
+    ///
+    /// let client = Client::http("http://127.0.0.1:8080/mcp", &[], ClientOptions::new("me", "1"))?;
+    /// client.list_all_tools()?;
+    /// # Ok::<(), talaria::client::ClientError>(())
+    /// ```
+    pub fn http(url: &str, headers: &[(&str, &str)], options: ClientOptions) -> Result<Self, ClientError> {
+        let config =
+            ureq::Agent::config_builder().http_status_as_error(false).max_idle_connections_per_host(64).build();
+        let link = Arc::new(Link {
+            agent: ureq::Agent::new_with_config(config),
+            url: url.to_owned(),
+            headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            session_id: Mutex::new(None),
+            version: Mutex::new(None),
+            conn: OnceLock::new(),
+            pool: Pool::new(64),
+            get_started: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+        });
+        let registering = Arc::clone(&link);
+        connect(options, Box::new(HttpSink(Arc::clone(&link))), Box::new(HttpTeardown(link)), move |conn| {
+            let _ = registering.conn.set(Arc::downgrade(&conn));
+            Ok(())
+        })
+    }
+}

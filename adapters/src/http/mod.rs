@@ -1,0 +1,9 @@
+//! Streamable HTTP: a server (`tiny_http`) serving both eras on one endpoint, and a
+//! client. What each exchange means is decided in `talaria_core::http`; this module moves
+//! the bytes.
+
+mod client;
+mod server;
+mod streams;
+
+pub use server::{Authorize, HttpServer, HttpServerOptions, Rejection};

@@ -1,0 +1,531 @@
+//! The Streamable HTTP server (`tiny_http`): one endpoint for both eras, one thread per
+//! request, sessions in a table that expires idle ones.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use talaria_core::http::exchange::{classify, EndpointConfig, Exchange, HttpMethod, HttpRequest, Refusal};
+use talaria_core::http::headers::SESSION_ID;
+use talaria_core::http::ids::mint_session_id;
+use talaria_core::http::reply::{Reply, ReplyMode, ReplyStep};
+use talaria_core::http::sessions::SessionTable;
+use talaria_core::server::TransportInfo;
+use talaria_core::session::{Event, Route, StreamId};
+use tiny_http::{Header, Response};
+
+use super::streams::{StreamMsg, Streams};
+use crate::conn::Conn;
+use crate::server::{Served, Server};
+
+/// Why an authorization hook refused a request: sent as `401` with `WWW-Authenticate`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    /// The `WWW-Authenticate` challenge (e.g. `Bearer resource_metadata="..."`).
+    pub www_authenticate: String,
+}
+
+/// An authorization hook: sees the request headers; refuses, or names the caller (the identity
+/// handlers see in [`TransportInfo::identity`]).
+pub type Authorize = Arc<dyn Fn(&[(String, String)]) -> Result<Option<String>, Rejection> + Send + Sync>;
+
+/// How the HTTP server serves.
+///
+/// # Examples
+///
+/// ```
+/// use talaria::core::http::reply::ReplyMode;
+/// use talaria::http::HttpServerOptions;
+///
+/// let options = HttpServerOptions::default().reply_mode(ReplyMode::Sse).path("/mcp");
+/// assert_eq!(options.path, "/mcp");
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+#[must_use]
+pub struct HttpServerOptions {
+    /// The MCP endpoint's path (default `/mcp`).
+    pub path: String,
+    /// Eras, limits, origins and session expiry.
+    pub endpoint: EndpointConfig,
+    /// JSON replies where possible, or always SSE.
+    pub reply_mode: ReplyMode,
+    /// The authorization hook, if any.
+    pub authorize: Option<Authorize>,
+}
+
+impl std::fmt::Debug for HttpServerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServerOptions")
+            .field("path", &self.path)
+            .field("endpoint", &self.endpoint)
+            .field("reply_mode", &self.reply_mode)
+            .field("authorize", &self.authorize.is_some())
+            .finish()
+    }
+}
+
+impl Default for HttpServerOptions {
+    fn default() -> Self {
+        Self { path: "/mcp".into(), endpoint: EndpointConfig::default(), reply_mode: ReplyMode::Json, authorize: None }
+    }
+}
+
+impl HttpServerOptions {
+    /// Serves the endpoint at `path`.
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Chooses JSON or SSE replies.
+    pub const fn reply_mode(mut self, mode: ReplyMode) -> Self {
+        self.reply_mode = mode;
+        self
+    }
+
+    /// Sets the endpoint configuration (eras, limits, origins, expiry).
+    pub fn endpoint(mut self, endpoint: EndpointConfig) -> Self {
+        self.endpoint = endpoint;
+        self
+    }
+
+    /// Installs an authorization hook.
+    pub fn authorize(
+        mut self,
+        hook: impl Fn(&[(String, String)]) -> Result<Option<String>, Rejection> + Send + Sync + 'static,
+    ) -> Self {
+        self.authorize = Some(Arc::new(hook));
+        self
+    }
+}
+
+/// A live legacy session: its connection and its response streams.
+struct Session<S> {
+    conn: Arc<Conn<Served<S>>>,
+    streams: Streams,
+}
+
+impl<S> Clone for Session<S> {
+    fn clone(&self) -> Self {
+        Self { conn: Arc::clone(&self.conn), streams: self.streams.clone() }
+    }
+}
+
+struct Shared<S> {
+    server: Server<S>,
+    options: HttpServerOptions,
+    sessions: Mutex<SessionTable<Session<S>>>,
+    next_stream: AtomicU64,
+    stop: AtomicBool,
+}
+
+/// A Streamable HTTP server listening on a background thread.
+///
+/// # Examples
+///
+/// ```
+/// use talaria::core::server::Router;
+/// use talaria::http::{HttpServer, HttpServerOptions};
+/// use talaria::server::Server;
+///
+/// let server = Server::new("http-demo", "1.0", Router::<()>::builder().build());
+/// let listening = HttpServer::bind(&server, "127.0.0.1:0", HttpServerOptions::default())?;
+/// println!("serving http://{}/mcp", listening.local_addr());
+/// listening.shutdown();
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct HttpServer {
+    addr: SocketAddr,
+    stop: Arc<dyn Fn() + Send + Sync>,
+    threads: Vec<JoinHandle<()>>,
+    sessions: Arc<dyn Fn() -> usize + Send + Sync>,
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer").field("addr", &self.addr).finish_non_exhaustive()
+    }
+}
+
+impl HttpServer {
+    /// Listens on `addr` (with `TCP_NODELAY`) and serves `server` at the options' path.
+    ///
+    /// # Errors
+    ///
+    /// If the address cannot be bound.
+    pub fn bind<S: Send + 'static>(
+        server: &Server<S>,
+        addr: impl ToSocketAddrs,
+        options: HttpServerOptions,
+    ) -> io::Result<Self> {
+        let listener = TcpListener::bind(addr)?;
+        // Accepted sockets inherit TCP_NODELAY from the listener on Linux.
+        let _ = rustix::net::sockopt::set_tcp_nodelay(&listener, true);
+        let addr = listener.local_addr()?;
+        let http = Arc::new(tiny_http::Server::from_listener(listener, None).map_err(io::Error::other)?);
+        let idle = options.endpoint.idle_timeout;
+        let shared = Arc::new(Shared {
+            server: server.clone(),
+            sessions: Mutex::new(SessionTable::new(idle, options.endpoint.max_sessions)),
+            options,
+            next_stream: AtomicU64::new(1),
+            stop: AtomicBool::new(false),
+        });
+        let accept = {
+            let (http, shared) = (Arc::clone(&http), Arc::clone(&shared));
+            std::thread::Builder::new().name("talaria-http-accept".into()).spawn(move || {
+                for request in http.incoming_requests() {
+                    if shared.stop.load(Ordering::Acquire) {
+                        break;
+                    }
+                    let shared = Arc::clone(&shared);
+                    let _ =
+                        std::thread::Builder::new().name("talaria-http".into()).spawn(move || handle(&shared, request));
+                }
+            })?
+        };
+        let expiry = {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new().name("talaria-http-expiry".into()).spawn(move || expire_loop(&shared))?
+        };
+        let stopping = Arc::clone(&shared);
+        let unblock = Arc::clone(&http);
+        let stop = Arc::new(move || {
+            stopping.stop.store(true, Ordering::Release);
+            unblock.unblock();
+        });
+        let counting = Arc::clone(&shared);
+        let sessions = Arc::new(move || counting.sessions.lock().unwrap_or_else(PoisonError::into_inner).len());
+        Ok(Self { addr, stop, threads: vec![accept, expiry], sessions })
+    }
+
+    /// The address it listens on.
+    #[must_use]
+    pub const fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// How many legacy sessions are live.
+    #[must_use]
+    pub fn sessions(&self) -> usize {
+        (self.sessions)()
+    }
+
+    /// Blocks while the server runs.
+    pub fn wait(mut self) {
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+
+    /// Stops accepting requests; exchanges under way finish.
+    pub fn shutdown(mut self) {
+        self.stop_now();
+    }
+
+    fn stop_now(&mut self) {
+        (self.stop)();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        if !self.threads.is_empty() {
+            self.stop_now();
+        }
+    }
+}
+
+/// Expires idle sessions until the server stops.
+fn expire_loop<S: Send + 'static>(shared: &Shared<S>) {
+    while !shared.stop.load(Ordering::Acquire) {
+        let now = Instant::now();
+        let (expired, next) = {
+            let mut table = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            let expired = table.expire(now);
+            (expired, table.poll_timeout())
+        };
+        for (_, session) in expired {
+            end_session(&session);
+        }
+        let pause = next.map_or(Duration::from_millis(200), |at| at.saturating_duration_since(now));
+        std::thread::sleep(pause.clamp(Duration::from_millis(5), Duration::from_millis(200)));
+    }
+}
+
+fn end_session<S: Send + 'static>(session: &Session<S>) {
+    session.conn.with(|served, now| served.endpoint.handle_closed(now));
+    session.streams.close_all();
+}
+
+fn header(name: &str, value: &str) -> Option<Header> {
+    Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+}
+
+fn respond_refusal(request: tiny_http::Request, refusal: Refusal) {
+    let mut response = Response::from_data(refusal.body.unwrap_or_default()).with_status_code(refusal.status);
+    if let Some(h) = header("Content-Type", "application/json") {
+        response.add_header(h);
+    }
+    for (name, value) in &refusal.headers {
+        if let Some(h) = header(name, value) {
+            response.add_header(h);
+        }
+    }
+    let _ = request.respond(response);
+}
+
+fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request) {
+    let path = request.url().split('?').next().unwrap_or("");
+    if path != shared.options.path {
+        let _ = request.respond(Response::empty(404));
+        return;
+    }
+    let headers: Vec<(String, String)> =
+        request.headers().iter().map(|h| (h.field.as_str().as_str().to_owned(), h.value.as_str().to_owned())).collect();
+    let mut identity = None;
+    if let Some(authorize) = &shared.options.authorize {
+        match authorize(&headers) {
+            Ok(who) => identity = who,
+            Err(rejection) => {
+                let mut response = Response::empty(401);
+                if let Some(h) = header("WWW-Authenticate", &rejection.www_authenticate) {
+                    response.add_header(h);
+                }
+                let _ = request.respond(response);
+                return;
+            }
+        }
+    }
+    let method = HttpMethod::parse(request.method().as_str());
+    let limit = shared.options.endpoint.max_body;
+    let mut body = Vec::new();
+    if method == HttpMethod::Post {
+        let read = request.as_reader().take(limit as u64 + 1).read_to_end(&mut body);
+        if read.is_err() {
+            let _ = request.respond(Response::empty(400));
+            return;
+        }
+    }
+    let exchange = match classify(&HttpRequest { method, headers: &headers[..], body: &body }, &shared.options.endpoint)
+    {
+        Ok(exchange) => exchange,
+        Err(refusal) => return respond_refusal(request, refusal),
+    };
+    let mut info = TransportInfo::new("http");
+    info.remote_addr = request.remote_addr().map(ToString::to_string);
+    info.identity = identity;
+    info.headers = headers;
+    match exchange {
+        Exchange::Stateless { .. } => {
+            let streams = Streams::default();
+            let Ok(conn) = shared.server.open(Box::new(streams.clone()), info, quiet_events()) else {
+                let _ = request.respond(Response::empty(500));
+                return;
+            };
+            let session = Session { conn, streams };
+            post(shared, &session, request, &body, None);
+            session.conn.with(|served, now| served.endpoint.handle_closed(now));
+        }
+        Exchange::Initialize => {
+            let id = mint_session_id(&mut |buf: &mut [u8]| {
+                let _ = getrandom::fill(buf);
+            });
+            let streams = Streams::default();
+            let Ok(conn) =
+                shared.server.open(Box::new(streams.clone()), info.with_session_id(id.clone()), quiet_events())
+            else {
+                let _ = request.respond(Response::empty(500));
+                return;
+            };
+            let session = Session { conn, streams };
+            let inserted = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(
+                id.clone(),
+                session.clone(),
+                Instant::now(),
+            );
+            if inserted.is_err() {
+                end_session(&session);
+                return respond_refusal(request, Refusal::too_many_sessions());
+            }
+            post(shared, &session, request, &body, Some(&id));
+        }
+        Exchange::Post { session: id } => {
+            let Some(session) = lookup(shared, &id) else {
+                return respond_refusal(request, Refusal::unknown_session());
+            };
+            let info = info.with_session_id(id.clone());
+            session.conn.with(|served, _| served.endpoint.set_transport(info));
+            post(shared, &session, request, &body, Some(&id));
+        }
+        Exchange::OpenStream { session: id, .. } => {
+            let Some(session) = lookup(shared, &id) else {
+                return respond_refusal(request, Refusal::unknown_session());
+            };
+            let frames = session.streams.open_get();
+            stream_sse(request, &frames, Reply::new(ReplyMode::Sse), None, true);
+        }
+        Exchange::Terminate { session: id } => {
+            let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+            match removed {
+                Some(session) => {
+                    end_session(&session);
+                    let _ = request.respond(Response::empty(200));
+                }
+                None => respond_refusal(request, Refusal::unknown_session()),
+            }
+        }
+        _ => {
+            let _ = request.respond(Response::empty(500));
+        }
+    }
+}
+
+fn lookup<S>(shared: &Shared<S>, id: &str) -> Option<Session<S>> {
+    shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).get_mut(id, Instant::now()).cloned()
+}
+
+fn quiet_events() -> Box<dyn Fn(Event) + Send + Sync> {
+    Box::new(|event| {
+        if let Event::PeerMisbehaved(problem) = event {
+            eprintln!("talaria: http peer error: {problem}");
+        }
+    })
+}
+
+/// Feeds one POST body to the session and writes its reply.
+fn post<S: Send + 'static>(
+    shared: &Shared<S>,
+    session: &Session<S>,
+    request: tiny_http::Request,
+    body: &[u8],
+    session_id: Option<&str>,
+) {
+    let stream = StreamId(shared.next_stream.fetch_add(1, Ordering::Relaxed));
+    let frames = session.streams.open_post(stream);
+    session.conn.with(|served, now| served.endpoint.handle_frame(now, Route::Stream(stream), body));
+    let mut reply = Reply::new(shared.options.reply_mode);
+    loop {
+        let steps = match frames.recv() {
+            Ok(StreamMsg::Frame(payload)) => reply.frame(payload),
+            Ok(StreamMsg::Done) | Err(_) => reply.done(),
+        };
+        let Some(first) = steps.first() else { continue };
+        match first {
+            ReplyStep::Accepted => {
+                let _ = request.respond(with_session(Response::empty(202), session_id));
+                return;
+            }
+            ReplyStep::Json { status, body } => {
+                let mut response = Response::from_data(body.clone()).with_status_code(*status);
+                if let Some(h) = header("Content-Type", "application/json") {
+                    response.add_header(h);
+                }
+                let _ = request.respond(with_session(response, session_id));
+                return;
+            }
+            _ => {
+                let pending: Vec<Vec<u8>> = steps
+                    .into_iter()
+                    .filter_map(|step| match step {
+                        ReplyStep::Event(bytes) => Some(bytes),
+                        _ => None,
+                    })
+                    .collect();
+                let finished = stream_sse(request, &frames, reply, Some((pending, session_id)), false);
+                if !finished {
+                    session.streams.close_post(stream);
+                    session.conn.with(|served, now| served.endpoint.session_mut().handle_stream_closed(now, stream));
+                }
+                return;
+            }
+        }
+    }
+}
+
+fn with_session<R: Read>(mut response: Response<R>, session_id: Option<&str>) -> Response<R> {
+    if let Some(h) = session_id.and_then(|id| header(SESSION_ID, id)) {
+        response.add_header(h);
+    }
+    response
+}
+
+/// Writes an SSE response by hand (`tiny_http` buffers chunked bodies; events must go out at
+/// once): the head, `first` events, then each frame as it comes. Returns whether the stream
+/// ended normally (`false`: the client went away).
+fn stream_sse(
+    request: tiny_http::Request,
+    frames: &Receiver<StreamMsg>,
+    mut reply: Reply,
+    first: Option<(Vec<Vec<u8>>, Option<&str>)>,
+    long_lived: bool,
+) -> bool {
+    let (events, session_id) = first.unwrap_or_default();
+    let mut writer = request.into_writer();
+    let mut head = String::from(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n",
+    );
+    if let Some(id) = session_id {
+        head.push_str(&format!("{SESSION_ID}: {id}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut ok = writer.write_all(head.as_bytes()).is_ok();
+    if long_lived {
+        // A comment first, so the client knows the stream is open.
+        ok = ok && write_chunk(&mut writer, b": stream open\n\n").is_ok();
+    }
+    for event in events {
+        ok = ok && write_chunk(&mut writer, &event).is_ok();
+    }
+    ok = ok && writer.flush().is_ok();
+    while ok {
+        let steps = match frames.recv() {
+            Ok(StreamMsg::Frame(payload)) if payload.is_empty() => continue,
+            Ok(StreamMsg::Frame(payload)) if long_lived => {
+                vec![ReplyStep::Event(sse_event(&payload))]
+            }
+            Ok(StreamMsg::Frame(payload)) => reply.frame(payload),
+            Ok(StreamMsg::Done) | Err(_) => {
+                let _ = writer.write_all(b"0\r\n\r\n");
+                let _ = writer.flush();
+                return true;
+            }
+        };
+        for step in steps {
+            match step {
+                ReplyStep::Event(bytes) => ok = ok && write_chunk(&mut writer, &bytes).is_ok(),
+                ReplyStep::End => {
+                    let _ = writer.write_all(b"0\r\n\r\n");
+                    let _ = writer.flush();
+                    return true;
+                }
+                _ => {}
+            }
+        }
+        ok = ok && writer.flush().is_ok();
+    }
+    false
+}
+
+fn sse_event(payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(payload.len() + 8);
+    talaria_core::codec::encode_event(
+        &talaria_core::codec::SseEvent::message(String::from_utf8_lossy(payload)),
+        &mut out,
+    );
+    out
+}
+
+fn write_chunk(writer: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
+    write!(writer, "{:x}\r\n", bytes.len())?;
+    writer.write_all(bytes)?;
+    writer.write_all(b"\r\n")
+}

@@ -1,0 +1,196 @@
+//! End to end over Streamable HTTP on 127.0.0.1: our client <-> our server, both eras, JSON and
+//! SSE replies, and the transport's refusals.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use talaria::client::{Client, ClientError, ClientOptions};
+use talaria::core::client::CallOptions;
+use talaria::core::http::exchange::EndpointConfig;
+use talaria::core::http::reply::ReplyMode;
+use talaria::core::schema::tools::CallToolResult;
+use talaria::core::session::ClientMode;
+use talaria::core::version::ProtocolVersion;
+use talaria::http::{HttpServer, HttpServerOptions, Rejection};
+
+fn text_of(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("")
+}
+
+fn serve(options: HttpServerOptions) -> (HttpServer, String) {
+    let server = talaria_examples::everything::server();
+    let listening = HttpServer::bind(&server, "127.0.0.1:0", options).unwrap();
+    let url = format!("http://{}/mcp", listening.local_addr());
+    (listening, url)
+}
+
+fn legacy(version: ProtocolVersion) -> ClientOptions {
+    ClientOptions::new("http-e2e", "1").mode(ClientMode::Legacy).versions(vec![version])
+}
+
+#[test]
+fn legacy_sessions_in_json_and_sse_modes() {
+    for mode in [ReplyMode::Json, ReplyMode::Sse] {
+        for version in [ProtocolVersion::V2025_03_26, ProtocolVersion::V2025_06_18, ProtocolVersion::V2025_11_25] {
+            let (listening, url) = serve(HttpServerOptions::default().reply_mode(mode));
+            let client = Client::http(&url, &[], legacy(version)).unwrap();
+            assert_eq!(client.protocol_version(), version);
+            assert_eq!(listening.sessions(), 1);
+            client.ping().unwrap();
+            assert_eq!(text_of(&client.call_tool("echo", json!({"text": "over http"})).unwrap()), "over http");
+            assert_eq!(client.list_all_tools().unwrap().len(), 10);
+            let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let seen = std::sync::Arc::clone(&reports);
+            let options = CallOptions::default().with_progress(move |p| seen.lock().unwrap().push(p.progress));
+            let slow = client.call_tool_with("slow", json!({"steps": 3, "step_ms": 1}), options).unwrap();
+            assert_eq!(text_of(&slow), "done after 3 steps");
+            assert_eq!(
+                *reports.lock().unwrap(),
+                vec![1.0, 2.0, 3.0],
+                "{mode:?} {version}: progress on the POST's stream"
+            );
+            assert_eq!(text_of(&client.call_tool("calls", json!({})).unwrap()), "1", "per-session state");
+            client.close();
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while listening.sessions() > 0 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert_eq!(listening.sessions(), 0, "DELETE ended the session");
+            listening.shutdown();
+        }
+    }
+}
+
+#[test]
+fn the_stateless_era_posts_every_message_on_its_own() {
+    let (listening, url) = serve(HttpServerOptions::default());
+    let client = Client::http(&url, &[], ClientOptions::new("stateless", "1").mode(ClientMode::Stateless)).unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+    assert_eq!(text_of(&client.call_tool("echo", json!({"text": "no session"})).unwrap()), "no session");
+    let note = client.read_resource("notes://9").unwrap();
+    assert!(serde_json::to_string(&note).unwrap().contains("note 9"));
+    assert_eq!(listening.sessions(), 0, "no sessions in the stateless era");
+}
+
+#[test]
+fn an_auto_client_finds_the_era_the_server_speaks() {
+    let (_listening, url) = serve(HttpServerOptions::default());
+    let client = Client::http(&url, &[], ClientOptions::new("auto", "1")).unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+    let mut legacy_only = EndpointConfig::default();
+    legacy_only.stateless = false;
+    let (_old, url) = serve(HttpServerOptions::default().endpoint(legacy_only));
+    let client = Client::http(&url, &[], ClientOptions::new("auto", "1")).unwrap();
+    assert!(client.protocol_version() < ProtocolVersion::V2026_07_28, "{}", client.protocol_version());
+    assert_eq!(text_of(&client.call_tool("echo", json!({"text": "fell back"})).unwrap()), "fell back");
+}
+
+#[test]
+fn many_sessions_in_parallel_each_get_every_answer_once() {
+    let (listening, url) = serve(HttpServerOptions::default());
+    let workers: Vec<_> = (0..40)
+        .map(|c| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let client = Client::http(&url, &[], legacy(ProtocolVersion::V2025_06_18)).unwrap();
+                for i in 0..25 {
+                    let text = format!("{c}:{i}");
+                    assert_eq!(text_of(&client.call_tool("echo", json!({"text": text})).unwrap()), text);
+                }
+                text_of(&client.call_tool("calls", json!({})).unwrap())
+            })
+        })
+        .collect();
+    for worker in workers {
+        assert_eq!(worker.join().unwrap(), "25");
+    }
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while listening.sessions() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(listening.sessions(), 0);
+}
+
+#[test]
+fn idle_sessions_expire_and_the_next_call_fails_cleanly() {
+    let mut endpoint = EndpointConfig::default();
+    endpoint.idle_timeout = Duration::from_millis(150);
+    let (listening, url) = serve(HttpServerOptions::default().endpoint(endpoint));
+    let client = Client::http(&url, &[], legacy(ProtocolVersion::V2025_06_18)).unwrap();
+    client.ping().unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(listening.sessions(), 0, "expired");
+    let start = Instant::now();
+    let outcome = client.ping();
+    assert!(matches!(outcome, Err(ClientError::Call(_))), "{outcome:?}");
+    assert!(start.elapsed() < Duration::from_secs(2), "no hang");
+}
+
+fn raw(addr: &str, request: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = stream.read_to_string(&mut out);
+    out
+}
+
+fn post(addr: &str, headers: &str, body: &str) -> String {
+    raw(
+        addr,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n{headers}\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+#[test]
+fn malformed_exchanges_get_their_documented_status() {
+    let hook = |headers: &[(String, String)]| {
+        let bearer = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization")).map(|(_, v)| v.as_str());
+        match bearer {
+            Some("Bearer let-me-in") => Ok(Some("tester".to_owned())),
+            _ => Err(Rejection { www_authenticate: "Bearer realm=\"mcp\"".into() }),
+        }
+    };
+    let mut endpoint = EndpointConfig::default();
+    endpoint.max_body = 1024;
+    let (listening, _) = serve(HttpServerOptions::default().endpoint(endpoint).authorize(hook));
+    let addr = listening.local_addr().to_string();
+    let auth = "Authorization: Bearer let-me-in\r\n";
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let cases = [
+        ("no credentials", post(&addr, "", init), "401", Some("WWW-Authenticate: Bearer realm=\"mcp\"")),
+        ("initialize", post(&addr, auth, init), "200", Some("Mcp-Session-Id: ")),
+        ("no session id", post(&addr, auth, list), "400", None),
+        (
+            "unknown session",
+            post(&addr, &format!("{auth}Mcp-Session-Id: 0123456789abcdef0123456789abcdef\r\n"), list),
+            "404",
+            None,
+        ),
+        ("foreign origin", post(&addr, &format!("{auth}Origin: https://evil.example\r\n"), init), "403", None),
+        ("too big", post(&addr, auth, &" ".repeat(2000)), "413", None),
+        ("not json", post(&addr, &format!("{auth}Content-Type: text/plain\r\n"), init), "415", None),
+        ("bad json", post(&addr, auth, "{nope"), "400", Some("-32700")),
+        ("wrong path", raw(&addr, &format!("GET /elsewhere HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{auth}\r\n")), "404", None),
+        (
+            "stateless GET",
+            raw(&addr, &format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nMCP-Protocol-Version: 2026-07-28\r\n{auth}\r\n")),
+            "405",
+            None,
+        ),
+    ];
+    for (what, response, status, needle) in cases {
+        let status_line = response.lines().next().unwrap_or_default();
+        assert!(status_line.contains(status), "{what}: {status_line}\n{response}");
+        if let Some(needle) = needle {
+            assert!(response.contains(needle), "{what}: {response}");
+        }
+    }
+}
