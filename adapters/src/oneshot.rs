@@ -12,6 +12,8 @@ struct Slot<T> {
     /// The sender was dropped without sending.
     abandoned: bool,
     waker: Option<Waker>,
+    /// A thread is blocked in `wait` (only then is the condvar worth a syscall).
+    blocked: bool,
 }
 
 struct Shared<T> {
@@ -32,7 +34,7 @@ pub(crate) struct Receiver<T> {
 /// A connected pair.
 pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
     let shared = Arc::new(Shared {
-        slot: Mutex::new(Slot { value: None, abandoned: false, waker: None }),
+        slot: Mutex::new(Slot { value: None, abandoned: false, waker: None, blocked: false }),
         ready: Condvar::new(),
     });
     (Sender { shared: Some(Arc::clone(&shared)) }, Receiver { shared })
@@ -42,12 +44,14 @@ impl<T> Sender<T> {
     /// Delivers `value` and wakes the receiver.
     pub(crate) fn send(mut self, value: T) {
         if let Some(shared) = self.shared.take() {
-            let waker = {
+            let (waker, blocked) = {
                 let mut slot = shared.slot.lock().unwrap_or_else(PoisonError::into_inner);
                 slot.value = Some(value);
-                slot.waker.take()
+                (slot.waker.take(), slot.blocked)
             };
-            shared.ready.notify_all();
+            if blocked {
+                shared.ready.notify_all();
+            }
             if let Some(waker) = waker {
                 waker.wake();
             }
@@ -58,12 +62,14 @@ impl<T> Sender<T> {
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         if let Some(shared) = self.shared.take() {
-            let waker = {
+            let (waker, blocked) = {
                 let mut slot = shared.slot.lock().unwrap_or_else(PoisonError::into_inner);
                 slot.abandoned = true;
-                slot.waker.take()
+                (slot.waker.take(), slot.blocked)
             };
-            shared.ready.notify_all();
+            if blocked {
+                shared.ready.notify_all();
+            }
             if let Some(waker) = waker {
                 waker.wake();
             }
@@ -82,6 +88,7 @@ impl<T> Receiver<T> {
             if slot.abandoned {
                 return None;
             }
+            slot.blocked = true;
             slot = self.shared.ready.wait(slot).unwrap_or_else(PoisonError::into_inner);
         }
     }
@@ -101,6 +108,7 @@ impl<T> Receiver<T> {
             if left.is_zero() {
                 return Err(());
             }
+            slot.blocked = true;
             slot = self.shared.ready.wait_timeout(slot, left).unwrap_or_else(PoisonError::into_inner).0;
         }
     }

@@ -8,7 +8,10 @@ type Job = Box<dyn FnOnce() + Send>;
 
 struct Counts {
     threads: usize,
+    /// Workers waiting for a job.
     idle: usize,
+    /// Jobs sent and not yet taken by a worker.
+    queued: usize,
 }
 
 /// The pool.
@@ -26,7 +29,7 @@ impl Pool {
         Self {
             jobs: Mutex::new(tx),
             queue: Arc::new(Mutex::new(rx)),
-            counts: Arc::new(Mutex::new(Counts { threads: 0, idle: 0 })),
+            counts: Arc::new(Mutex::new(Counts { threads: 0, idle: 0, queued: 0 })),
             max_threads: max_threads.max(1),
         }
     }
@@ -35,7 +38,10 @@ impl Pool {
     pub(crate) fn run(&self, job: Job) {
         let grow = {
             let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
-            let grow = counts.idle == 0 && counts.threads < self.max_threads;
+            counts.queued += 1;
+            // Grow unless an idle worker is free for this job (idle workers may already be
+            // promised to jobs queued before it).
+            let grow = counts.queued > counts.idle && counts.threads < self.max_threads;
             if grow {
                 counts.threads += 1;
             }
@@ -53,7 +59,13 @@ impl Pool {
         std::thread::Builder::new().name("talaria-worker".into()).spawn(move || loop {
             counts.lock().unwrap_or_else(PoisonError::into_inner).idle += 1;
             let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
-            counts.lock().unwrap_or_else(PoisonError::into_inner).idle -= 1;
+            {
+                let mut counts = counts.lock().unwrap_or_else(PoisonError::into_inner);
+                counts.idle -= 1;
+                if job.is_ok() {
+                    counts.queued -= 1;
+                }
+            }
             match job {
                 Ok(job) => job(),
                 Err(_) => {
@@ -73,6 +85,14 @@ mod tests {
 
     #[test]
     fn jobs_run_concurrently_up_to_the_cap() {
+        // Many fresh pools: the race between a worker starting and a job arriving shows up
+        // only now and then.
+        for _ in 0..200 {
+            four_jobs_that_wait_for_each_other();
+        }
+    }
+
+    fn four_jobs_that_wait_for_each_other() {
         let pool = Pool::new(4);
         let (tx, rx) = channel();
         let gate = Arc::new(std::sync::Barrier::new(4));
