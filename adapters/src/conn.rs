@@ -147,7 +147,7 @@ impl<E: Engine> Conn<E> {
         while let Some(output) = state.engine.poll_output() {
             match output {
                 Output::Transmit { route, payload } if !state.broken => {
-                    state.outbox.push(Outgoing::Frame(route, payload))
+                    state.outbox.push(Outgoing::Frame(route, payload));
                 }
                 Output::StreamDone(stream) if !state.broken => state.outbox.push(Outgoing::StreamDone(stream)),
                 Output::Event(event) => {

@@ -67,12 +67,20 @@ enum Run {
     Async1,
     Floor64,
     Blocking64,
+    Pipelined64,
     Async64,
 }
 
 impl Run {
-    const ALL: [Self; 6] =
-        [Self::Floor1, Self::Blocking1, Self::Async1, Self::Floor64, Self::Blocking64, Self::Async64];
+    const ALL: [Self; 7] = [
+        Self::Floor1,
+        Self::Blocking1,
+        Self::Async1,
+        Self::Floor64,
+        Self::Blocking64,
+        Self::Pipelined64,
+        Self::Async64,
+    ];
 
     /// The name `TALARIA_BENCH_ONLY` knows it by.
     const fn key(self) -> &'static str {
@@ -82,6 +90,7 @@ impl Run {
             Self::Async1 => "async1",
             Self::Floor64 => "floor64",
             Self::Blocking64 => "blocking64",
+            Self::Pipelined64 => "pipelined64",
             Self::Async64 => "async64",
         }
     }
@@ -92,6 +101,7 @@ impl Run {
             Self::Blocking1 => "blocking Client, loop",
             Self::Async1 => "async, smol::block_on",
             Self::Blocking64 => "blocking Client, 64 threads",
+            Self::Pipelined64 => "blocking, 1 thread pipelined",
             Self::Async64 => "async, 64 smol tasks",
         }
     }
@@ -99,7 +109,7 @@ impl Run {
     const fn in_flight(self) -> usize {
         match self {
             Self::Floor1 | Self::Blocking1 | Self::Async1 => 1,
-            Self::Floor64 | Self::Blocking64 | Self::Async64 => WIDE,
+            Self::Floor64 | Self::Blocking64 | Self::Pipelined64 | Self::Async64 => WIDE,
         }
     }
 
@@ -185,6 +195,7 @@ fn main() {
         Run::Floor64 => floor.wide(calls),
         Run::Blocking1 => blocking_one(&sdk.client, calls),
         Run::Blocking64 => blocking_wide(&sdk.client, calls),
+        Run::Pipelined64 => blocking_pipelined(&nonblocking, calls),
         Run::Async1 => async_one(&nonblocking, calls),
         Run::Async64 => async_wide(&nonblocking, calls),
     };
@@ -233,7 +244,10 @@ fn main() {
     println!();
     println!("  targets (issue):");
     let pairs = |runs: [Run; 2]| runs.into_iter().filter_map(|run| Some((run, of(run)?, of(run.floor())?)));
-    for (run, s, f) in pairs([Run::Blocking64, Run::Async64]) {
+    for (run, s, f) in [Run::Blocking64, Run::Pipelined64, Run::Async64]
+        .into_iter()
+        .filter_map(|run| Some((run, of(run)?, of(run.floor())?)))
+    {
         let ratio = s.calls_per_sec / f.calls_per_sec;
         println!(
             "    calls/s at 64 in flight >= {TARGET_RATIO:.2}x floor  {:<28} {ratio:>6.2}x  {}",
@@ -474,6 +488,27 @@ fn blocking_wide(client: &Client, calls: usize) -> Sample {
         (latencies, start.elapsed())
     });
     Sample::new(wall, latencies)
+}
+
+/// One thread keeping [`WIDE`] calls in flight: sent at once, waited for in order with the
+/// blocking `CallFuture::wait`.
+fn blocking_pipelined(client: &AsyncClient, calls: usize) -> Sample {
+    let mut latencies = Vec::with_capacity(calls);
+    let mut window = std::collections::VecDeque::with_capacity(WIDE);
+    let start = Instant::now();
+    let mut sent_calls = 0;
+    while sent_calls < calls || !window.is_empty() {
+        while sent_calls < calls && window.len() < WIDE {
+            window.push_back((Instant::now(), client.call_tool("echo", json!({"text": TEXT}))));
+            sent_calls += 1;
+        }
+        if let Some((sent, call)) = window.pop_front() {
+            let result = call.wait().unwrap();
+            latencies.push(sent.elapsed());
+            check(&result);
+        }
+    }
+    Sample::new(start.elapsed(), latencies)
 }
 
 fn async_one(client: &AsyncClient, calls: usize) -> Sample {

@@ -80,6 +80,39 @@ impl<T> CallFuture<T> {
         Self { state, inner: Arc::downgrade(inner), finished: false }
     }
 
+    /// Blocks this thread until the call ends: blocking code can keep many calls in flight
+    /// on one thread by sending them first and waiting in turn.
+    ///
+    /// # Errors
+    ///
+    /// As awaiting the future.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use talaria::client::ClientOptions;
+    /// # use talaria::core::schema::tools::{CallToolResult, Tool};
+    /// # use talaria::core::server::Router;
+    /// # let router = Router::<()>::builder()
+    /// #     .tool(Tool::new("echo", Default::default()), |_ctx, _: serde_json::Value| Ok(CallToolResult::text("e")))
+    /// #     .build();
+    /// # let server = talaria::server::Server::new("s", "1", router);
+    /// let client = talaria::memory::connect(&server, ClientOptions::new("me", "1"))?.to_async();
+    /// let calls: Vec<_> = (0..8).map(|_| client.call_tool("echo", serde_json::json!({}))).collect();
+    /// for call in calls {
+    ///     call.wait()?;
+    /// }
+    /// # Ok::<(), talaria::client::ClientError>(())
+    /// ```
+    pub fn wait(mut self) -> Result<T, ClientError> {
+        let outcome = match &mut self.state {
+            Ok((_, outcome)) => flatten(outcome.wait()),
+            Err(error) => Err(error.take().unwrap_or(ClientError::Connect("waited twice".into()))),
+        };
+        self.finished = true;
+        outcome
+    }
+
     /// The request's id (`None` if it could not be sent).
     #[must_use]
     pub fn id(&self) -> Option<&RequestId> {
