@@ -453,8 +453,12 @@ mod tests {
 
             let measure = &list["tools"][1];
             assert_eq!(measure["inputSchema"], *input);
-            assert_eq!(measure["outputSchema"]["type"], "object");
-            assert_eq!(measure["outputSchema"]["required"], json!(["label", "distance", "copies", "note"]));
+            if version.supports(crate::version::Feature::StructuredOutput) {
+                assert_eq!(measure["outputSchema"]["type"], "object");
+                assert_eq!(measure["outputSchema"]["required"], json!(["label", "distance", "copies", "note"]));
+            } else {
+                assert!(measure.get("outputSchema").is_none(), "{version}: no output schemas before 2025-06-18");
+            }
         }
     }
 

@@ -1,0 +1,308 @@
+//! Connecting: which server (a child process, a URL, the bundled demo), how (era, version,
+//! timeouts, headers), and what the connection reports along the way (logs, notifications,
+//! the server's stderr).
+
+use std::path::PathBuf;
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use talaria_core::schema::logging::LoggingMessageNotificationParams;
+use talaria_core::schema::LoggingLevel;
+use talaria_core::session::ClientMode;
+use talaria_core::version::{Era, ProtocolVersion};
+
+use super::catalog::Catalog;
+use super::demo_server;
+use super::exit::{Failure, Kind};
+use super::printer::Printer;
+use super::server_requests::{self, Question};
+use super::stderr::StderrLog;
+use super::trace;
+use crate::client::{Client, ClientError, ClientOptions};
+use crate::stdio::{StderrMode, StdioCommand};
+
+/// Which server to talk to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// A child process speaking over its stdin/stdout.
+    Stdio {
+        /// The program.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Extra environment variables.
+        env: Vec<(String, String)>,
+        /// Its working directory.
+        cwd: Option<PathBuf>,
+    },
+    /// A WebSocket URL.
+    WebSocket(String),
+    /// A Streamable HTTP URL.
+    Http(String),
+    /// A legacy HTTP+SSE URL (not in this build yet).
+    Sse(String),
+    /// The bundled demo server, in this process.
+    Demo,
+}
+
+impl Target {
+    /// The transport's name, as `show_state` prints it.
+    pub(crate) const fn transport(&self) -> &'static str {
+        match self {
+            Self::Stdio { .. } => "stdio",
+            Self::WebSocket(_) => "websocket",
+            Self::Http(_) => "streamable-http",
+            Self::Sse(_) => "sse",
+            Self::Demo => "memory",
+        }
+    }
+
+    /// What was connected to: the command line or the URL.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Self::Stdio { program, args, .. } => {
+                std::iter::once(program).chain(args).cloned().collect::<Vec<_>>().join(" ")
+            }
+            Self::WebSocket(url) | Self::Http(url) | Self::Sse(url) => url.clone(),
+            Self::Demo => "the bundled demo server (in-process)".into(),
+        }
+    }
+}
+
+/// How to connect.
+#[derive(Debug, Clone)]
+pub(crate) struct Connector {
+    /// The server.
+    pub(crate) target: Target,
+    /// Headers for network transports (`Name: value`).
+    pub(crate) headers: Vec<(String, String)>,
+    /// The one protocol revision to speak, if pinned.
+    pub(crate) protocol: Option<ProtocolVersion>,
+    /// The handshake and request timeout.
+    pub(crate) timeout: Option<Duration>,
+    /// The log level to ask for (stateless era: on every request; legacy: once connected).
+    pub(crate) log_level: Option<LoggingLevel>,
+    /// Start stdio servers through the trace proxy (frames can then be printed).
+    pub(crate) proxy: bool,
+}
+
+/// What a connection reports to, and who answers the server's questions.
+pub(crate) struct Hooks {
+    /// Where lines for a person go.
+    pub(crate) printer: Arc<Printer>,
+    /// The lists, forgotten on `list_changed`.
+    pub(crate) catalog: Arc<Catalog>,
+    /// Where the server's questions go (interactive mode); declined when `None`.
+    pub(crate) questions: Option<Sender<Question>>,
+    /// Whether someone waits for questions right now.
+    pub(crate) waiting: fn() -> bool,
+}
+
+/// A live connection and what the CLI keeps about it.
+pub(crate) struct Session {
+    /// The client.
+    pub(crate) client: Client,
+    /// How it was made.
+    pub(crate) target: Target,
+    /// The server's stderr (stdio).
+    pub(crate) stderr: Option<Arc<StderrLog>>,
+    /// What the server offers.
+    pub(crate) catalog: Arc<Catalog>,
+    /// How long the connection and handshake took.
+    pub(crate) connect_time: Duration,
+}
+
+impl Session {
+    /// A failure enriched with the server's stderr tail when the connection is gone.
+    pub(crate) fn explain(&self, failure: Failure) -> Failure {
+        if failure.kind != Kind::Transport || failure.hint.is_some() {
+            return failure;
+        }
+        let mut failure = failure;
+        if let Some(status) = self.client.exit_status() {
+            failure.message.push_str(&format!(" (server {status})"));
+        }
+        match self.stderr.as_ref().and_then(|log| log.hint()) {
+            Some(hint) => failure.with_hint(hint),
+            None => failure,
+        }
+    }
+}
+
+impl Connector {
+    /// Connects and waits for the handshake.
+    ///
+    /// # Errors
+    ///
+    /// A failure (kind transport, timeout, authorization or unavailable) carrying the tail of
+    /// the server's stderr when there is one.
+    pub(crate) fn connect(&self, hooks: &Hooks) -> Result<Session, Failure> {
+        let started = Instant::now();
+        let options = self.options(hooks);
+        hooks.catalog.clear();
+        let (client, stderr) = match &self.target {
+            Target::Stdio { program, args, env, cwd } => {
+                let log = StderrLog::new(&hooks.printer, hooks.printer.verbosity > 0);
+                let command = self.stdio_command(program, args, env, cwd.as_ref(), &log);
+                match Client::stdio(command, options) {
+                    Ok(client) => (client, Some(log)),
+                    Err(e) => return Err(self.connect_failure(e, Some(&log))),
+                }
+            }
+            Target::WebSocket(url) => {
+                if hooks.printer.tracing() {
+                    hooks.printer.line(&format!("→ GET {url} (WebSocket upgrade, subprotocol mcp)"));
+                    for (name, value) in &self.headers {
+                        hooks.printer.line(&format!("  {}", trace::header_line(name, value)));
+                    }
+                    hooks.printer.line("  (frames over WebSocket cannot be traced yet: the client has no frame hook)");
+                }
+                let headers: Vec<(&str, &str)> = self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                match Client::websocket(url, &headers, options) {
+                    Ok(client) => (client, None),
+                    Err(e) => return Err(self.connect_failure(e, None)),
+                }
+            }
+            Target::Http(url) => {
+                if hooks.printer.tracing() {
+                    hooks.printer.line(&format!("→ POST {url} (Streamable HTTP)"));
+                    for (name, value) in &self.headers {
+                        hooks.printer.line(&format!("  {}", trace::header_line(name, value)));
+                    }
+                    hooks.printer.line("  (HTTP exchanges cannot be traced yet: the client has no frame hook)");
+                }
+                let headers: Vec<(&str, &str)> = self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                match Client::http(url, &headers, options) {
+                    Ok(client) => (client, None),
+                    Err(e) => return Err(self.connect_failure(e, None)),
+                }
+            }
+            Target::Sse(_) => return Err(unavailable(&self.target)),
+            Target::Demo => match crate::memory::connect(&demo_server::server(), options) {
+                Ok(client) => (client, None),
+                Err(e) => return Err(self.connect_failure(e, None)),
+            },
+        };
+        let session = Session {
+            client,
+            target: self.target.clone(),
+            stderr,
+            catalog: Arc::clone(&hooks.catalog),
+            connect_time: started.elapsed(),
+        };
+        if let Some(level) = self.log_level.filter(|_| session.client.protocol_version().era() == Era::Legacy) {
+            if let Err(e) = session.client.set_log_level(level) {
+                hooks.printer.verbose(1, &format!("cannot set the log level: {e}"));
+            }
+        }
+        Ok(session)
+    }
+
+    fn connect_failure(&self, error: ClientError, log: Option<&Arc<StderrLog>>) -> Failure {
+        let mut failure = match (&error, &self.target) {
+            (ClientError::Io(e), Target::Stdio { program, .. }) => {
+                Failure::transport(format!("cannot start {program}: {e}"))
+            }
+            (ClientError::Io(e), target) => Failure::transport(format!("cannot connect to {}: {e}", target.describe())),
+            _ => Failure::from(error),
+        };
+        if let Some(hint) = log.and_then(|log| log.hint()) {
+            failure = failure.with_hint(hint);
+        }
+        failure
+    }
+
+    fn stdio_command(
+        &self,
+        program: &str,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: Option<&PathBuf>,
+        log: &Arc<StderrLog>,
+    ) -> StdioCommand {
+        let sink = Arc::clone(log);
+        let capture = StderrMode::Capture(Arc::new(move |line: &str| sink.push(line)));
+        let exe = std::env::current_exe().ok().filter(|_| self.proxy);
+        let mut command = match exe {
+            Some(exe) => StdioCommand::new(exe.display().to_string())
+                .arg(trace::PROXY_SUBCOMMAND)
+                .arg("--")
+                .arg(program)
+                .args(args.iter().cloned()),
+            None => StdioCommand::new(program).args(args.iter().cloned()),
+        };
+        command = command.stderr(capture).grace_period(Duration::from_millis(500));
+        for (key, value) in env {
+            command = command.env(key, value);
+        }
+        if let Some(dir) = cwd {
+            command = command.current_dir(dir);
+        }
+        command
+    }
+
+    /// The client options: identity, era, timeouts, handlers and callbacks.
+    fn options(&self, hooks: &Hooks) -> ClientOptions {
+        let mut options = ClientOptions::new("talaria", env!("CARGO_PKG_VERSION"));
+        if let Some(version) = self.protocol {
+            let mode = if version.era() == Era::Legacy { ClientMode::Legacy } else { ClientMode::Stateless };
+            options = options.mode(mode).versions(vec![version]);
+        }
+        if let Some(timeout) = self.timeout {
+            options = options.request_timeout(timeout).connect_timeout(timeout);
+        }
+        options.config_mut().log_level = self.log_level;
+        let handlers = match &hooks.questions {
+            Some(questions) => server_requests::asking(questions.clone(), hooks.waiting),
+            None => server_requests::declining(&hooks.printer),
+        };
+        let (log_printer, note_printer) = (Arc::clone(&hooks.printer), Arc::clone(&hooks.printer));
+        let catalog = Arc::clone(&hooks.catalog);
+        options
+            .handlers(handlers)
+            .on_log(move |log| {
+                if log_printer.shows_logs() {
+                    log_printer.line(&describe_log(&log_printer, log));
+                }
+            })
+            .on_notification(move |method, params| {
+                let forgot = catalog.forget(method);
+                let params = params.map(|p| p.get().to_owned()).unwrap_or_default();
+                let text = match method {
+                    "notifications/resources/updated" => format!("resource updated {params}"),
+                    _ if forgot => format!("{method} (the list will be fetched again)"),
+                    _ => format!("{method} {params}"),
+                };
+                let shown = note_printer.shows_logs() || note_printer.verbosity > 0;
+                if shown {
+                    note_printer.line(&note_printer.style.yellow(&format!("notification: {text}")));
+                }
+            })
+    }
+}
+
+/// A log message as printed: `[level] logger: data`.
+pub(crate) fn describe_log(printer: &Printer, log: &LoggingMessageNotificationParams) -> String {
+    let level = serde_json::to_value(log.level).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    let tag = format!("[{level}]");
+    let tag = match log.level {
+        LoggingLevel::Debug | LoggingLevel::Info | LoggingLevel::Notice => printer.style.dim(&tag),
+        LoggingLevel::Warning => printer.style.yellow(&tag),
+        _ => printer.style.red(&tag),
+    };
+    let data = log.data.as_str().map_or_else(|| log.data.to_string(), str::to_owned);
+    match &log.logger {
+        Some(logger) => format!("{tag} {logger}: {data}"),
+        None => format!("{tag} {data}"),
+    }
+}
+
+/// The failure of a transport this build does not have yet.
+pub(crate) fn unavailable(target: &Target) -> Failure {
+    Failure::new(
+        Kind::Unavailable,
+        format!("the {} transport is not available in this build yet ({})", target.transport(), target.describe()),
+    )
+    .with_hint("stdio, WebSocket and Streamable HTTP work today: talaria stdio -- CMD ARGS..., talaria ws URL, talaria http URL")
+}

@@ -1,0 +1,145 @@
+//! `talaria demo`: the README's first command. Starts the bundled demo server in this process
+//! and walks through a short tour (handshake, lists, a typed tool call, a tool call with a live
+//! progress bar, a prompt, a resource, a completion, log messages), showing each step as the
+//! REPL command that does it, then offers the REPL itself.
+
+use std::io::IsTerminal as _;
+use std::sync::Arc;
+
+use talaria_core::schema::LoggingLevel;
+use talaria_core::version::Era;
+
+use super::args::DemoArgs;
+use super::catalog::Catalog;
+use super::commands::{self, Command};
+use super::connect::{Connector, Hooks, Session, Target};
+use super::exec::Exec;
+use super::exit::Exit;
+use super::printer::Printer;
+use super::repl;
+use super::scripted::{emit_failure, emit_outcome};
+use super::wait::Nobody;
+use super::Settings;
+
+/// The tour: what each step shows, and the command that shows it.
+const STEPS: &[(&str, &str)] = &[
+    ("The server's tools, with their arguments typed by schema", "list_tools"),
+    ("A tool call: key=value arguments are typed by the input schema", "call_tool add a=2 b=40"),
+    ("A long call: the server reports progress, shown as a live bar", "call_tool slow steps=8 step_ms=150"),
+    ("A tool error is a result with isError set (exit code 3 in scripts)", "call_tool fail"),
+    ("A prompt, filled in with arguments", "get_prompt greet name=Ada tone=pirate"),
+    ("Resources, and reading one", "list_resources"),
+    ("", "read_resource file:///readme.md"),
+    ("A resource template, expanded by the server", "read_resource notes://42"),
+    ("Completion: the server suggests values for a prompt argument", "complete greet name=A"),
+    ("Logging: the server's log messages appear as they arrive", "call_tool log"),
+];
+
+/// Runs the tour, then (on a terminal, unless `--no-interactive`) the REPL.
+pub(crate) fn run(args: &DemoArgs, settings: &Settings, printer: &Arc<Printer>) -> Exit {
+    let interactive = !args.no_interactive && std::io::stdin().is_terminal();
+    let connector = Connector {
+        target: Target::Demo,
+        headers: Vec::new(),
+        protocol: None,
+        timeout: None,
+        log_level: Some(LoggingLevel::Info),
+        proxy: false,
+    };
+    printer.set_logs(true);
+    let style = printer.style;
+    printer.line(&style.bold("Talaria demo: a tour of MCP against the bundled demo server (in this process)."));
+    if !interactive {
+        let hooks = Hooks {
+            printer: Arc::clone(printer),
+            catalog: Arc::new(Catalog::default()),
+            questions: None,
+            waiting: || false,
+        };
+        return match connector.connect(&hooks) {
+            Ok(session) => {
+                let exit = tour(&session, settings, printer);
+                session.client.close();
+                printer.line(&style.dim("Run `talaria demo` on a terminal to continue interactively after the tour."));
+                exit
+            }
+            Err(failure) => {
+                emit_failure(settings, printer, &failure);
+                failure.exit()
+            }
+        };
+    }
+    let live = match repl::connect(&connector, printer) {
+        Ok(live) => live,
+        Err(failure) => {
+            emit_failure(settings, printer, &failure);
+            return failure.exit();
+        }
+    };
+    let exit = tour(&live.session, settings, printer);
+    printer.line("");
+    printer.line(&style.bold("Now it is your turn: the same commands work here (Tab completes). `exit` leaves."));
+    repl::run(&connector, settings, printer, Some(live)).or(exit)
+}
+
+/// The steps, in order; returns the first failure's exit code (a tool error is expected).
+fn tour(session: &Session, settings: &Settings, printer: &Arc<Printer>) -> Exit {
+    let style = printer.style;
+    let client = &session.client;
+    let info = client.server_info();
+    heading(printer, 1, "The handshake: who the server is and what it offers");
+    println!(
+        "{} {} {} over {}, protocol {} ({} era), {} ms",
+        style.dim("connected to"),
+        style.cyan(&info.name),
+        info.version,
+        session.target.transport(),
+        client.protocol_version().as_str(),
+        if client.protocol_version().era() == Era::Stateless { "stateless" } else { "legacy" },
+        session.connect_time.as_millis()
+    );
+    if let Some(capabilities) = client.server_capabilities().and_then(|c| serde_json::to_value(c).ok()) {
+        let names: Vec<String> = capabilities.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+        println!("{} {}", style.dim("capabilities:"), names.join(", "));
+    }
+    let mut exit = Exit::Ok;
+    let mut number = 1;
+    for (what, line) in STEPS {
+        if !what.is_empty() {
+            number += 1;
+            heading(printer, number, what);
+        }
+        println!("{}{}", style.dim("talaria> "), style.bold(line));
+        let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+        let command = match commands::parse(&words) {
+            Ok(command) => command,
+            Err(failure) => {
+                emit_failure(settings, printer, &failure);
+                exit = exit.or(failure.exit());
+                continue;
+            }
+        };
+        let mut exec = Exec { session, printer, ui: &mut Nobody, validate: true };
+        match exec.run(&command) {
+            Ok(outcome) => emit_outcome(settings, printer, &outcome),
+            Err(failure) => {
+                emit_failure(settings, printer, &failure);
+                exit = exit.or(failure.exit());
+            }
+        }
+        if matches!(command, Command::CallTool { ref name, .. } if name == "log") {
+            // Log notifications travel on their own; give the last ones a moment to arrive.
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    heading(printer, number + 1, "Scripts and CI");
+    println!("The same commands run one-shot, with JSON output and documented exit codes:");
+    println!("  talaria --json stdio -- talaria serve-demo ::: call-tool add a=2 b=40 ::: list-prompts");
+    println!("  talaria http http://127.0.0.1:PORT/mcp read-resource notes://7   (after: talaria serve-demo --transport http)");
+    exit
+}
+
+fn heading(printer: &Printer, number: usize, text: &str) {
+    println!();
+    println!("{}", printer.style.bold(&printer.style.yellow(&format!("── {number}. {text}"))));
+}

@@ -1,0 +1,266 @@
+//! The bundled demo server behind `talaria demo` and `talaria serve-demo`: a small router
+//! with one of each feature (typed tools, a structured tool, a slow tool with progress that
+//! honours cancellation, logging, sampling and elicitation, a prompt with completion, resources
+//! and a template).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use talaria_core::schema::completion::{Completion, CompletionReference};
+use talaria_core::schema::elicitation::{Elicit, ElicitRequestParams};
+use talaria_core::schema::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
+use talaria_core::schema::resources::{Resource, ResourceTemplate};
+use talaria_core::schema::sampling::{CreateMessage, CreateMessageRequestParams};
+use talaria_core::schema::tools::{CallToolResult, Tool};
+use talaria_core::schema::{BlobResourceContents, JsonObject, LoggingLevel, TextResourceContents};
+use talaria_core::server::{Router, RouterBuilder, ToolError};
+
+use crate::server::Server;
+
+/// The names the completion of `greet`'s `name` offers.
+const NAMES: [&str; 6] = ["Ada", "Alan", "Barbara", "Grace", "Linus", "Margaret"];
+
+/// Per-connection state: how many tools this connection called.
+#[derive(Debug, Default)]
+pub struct DemoState {
+    calls: u64,
+}
+
+/// The demo server, ready to serve over any transport.
+///
+/// # Examples
+///
+/// ```
+/// use talaria::client::ClientOptions;
+///
+/// let client = talaria::memory::connect(&talaria::cli::demo_server(), ClientOptions::new("me", "1"))?;
+/// let result = client.call_tool("add", serde_json::json!({"a": 2, "b": 3}))?;
+/// assert_eq!(result.structured_content, Some(serde_json::json!({"sum": 5})));
+/// # Ok::<(), talaria::client::ClientError>(())
+/// ```
+#[must_use]
+pub fn server() -> Server<DemoState> {
+    Server::new("talaria-demo", env!("CARGO_PKG_VERSION"), router())
+        .instructions("A demo server with one of each MCP feature. Try the echo tool first.")
+}
+
+fn schema(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+#[derive(Deserialize)]
+struct Echo {
+    text: String,
+    #[serde(default)]
+    case: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Serialize)]
+struct Sum {
+    sum: i64,
+}
+
+#[derive(Deserialize)]
+struct Stats {
+    values: Vec<f64>,
+}
+
+#[derive(Deserialize)]
+struct Slow {
+    #[serde(default = "default_steps")]
+    steps: u32,
+    #[serde(default = "default_step_ms")]
+    step_ms: u64,
+}
+
+const fn default_steps() -> u32 {
+    5
+}
+
+const fn default_step_ms() -> u64 {
+    200
+}
+
+#[derive(Deserialize)]
+struct Ask {
+    #[serde(default)]
+    question: String,
+}
+
+/// The demo router.
+#[must_use]
+fn router() -> Router<DemoState> {
+    let builder = tools(Router::<DemoState>::builder());
+    let builder = builder
+        .prompt(
+            Prompt::new("greet")
+                .with_description("Greets someone")
+                .with_argument(PromptArgument::required("name").with_description("who to greet"))
+                .with_argument(PromptArgument::optional("tone").with_description("warm, formal or pirate")),
+            |_ctx, args| {
+                let name = args.get("name").map_or("", String::as_str);
+                let tone = args.get("tone").map_or("warm", String::as_str);
+                Ok(GetPromptResult::new(vec![
+                    PromptMessage::user_text(format!("Greet {name} in a {tone} tone.")),
+                    PromptMessage::assistant_text(format!("Hello, {name}!")),
+                ])
+                .with_description("A greeting"))
+            },
+        )
+        .resource(Resource::new("file:///readme.md", "readme").with_mime_type("text/markdown"), |_ctx, uri, _vars| {
+            let text = "# Talaria demo\nA server with one of each MCP feature.";
+            Ok(vec![TextResourceContents::new(uri, text).with_mime_type("text/markdown").into()])
+        })
+        .resource(Resource::new("file:///pixel.png", "pixel").with_mime_type("image/png"), |_ctx, uri, _vars| {
+            Ok(vec![BlobResourceContents::new(uri, "iVBORw0KGgo=").with_mime_type("image/png").into()])
+        });
+    let notes = ResourceTemplate::new("notes://{id}", "notes");
+    let builder = match builder.resource_template(notes, read_note) {
+        Ok(builder) => builder,
+        // Invariant: the template above is valid, so this arm is never taken; keep the
+        // router without it rather than fail.
+        Err(_) => Router::<DemoState>::builder(),
+    };
+    builder
+        .completion(|_ctx, request| {
+            let prefix = request.argument.value.to_lowercase();
+            let values: Vec<String> = match (&request.reference, request.argument.name.as_str()) {
+                (CompletionReference::Prompt(_), "tone") => vec!["warm".into(), "formal".into(), "pirate".into()],
+                (CompletionReference::Resource(_), _) => (1..=3).map(|n| n.to_string()).collect(),
+                _ => NAMES.iter().map(|n| (*n).to_owned()).collect(),
+            };
+            Ok(Completion::from_values(values.into_iter().filter(|v| v.to_lowercase().starts_with(&prefix))))
+        })
+        .subscriptions(|_ctx, _uri| Ok(()), |_ctx, _uri| Ok(()))
+        .logging()
+        .notify_list_changes()
+        .build()
+}
+
+fn read_note(
+    _ctx: &mut talaria_core::server::Context<'_, DemoState>,
+    uri: &str,
+    vars: &std::collections::BTreeMap<String, String>,
+) -> Result<Vec<talaria_core::schema::ResourceContents>, ToolError> {
+    let id = vars.get("id").map_or("", String::as_str);
+    Ok(vec![TextResourceContents::new(uri, format!("note {id}")).into()])
+}
+
+fn tools(builder: RouterBuilder<DemoState>) -> RouterBuilder<DemoState> {
+    let echo = schema(json!({"type": "object", "properties": {
+        "text": {"type": "string", "description": "what to echo"},
+        "case": {"type": "string", "enum": ["upper", "lower", "as-is"], "default": "as-is"}},
+        "required": ["text"]}));
+    let add = schema(json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"], "additionalProperties": false}));
+    let sum = schema(json!({"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}));
+    let stats = schema(json!({"type": "object", "properties": {
+        "values": {"type": "array", "items": {"type": "number"}, "minItems": 1}}, "required": ["values"]}));
+    let slow = schema(json!({"type": "object", "properties": {
+        "steps": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 5},
+        "step_ms": {"type": "integer", "minimum": 0, "maximum": 60000, "default": 200}}}));
+    let ask = schema(json!({"type": "object", "properties": {"question": {"type": "string"}}}));
+    let empty = || schema(json!({"type": "object"}));
+    builder
+        .tool(Tool::new("echo", echo).with_description("Echoes the text back"), |ctx, args: Echo| {
+            ctx.state().calls += 1;
+            let text = match args.case.as_deref() {
+                Some("upper") => args.text.to_uppercase(),
+                Some("lower") => args.text.to_lowercase(),
+                _ => args.text,
+            };
+            Ok(CallToolResult::text(text))
+        })
+        .structured_tool(
+            Tool::new("add", add).with_description("Adds two integers").with_output_schema(sum),
+            |ctx, args: Add| {
+                ctx.state().calls += 1;
+                Ok(Sum { sum: args.a.saturating_add(args.b) })
+            },
+        )
+        .tool(Tool::new("stats", stats).with_description("Count, mean, min and max of numbers"), |_ctx, args: Stats| {
+            let n = args.values.len();
+            let min = args.values.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = args.values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            // Invariant: at most 2^53 values fit in memory, so the count converts exactly.
+            #[allow(clippy::cast_precision_loss)]
+            let mean = args.values.iter().sum::<f64>() / n.max(1) as f64;
+            Ok(CallToolResult::structured(json!({"count": n, "mean": mean, "min": min, "max": max})))
+        })
+        .tool(Tool::new("fail", empty()).with_description("Always fails (isError)"), |_ctx, _: Value| {
+            Err(ToolError::execution("this tool always fails"))
+        })
+        .tool(Tool::new("log", empty()).with_description("Sends a log message at each level"), |ctx, _: Value| {
+            for level in [LoggingLevel::Debug, LoggingLevel::Info, LoggingLevel::Warning, LoggingLevel::Error] {
+                let _ = ctx.log(level, json!(format!("a message at level {}", level_name(level))));
+            }
+            Ok(CallToolResult::text("logged"))
+        })
+        .blocking_tool(
+            Tool::new("slow", slow).with_description("Counts steps with progress; honours cancellation"),
+            |job, args: Slow| {
+                for step in 1..=args.steps {
+                    if job.is_cancelled() {
+                        return Err(ToolError::execution("cancelled"));
+                    }
+                    std::thread::sleep(Duration::from_millis(args.step_ms));
+                    job.progress(f64::from(step), Some(f64::from(args.steps)), Some(format!("step {step}")));
+                }
+                Ok(CallToolResult::text(format!("done after {} steps", args.steps)))
+            },
+        )
+        .blocking_tool(Tool::new("sample", ask.clone()).with_description("Asks the client's model"), |job, args: Ask| {
+            let params: CreateMessageRequestParams = serde_json::from_value(json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": args.question}}],
+                "maxTokens": 100
+            }))
+            .map_err(|e| ToolError::execution(e.to_string()))?;
+            let answer = job.ask::<CreateMessage>(&params).map_err(|e| ToolError::execution(e.to_string()))?;
+            let text = answer.content.as_slice().iter().filter_map(|c| serde_json::to_value(c).ok()).collect::<Vec<_>>();
+            Ok(CallToolResult::text(format!("the model said: {}", Value::Array(text))))
+        })
+        .blocking_tool(Tool::new("elicit", ask).with_description("Asks the user a question"), |job, args: Ask| {
+            let params: ElicitRequestParams = serde_json::from_value(json!({
+                "message": args.question,
+                "requestedSchema": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+            }))
+            .map_err(|e| ToolError::execution(e.to_string()))?;
+            let answer = job.ask::<Elicit>(&params).map_err(|e| ToolError::execution(e.to_string()))?;
+            Ok(CallToolResult::text(serde_json::to_string(&answer).unwrap_or_default()))
+        })
+}
+
+fn level_name(level: LoggingLevel) -> String {
+    serde_json::to_value(level).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::client::ClientOptions;
+
+    #[test]
+    fn every_feature_answers_in_memory() {
+        let client = crate::memory::connect(&server(), ClientOptions::new("t", "1")).unwrap();
+        let tools: Vec<String> = client.list_all_tools().unwrap().into_iter().map(|t| t.name).collect();
+        assert_eq!(tools, ["echo", "add", "stats", "fail", "log", "slow", "sample", "elicit"]);
+        let echoed = client.call_tool("echo", json!({"text": "Hi", "case": "upper"})).unwrap();
+        assert_eq!(echoed.content[0].as_text(), Some("HI"));
+        assert!(client.call_tool("fail", json!({})).unwrap().is_error());
+        assert_eq!(client.read_resource("notes://7").unwrap().contents[0].uri(), Some("notes://7"));
+        let stats = client.call_tool("stats", json!({"values": [1, 2, 6]})).unwrap();
+        assert_eq!(stats.structured_content.unwrap()["mean"], json!(3.0));
+    }
+}

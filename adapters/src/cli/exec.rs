@@ -1,0 +1,420 @@
+//! Running one command against a session: the call, its progress, its outcome as JSON (for
+//! `--json` and for the renderer) and how long it took.
+
+use std::io::IsTerminal as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use talaria_core::client::CallOptions;
+use talaria_core::schema::completion::{
+    CompleteRequestParams, CompletionArgument, PromptReference, ResourceTemplateReference,
+};
+use talaria_core::schema::lifecycle::Discover;
+use talaria_core::schema::prompts::{GetPrompt, GetPromptRequestParams, ListPrompts};
+use talaria_core::schema::resources::{
+    ListResourceTemplates, ListResources, ReadResource, ReadResourceRequestParams, Subscribe, SubscribeRequestParams,
+    Unsubscribe, UnsubscribeRequestParams,
+};
+use talaria_core::schema::roots::Root;
+use talaria_core::schema::tools::{ListTools, Tool};
+use talaria_core::schema::{Paginated, PaginatedRequestParams, RequestMethod, RequestParams};
+use talaria_core::version::Era;
+
+use super::coerce::{self, JsonObject};
+use super::commands::Command;
+use super::connect::Session;
+use super::exit::{Failure, Kind};
+use super::printer::Printer;
+use super::progress::ProgressView;
+use super::wait::{self, Ui};
+use crate::client::MAX_LIST_PAGES;
+
+/// What a command produced.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Outcome {
+    /// The result as JSON (what `--json` prints).
+    pub(crate) value: Value,
+    /// How to show it to a person.
+    pub(crate) shape: Shape,
+    /// A tool result with `isError` set (exit code 3).
+    pub(crate) tool_error: bool,
+    /// How long it took.
+    pub(crate) elapsed: Duration,
+}
+
+/// The kind of result, for the renderer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// `{"tools": [...]}`.
+    Tools,
+    /// A `CallToolResult`.
+    ToolResult,
+    /// `{"prompts": [...]}`.
+    Prompts,
+    /// A `GetPromptResult`.
+    Prompt,
+    /// `{"resources": [...]}`.
+    Resources,
+    /// `{"resourceTemplates": [...]}`.
+    Templates,
+    /// A `ReadResourceResult`.
+    Contents,
+    /// A `CompleteResult`.
+    Completion,
+    /// `{}` from ping.
+    Pong,
+    /// `{"roots": [...]}`.
+    Roots,
+    /// The connection's state.
+    State,
+    /// Anything else: shown as JSON.
+    Raw,
+    /// A one-line confirmation (`{"ok": true, "message": ...}`).
+    Done,
+}
+
+/// Runs commands against a session.
+pub(crate) struct Exec<'a> {
+    /// The session.
+    pub(crate) session: &'a Session,
+    /// Where lines for a person go.
+    pub(crate) printer: &'a Arc<Printer>,
+    /// The person, if any.
+    pub(crate) ui: &'a mut dyn Ui,
+    /// Check tool arguments against the input schema before sending.
+    pub(crate) validate: bool,
+}
+
+impl Exec<'_> {
+    /// Runs `command`.
+    ///
+    /// # Errors
+    ///
+    /// Why it failed.
+    pub(crate) fn run(&mut self, command: &Command) -> Result<Outcome, Failure> {
+        let started = Instant::now();
+        let (value, shape, tool_error) = match command {
+            Command::Ping => {
+                // The stateless era has no `ping`; `server/discover` shows the server alive.
+                if self.session.client.protocol_version().era() == Era::Stateless {
+                    self.typed::<Discover>(&RequestParams::default())?;
+                } else {
+                    let client = self.session.client.to_async();
+                    self.wait(client.ping())?;
+                }
+                (json!({}), Shape::Pong, false)
+            }
+            Command::ListTools => {
+                let tools = self.tools()?;
+                (json!({"tools": tools}), Shape::Tools, false)
+            }
+            Command::CallTool { name, args } => return self.call_tool(name, args, started),
+            Command::ListPrompts => {
+                let prompts = self.list_all::<ListPrompts>()?;
+                self.session.catalog.update(|l| l.prompts = Some(prompts.clone()));
+                (json!({"prompts": prompts}), Shape::Prompts, false)
+            }
+            Command::GetPrompt { name, args } => (self.get_prompt(name, args)?, Shape::Prompt, false),
+            Command::ListResources => {
+                let resources = self.list_all::<ListResources>()?;
+                self.session.catalog.update(|l| l.resources = Some(resources.clone()));
+                (json!({"resources": resources}), Shape::Resources, false)
+            }
+            Command::ListTemplates => {
+                let templates = self.list_all::<ListResourceTemplates>()?;
+                self.session.catalog.update(|l| l.templates = Some(templates.clone()));
+                (json!({"resourceTemplates": templates}), Shape::Templates, false)
+            }
+            Command::ReadResource(uri) => {
+                let result = self.typed::<ReadResource>(&ReadResourceRequestParams::new(uri.as_str()))?;
+                (to_json(&result)?, Shape::Contents, false)
+            }
+            Command::Subscribe(uri) => {
+                self.typed::<Subscribe>(&SubscribeRequestParams::new(uri.as_str())).map_err(|f| {
+                    self.stateless_hint(f, "subscriptions are per request (subscriptions/listen) in 2026-07-28; pin --protocol-version 2025-11-25 to subscribe")
+                })?;
+                (done(&format!("subscribed to {uri}")), Shape::Done, false)
+            }
+            Command::Unsubscribe(uri) => {
+                self.typed::<Unsubscribe>(&UnsubscribeRequestParams::new(uri.as_str()))?;
+                (done(&format!("unsubscribed from {uri}")), Shape::Done, false)
+            }
+            Command::Complete { reference, argument, partial, context } => {
+                (self.complete(reference, argument, partial, context)?, Shape::Completion, false)
+            }
+            Command::SetLogLevel(level) => {
+                let client = self.session.client.to_async();
+                self.wait(client.set_log_level(*level)).map_err(|f| {
+                    self.stateless_hint(
+                        f,
+                        "in 2026-07-28 the level travels with each request: reconnect with --log-level LEVEL",
+                    )
+                })?;
+                let name = serde_json::to_value(level).unwrap_or_default();
+                (done(&format!("log level set to {}", name.as_str().unwrap_or("?"))), Shape::Done, false)
+            }
+            Command::RootsList => (json!({"roots": self.session.client.roots()}), Shape::Roots, false),
+            Command::RootsAdd(uri, name) => {
+                let root: Root = serde_json::from_value(json!({"uri": uri, "name": name}))
+                    .map_err(|e| Failure::usage(format!("bad root: {e}")))?;
+                let added = self.session.client.add_root(root).map_err(Failure::from)?;
+                let message = if added { format!("root {uri} added") } else { format!("root {uri} was there already") };
+                (done(&message), Shape::Done, false)
+            }
+            Command::RootsRemove(uri) => {
+                let removed = self.session.client.remove_root(uri).map_err(Failure::from)?;
+                let message = if removed { format!("root {uri} removed") } else { format!("no root {uri}") };
+                (done(&message), Shape::Done, false)
+            }
+            Command::ShowState => (self.state(), Shape::State, false),
+            Command::Rpc(method, params) => (self.rpc(method, params.as_deref())?, Shape::Raw, false),
+            Command::Notify(method, params) => {
+                let raw = raw_params(params.as_deref())?;
+                self.session.client.notify(method, raw).map_err(Failure::from)?;
+                (done(&format!("sent {method}")), Shape::Done, false)
+            }
+            Command::Help(_) | Command::Wire(_) | Command::Initialize | Command::Clear | Command::Exit => {
+                return Err(Failure::usage("this command is handled by the session loop"));
+            }
+        };
+        Ok(Outcome { value, shape, tool_error, elapsed: started.elapsed() })
+    }
+
+    /// `failure`, with `hint` when the session is in the stateless era.
+    fn stateless_hint(&self, failure: Failure, hint: &str) -> Failure {
+        if self.session.client.protocol_version().era() == Era::Stateless && failure.hint.is_none() {
+            failure.with_hint(hint)
+        } else {
+            failure
+        }
+    }
+
+    fn wait<T: Send + 'static>(&mut self, future: crate::client::CallFuture<T>) -> Result<T, Failure> {
+        wait::call(&self.session.client, future, self.ui, self.printer).map_err(|f| self.session.explain(f))
+    }
+
+    fn typed<M: RequestMethod>(&mut self, params: &M::Params) -> Result<M::Result, Failure>
+    where
+        M::Result: Send + 'static,
+    {
+        let future = self.session.client.to_async().call::<M>(params, CallOptions::default());
+        self.wait(future)
+    }
+
+    /// Every item of a paginated list, page by page (each page cancellable).
+    fn list_all<M>(&mut self) -> Result<Vec<<M::Result as Paginated>::Item>, Failure>
+    where
+        M: RequestMethod<Params = PaginatedRequestParams>,
+        M::Result: Paginated + Send + 'static,
+    {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let params = cursor.map_or_else(PaginatedRequestParams::default, PaginatedRequestParams::after);
+            let page = self.typed::<M>(&params)?;
+            cursor = page.next_cursor().map(str::to_owned);
+            items.extend(page.into_items());
+            if cursor.is_none() {
+                return Ok(items);
+            }
+        }
+        Err(Failure::new(Kind::Protocol, format!("{} still had more after {MAX_LIST_PAGES} pages", M::INFO.name)))
+    }
+
+    /// The tools, listed now (and remembered).
+    fn tools(&mut self) -> Result<Vec<Tool>, Failure> {
+        let tools = self.list_all::<ListTools>()?;
+        self.session.catalog.update(|l| l.tools = Some(tools.clone()));
+        Ok(tools)
+    }
+
+    /// The tool's description: remembered, or listed now; `None` if it does not exist.
+    fn tool(&mut self, name: &str) -> Result<Option<Tool>, Failure> {
+        if self.session.catalog.lists().tools.is_none() {
+            self.tools()?;
+        }
+        Ok(self.session.catalog.tool(name))
+    }
+
+    fn call_tool(&mut self, name: &str, words: &[String], started: Instant) -> Result<Outcome, Failure> {
+        let tool = match self.tool(name) {
+            Ok(tool) => tool,
+            Err(failure) if failure.kind == Kind::Protocol => None,
+            Err(failure) => return Err(failure),
+        };
+        let empty = JsonObject::new();
+        let schema = tool.as_ref().map_or(&empty, |t| &t.input_schema);
+        if let (None, true, Some(listed)) = (&tool, self.validate, self.session.catalog.lists().tools) {
+            let known: Vec<String> = listed.into_iter().map(|t| t.name).collect();
+            return Err(
+                Failure::usage(format!("unknown tool {name:?}")).with_hint(format!("tools: {}", known.join(", ")))
+            );
+        }
+        let mut args = coerce::tool_arguments(schema, words, self.validate).map_err(|f| {
+            if f.hint.is_none() {
+                f.with_hint(format!("example: {}", coerce::example(name, schema)))
+            } else {
+                f
+            }
+        })?;
+        if self.ui.interactive() {
+            self.ask_missing(schema, &mut args)?;
+        }
+        if self.validate {
+            coerce::check(name, schema, &args)?;
+        }
+        let view = ProgressView::new(self.printer, name, std::io::stderr().is_terminal());
+        let options = CallOptions::default().with_progress(view.callback());
+        let future = self.session.client.to_async().call_tool_with(name, Value::Object(args), options);
+        let result = self.wait(future);
+        view.finish();
+        let result = result?;
+        Ok(Outcome {
+            value: to_json(&result)?,
+            shape: Shape::ToolResult,
+            tool_error: result.is_error(),
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// Prompts for each required argument that is missing, from the schema.
+    fn ask_missing(&mut self, schema: &JsonObject, args: &mut JsonObject) -> Result<(), Failure> {
+        for name in coerce::required(schema) {
+            if args.contains_key(&name) {
+                continue;
+            }
+            let property = coerce::property(schema, &name);
+            let description = property.and_then(|p| p.get("description")).and_then(Value::as_str);
+            let about = coerce::describe_property(property);
+            let prompt = match description {
+                Some(d) => format!("{name} ({about}; {d}): "),
+                None => format!("{name} ({about}): "),
+            };
+            loop {
+                let Some(text) = self.ui.ask(&prompt) else {
+                    return Err(Failure::new(Kind::Interrupted, "cancelled"));
+                };
+                if text.is_empty() {
+                    if let Some(default) = property.and_then(|p| p.get("default")) {
+                        args.insert(name.clone(), default.clone());
+                        break;
+                    }
+                    continue;
+                }
+                let text = coerce::choose(&text, property).unwrap_or(text);
+                match coerce::coerce_value(&text, property, schema) {
+                    Ok(value) => {
+                        args.insert(name.clone(), value);
+                        break;
+                    }
+                    Err(e) => self.printer.line(&format!("  {e}")),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn get_prompt(&mut self, name: &str, args: &[(String, String)]) -> Result<Value, Failure> {
+        let mut args = args.to_vec();
+        if self.session.catalog.lists().prompts.is_none() {
+            if let Ok(prompts) = self.list_all::<ListPrompts>() {
+                self.session.catalog.update(|l| l.prompts = Some(prompts));
+            }
+        }
+        if let Some(prompt) = self.session.catalog.prompt(name) {
+            for argument in prompt.arguments.iter().flatten().filter(|a| a.is_required()) {
+                if args.iter().any(|(k, _)| *k == argument.name) {
+                    continue;
+                }
+                if !self.ui.interactive() {
+                    if self.validate {
+                        return Err(Failure::usage(format!(
+                            "get_prompt {name}: missing required argument {:?}",
+                            argument.name
+                        ))
+                        .with_hint(format!("example: get_prompt {name} {}=<value>", argument.name)));
+                    }
+                    continue;
+                }
+                let about = argument.description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default();
+                let Some(value) = self.ui.ask(&format!("{}{about}: ", argument.name)) else {
+                    return Err(Failure::new(Kind::Interrupted, "cancelled"));
+                };
+                args.push((argument.name.clone(), value));
+            }
+        }
+        let mut params = GetPromptRequestParams::new(name);
+        for (key, value) in args {
+            params = params.with_argument(key, value);
+        }
+        to_json(&self.typed::<GetPrompt>(&params)?)
+    }
+
+    fn complete(
+        &mut self,
+        reference: &str,
+        argument: &str,
+        partial: &str,
+        context: &[(String, String)],
+    ) -> Result<Value, Failure> {
+        let argument = CompletionArgument::new(argument, partial);
+        let mut params = if reference.contains("://") || reference.contains('{') {
+            CompleteRequestParams::new(ResourceTemplateReference::new(reference), argument)
+        } else {
+            CompleteRequestParams::new(PromptReference::new(reference), argument)
+        };
+        if !context.is_empty() {
+            let arguments: serde_json::Map<String, Value> =
+                context.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+            params.context = serde_json::from_value(json!({"arguments": arguments})).ok();
+        }
+        let client = self.session.client.to_async();
+        to_json(&self.wait(client.complete(params))?)
+    }
+
+    fn rpc(&mut self, method: &str, params: Option<&str>) -> Result<Value, Failure> {
+        let raw = raw_params(params)?;
+        let client = self.session.client.clone();
+        let method = method.to_owned();
+        let result = wait::run(&self.session.client, None, move || client.request(&method, raw), self.ui, self.printer)
+            .map_err(|f| self.session.explain(f))?;
+        serde_json::from_str(result.get()).map_err(|e| Failure::new(Kind::Protocol, format!("malformed result: {e}")))
+    }
+
+    fn state(&self) -> Value {
+        let client = &self.session.client;
+        json!({
+            "transport": self.session.target.transport(),
+            "target": self.session.target.describe(),
+            "protocolVersion": client.protocol_version().as_str(),
+            "serverInfo": client.server_info(),
+            "capabilities": client.server_capabilities(),
+            "instructions": client.instructions(),
+            "sessionId": Value::Null,
+            "pendingRequests": client.pending_calls(),
+            "roots": client.roots(),
+            "connectMs": u64::try_from(self.session.connect_time.as_millis()).unwrap_or(u64::MAX),
+            "serverExited": client.exit_status().map(|s| s.to_string()),
+        })
+    }
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<Value, Failure> {
+    serde_json::to_value(value).map_err(|e| Failure::new(Kind::Protocol, format!("cannot show the result: {e}")))
+}
+
+fn done(message: &str) -> Value {
+    json!({"ok": true, "message": message})
+}
+
+fn raw_params(params: Option<&str>) -> Result<Option<Box<serde_json::value::RawValue>>, Failure> {
+    params
+        .map(|text| {
+            serde_json::from_str::<Value>(text)
+                .and_then(|v| serde_json::value::to_raw_value(&v))
+                .map_err(|e| Failure::usage(format!("params are not JSON: {e}")))
+        })
+        .transpose()
+}

@@ -1,0 +1,247 @@
+//! Exit codes and failures: what went wrong, and how a script sees it.
+
+use serde_json::{json, Value};
+use talaria_core::jsonrpc::{CallError, LocalError};
+use talaria_core::session::SendError;
+
+use crate::client::ClientError;
+
+/// The exit codes `talaria` documents (see `talaria --help`).
+///
+/// When several commands run in one invocation, the process exits with the code of the first
+/// one that failed.
+///
+/// # Examples
+///
+/// ```
+/// use talaria::cli::Exit;
+///
+/// assert_eq!(Exit::Protocol.code(), 3);
+/// assert_eq!(Exit::Ok.code(), 0);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Exit {
+    /// 0: everything worked.
+    Ok,
+    /// 2: the command line or a command was wrong (bad arguments, arguments that do not fit the
+    /// tool's schema, an unknown server name).
+    Usage,
+    /// 3: the server answered with a JSON-RPC error, or a tool result had `isError` set.
+    Protocol,
+    /// 4: the transport failed (cannot start or reach the server, connection lost) or a
+    /// request timed out.
+    Transport,
+    /// 5: the server refused the credentials (HTTP 401 or 403).
+    Authorization,
+    /// 6: interrupted (Ctrl-C cancelled the running call).
+    Interrupted,
+}
+
+impl Exit {
+    /// The process exit code.
+    #[must_use]
+    pub const fn code(self) -> u8 {
+        match self {
+            Self::Ok => 0,
+            Self::Usage => 2,
+            Self::Protocol => 3,
+            Self::Transport => 4,
+            Self::Authorization => 5,
+            Self::Interrupted => 6,
+        }
+    }
+
+    /// `self`, unless it is `Ok` and `other` is not: keeps the first failure.
+    #[must_use]
+    pub(crate) const fn or(self, other: Self) -> Self {
+        match self {
+            Self::Ok => other,
+            _ => self,
+        }
+    }
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(exit: Exit) -> Self {
+        Self::from(exit.code())
+    }
+}
+
+/// The kind of a failure, as named in `--json` error objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A bad command line or command.
+    Usage,
+    /// The server answered with an error.
+    Protocol,
+    /// The transport failed.
+    Transport,
+    /// A request or the handshake timed out.
+    Timeout,
+    /// Credentials refused.
+    Authorization,
+    /// Interrupted by the user.
+    Interrupted,
+    /// A transport this build does not have yet.
+    Unavailable,
+}
+
+impl Kind {
+    /// The name used in `--json` output.
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Self::Usage => "usage",
+            Self::Protocol => "protocol",
+            Self::Transport => "transport",
+            Self::Timeout => "timeout",
+            Self::Authorization => "authorization",
+            Self::Interrupted => "interrupted",
+            Self::Unavailable => "unavailable",
+        }
+    }
+
+    /// The exit code of a failure of this kind.
+    pub(crate) const fn exit(self) -> Exit {
+        match self {
+            Self::Usage => Exit::Usage,
+            Self::Protocol => Exit::Protocol,
+            Self::Transport | Self::Timeout | Self::Unavailable => Exit::Transport,
+            Self::Authorization => Exit::Authorization,
+            Self::Interrupted => Exit::Interrupted,
+        }
+    }
+
+    /// Whether the session cannot go on after a failure of this kind.
+    pub(crate) const fn is_fatal(self) -> bool {
+        matches!(self, Self::Transport | Self::Interrupted | Self::Authorization | Self::Unavailable)
+    }
+}
+
+/// Why a command failed: a kind, the JSON-RPC code when the server sent one, a message, and
+/// an optional hint (a corrected example, the server's stderr).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Failure {
+    /// What kind of failure.
+    pub(crate) kind: Kind,
+    /// The server's JSON-RPC error code, if it sent one.
+    pub(crate) code: Option<i64>,
+    /// What went wrong.
+    pub(crate) message: String,
+    /// More lines for a person (not part of the JSON object's message).
+    pub(crate) hint: Option<String>,
+}
+
+impl Failure {
+    /// A failure of `kind` saying `message`.
+    pub(crate) fn new(kind: Kind, message: impl Into<String>) -> Self {
+        Self { kind, code: None, message: message.into(), hint: None }
+    }
+
+    /// A usage failure.
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        Self::new(Kind::Usage, message)
+    }
+
+    /// A transport failure.
+    pub(crate) fn transport(message: impl Into<String>) -> Self {
+        Self::new(Kind::Transport, message)
+    }
+
+    /// Adds a hint.
+    #[must_use]
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The exit code.
+    pub(crate) const fn exit(&self) -> Exit {
+        self.kind.exit()
+    }
+
+    /// The `--json` error object: `{"kind", "code", "message"}` (`code` is `null` unless the
+    /// server sent a JSON-RPC error).
+    pub(crate) fn to_json(&self) -> Value {
+        json!({"kind": self.kind.name(), "code": self.code, "message": self.message})
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.code {
+            Some(code) => write!(f, "{} (code {code})", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl From<ClientError> for Failure {
+    fn from(error: ClientError) -> Self {
+        match error {
+            ClientError::Send(SendError::Closed) => Self::transport("the connection is closed"),
+            ClientError::Send(other) => Self::new(Kind::Protocol, format!("not sent: {other}")),
+            ClientError::Call(CallError::Remote(remote)) => {
+                let mut message = remote.message.clone();
+                if let Some(data) = &remote.data {
+                    message.push_str(&format!(" (data: {data})"));
+                }
+                Self { kind: Kind::Protocol, code: Some(remote.code.0), message, hint: None }
+            }
+            ClientError::Call(CallError::Local(local)) => from_local(&local),
+            ClientError::Connect(why) => from_connect(&why),
+            ClientError::Io(e) => Self::transport(e.to_string()),
+            other => Self::transport(other.to_string()),
+        }
+    }
+}
+
+fn from_local(local: &LocalError) -> Failure {
+    let kind = match local {
+        LocalError::TimedOut => Kind::Timeout,
+        LocalError::Cancelled { .. } => Kind::Interrupted,
+        LocalError::NotSent(_) | LocalError::MalformedResponse(_) => Kind::Protocol,
+        _ => Kind::Transport,
+    };
+    Failure::new(kind, local.to_string())
+}
+
+/// Classifies a connect failure: a refused credential (HTTP 401/403 on the upgrade), a
+/// handshake that took too long, or another transport failure.
+fn from_connect(why: &str) -> Failure {
+    let message = format!("cannot connect: {why}");
+    if why.contains("401") || why.contains("403") || why.contains("Unauthorized") || why.contains("Forbidden") {
+        Failure::new(Kind::Authorization, message)
+    } else if why.contains("no handshake within") {
+        Failure::new(Kind::Timeout, message)
+    } else {
+        Failure::transport(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use talaria_core::jsonrpc::ErrorObject;
+
+    use super::*;
+
+    #[test]
+    fn client_errors_map_to_the_documented_codes() {
+        let remote = ClientError::Call(CallError::Remote(ErrorObject::invalid_params("Unknown tool: x")));
+        let failure = Failure::from(remote);
+        assert_eq!(failure.exit(), Exit::Protocol);
+        assert_eq!(failure.to_json(), json!({"kind": "protocol", "code": -32602, "message": "Unknown tool: x"}));
+        let timeout = Failure::from(ClientError::Call(CallError::Local(LocalError::TimedOut)));
+        assert_eq!((timeout.kind, timeout.exit()), (Kind::Timeout, Exit::Transport));
+        let cancelled = Failure::from(ClientError::Call(CallError::Local(LocalError::Cancelled { reason: None })));
+        assert_eq!(cancelled.exit(), Exit::Interrupted);
+        let denied = Failure::from(ClientError::Connect("ws://x: HTTP error: 401 Unauthorized".into()));
+        assert_eq!(denied.exit(), Exit::Authorization);
+        assert_eq!(Failure::from(ClientError::Connect("connection closed".into())).exit(), Exit::Transport);
+    }
+
+    #[test]
+    fn the_first_failure_wins() {
+        assert_eq!(Exit::Ok.or(Exit::Protocol).or(Exit::Transport), Exit::Protocol);
+        assert_eq!(std::process::ExitCode::from(Exit::Interrupted), std::process::ExitCode::from(6));
+    }
+}

@@ -1,0 +1,261 @@
+//! The `talaria` command-line tool (feature `cli`): explore and test any MCP server from a
+//! terminal, script it from CI, and tour the SDK with `talaria demo`.
+//!
+//! The binary is a thin `main` around [`run`]. Modes:
+//!
+//! - **Scripted**: `talaria [--json] stdio -- CMD ARGS... ::: call-tool echo text=hi ::: ping`
+//!   (or `stdio --cmd 'CMD ARGS' call-tool ...`, `ws URL call-tool ...`, `--config FILE NAME
+//!   call-tool ...`); without one-shot commands and with stdin not a terminal, one command per
+//!   line of stdin. Never prompts: server requests (sampling, elicitation) are declined.
+//!   `--json` prints one JSON value per command on stdout; failures as
+//!   `{"kind", "code", "message"}`. Exit codes: see [`Exit`].
+//! - **Interactive** (stdin is a terminal): a REPL with history, completion of commands, names
+//!   and arguments, typed arguments, prompts for missing ones, progress bars, Ctrl-C cancelling
+//!   the running call, and the server's sampling and elicitation requests answered at the prompt.
+//! - `talaria demo [--no-interactive]`, `talaria serve-demo --transport stdio|ws`: the bundled
+//!   [`demo_server`].
+//!
+//! Seams this module would use if the client had them (kept as workarounds meanwhile): a frame
+//! hook on the client (so `--trace` works on every transport; stdio goes through a tracing
+//! proxy process instead, see `trace`), a batch call (`batch` is not offered), structured
+//! HTTP status on connect errors (authorization is recognised from the error text), and
+//! handlers that may answer later (sampling and elicitation block the connection while the
+//! user types).
+
+mod args;
+mod catalog;
+mod coerce;
+mod commands;
+mod config;
+mod connect;
+mod demo;
+mod demo_server;
+mod exec;
+mod exit;
+mod interrupt;
+mod printer;
+mod progress;
+mod render;
+mod repl;
+mod scripted;
+mod serve;
+mod server_requests;
+mod split;
+mod stderr;
+mod style;
+mod trace;
+mod wait;
+
+use std::ffi::OsString;
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Parser as _;
+
+pub use demo_server::{server as demo_server, DemoState};
+pub use exit::Exit;
+
+use args::{Cli, Mode};
+use connect::{Connector, Target};
+use exit::Failure;
+use printer::Printer;
+use style::{color_wanted, Style};
+
+/// How results are shown, for every mode.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    /// `--json`.
+    pub(crate) json: bool,
+    /// Check tool arguments before sending (not `--no-validate`).
+    pub(crate) validate: bool,
+    /// `--save DIR`.
+    pub(crate) save: Option<PathBuf>,
+    /// The style of stdout.
+    pub(crate) out: Style,
+}
+
+/// Runs the `talaria` command line `args` (program name first) and returns its exit code.
+///
+/// # Examples
+///
+/// ```no_run
+/// let exit = talaria::cli::run(["talaria", "demo", "--no-interactive"]);
+/// std::process::exit(i32::from(exit.code()));
+/// ```
+pub fn run<I, T>(args: I) -> Exit
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { Exit::Usage } else { Exit::Ok };
+        }
+    };
+    let global = &cli.global;
+    let printer = Arc::new(Printer::new(
+        Style::new(color_wanted(global.no_color, std::io::stderr().is_terminal())),
+        global.verbose,
+        global.trace,
+    ));
+    let settings = Settings {
+        json: global.json,
+        validate: !global.no_validate,
+        save: global.save.clone(),
+        out: Style::new(color_wanted(global.no_color, std::io::stdout().is_terminal())),
+    };
+    match &cli.mode {
+        Some(Mode::TraceProxy(proxy)) => return trace::proxy(&proxy.command),
+        Some(Mode::ServeDemo(serve)) => return serve::run(serve),
+        Some(Mode::Demo(demo)) => {
+            interrupt::install();
+            return demo::run(demo, &settings, &printer);
+        }
+        _ => {}
+    }
+    let (target, extra_headers, words) = match resolve(&cli) {
+        Ok(resolved) => resolved,
+        Err(failure) => {
+            scripted::emit_failure(&settings, &printer, &failure);
+            return failure.exit();
+        }
+    };
+    let groups = split_groups(words);
+    let interactive = groups.is_empty() && std::io::stdin().is_terminal();
+    interrupt::install();
+    interrupt::exit_when_idle(!interactive);
+    let is_stdio = matches!(target, Target::Stdio { .. });
+    let connector = Connector {
+        target,
+        headers: global.header.iter().cloned().chain(extra_headers).collect(),
+        protocol: global.protocol_version,
+        timeout: global.timeout,
+        log_level: global.log_level,
+        proxy: is_stdio && (global.trace || interactive),
+    };
+    if interactive {
+        repl::run(&connector, &settings, &printer, None)
+    } else if groups.is_empty() {
+        scripted::run(&connector, &settings, &printer, scripted::Source::Stdin)
+    } else {
+        scripted::run(&connector, &settings, &printer, scripted::Source::Args(groups))
+    }
+}
+
+/// What the command line names: the server, headers from its config entry, the one-shot words.
+type Resolved = (Target, Vec<(String, String)>, Vec<String>);
+
+/// The server to connect to, headers from its config entry, and the one-shot words.
+fn resolve(cli: &Cli) -> Result<Resolved, Failure> {
+    match &cli.mode {
+        Some(Mode::Stdio(stdio)) => {
+            let (server, words) = match &stdio.cmd {
+                Some(line) => {
+                    (split::split_words(line).map_err(|e| Failure::usage(format!("--cmd: {e}")))?, stdio.rest.clone())
+                }
+                None => {
+                    let at = stdio.rest.iter().position(|w| w == ":::").unwrap_or(stdio.rest.len());
+                    (stdio.rest[..at].to_vec(), stdio.rest[at..].to_vec())
+                }
+            };
+            let Some((program, args)) = server.split_first() else {
+                return Err(Failure::usage("talaria stdio needs the server's command")
+                    .with_hint("talaria stdio -- CMD ARGS...   or   talaria stdio --cmd 'CMD ARGS' [COMMAND...]"));
+            };
+            let target = Target::Stdio {
+                program: program.clone(),
+                args: args.to_vec(),
+                env: stdio.env.clone(),
+                cwd: stdio.cwd.clone(),
+            };
+            Ok((target, Vec::new(), words))
+        }
+        Some(Mode::Ws(url)) => Ok((Target::WebSocket(url.url.clone()), Vec::new(), url.commands.clone())),
+        Some(Mode::Http(url)) => Ok((Target::Http(url.url.clone()), Vec::new(), url.commands.clone())),
+        Some(Mode::Sse(url)) => Ok((Target::Sse(url.url.clone()), Vec::new(), url.commands.clone())),
+        _ => {
+            let entry = match (&cli.config, &cli.server) {
+                (Some(pair), _) => match pair.as_slice() {
+                    [file, name] => config::find(&[PathBuf::from(file)], name)?,
+                    _ => return Err(Failure::usage("--config takes FILE NAME")),
+                },
+                (None, Some(name)) => {
+                    if config::looks_like_file(name) {
+                        return Err(Failure::usage(format!(
+                            "--server takes a server name; for a file use --config {name} NAME"
+                        )));
+                    }
+                    config::find(&config::default_files(), name)?
+                }
+                (None, None) => {
+                    return Err(Failure::usage("say how to connect: stdio, ws, --config FILE NAME or --server NAME")
+                        .with_hint("talaria --help shows the modes; talaria demo takes a tour"));
+                }
+            };
+            Ok(match entry {
+                config::Entry::Stdio { command, args, env, cwd } => {
+                    (Target::Stdio { program: command, args, env, cwd }, Vec::new(), cli.commands.clone())
+                }
+                config::Entry::Url { kind, url, headers } => {
+                    let target = match kind.as_str() {
+                        "ws" => Target::WebSocket(url),
+                        "sse" => Target::Sse(url),
+                        _ => Target::Http(url),
+                    };
+                    (target, headers, cli.commands.clone())
+                }
+            })
+        }
+    }
+}
+
+/// One-shot words split into commands at `:::` (empty commands dropped).
+fn split_groups(words: Vec<String>) -> Vec<Vec<String>> {
+    let mut groups = vec![Vec::new()];
+    for word in words {
+        if word == ":::" {
+            groups.push(Vec::new());
+        } else if let Some(last) = groups.last_mut() {
+            last.push(word);
+        }
+    }
+    groups.retain(|g| !g.is_empty());
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+
+    use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn groups_split_at_triple_colons() {
+        assert_eq!(
+            split_groups(words("::: ping ::: call-tool echo text=hi :::")),
+            [words("ping"), words("call-tool echo text=hi")]
+        );
+        assert!(split_groups(Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn stdio_targets_from_either_layout() {
+        let cli = Cli::try_parse_from(words("talaria stdio -e A=1 -- srv --x ::: ping")).unwrap();
+        let (target, _, rest) = resolve(&cli).unwrap();
+        let Target::Stdio { program, args, env, .. } = target else { panic!() };
+        assert_eq!((program.as_str(), args, env), ("srv", words("--x"), vec![("A".into(), "1".into())]));
+        assert_eq!(rest, words("::: ping"));
+        let cli = Cli::try_parse_from(["talaria", "stdio", "--cmd", "srv 'a b'", "ping"]).unwrap();
+        let (Target::Stdio { args, .. }, _, rest) = resolve(&cli).unwrap() else { panic!() };
+        assert_eq!((args, rest), (vec!["a b".to_owned()], words("ping")));
+        let cli = Cli::try_parse_from(words("talaria stdio")).unwrap();
+        assert_eq!(resolve(&cli).unwrap_err().exit(), Exit::Usage);
+    }
+}

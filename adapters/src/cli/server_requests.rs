@@ -1,0 +1,248 @@
+//! What the server asks of the client: sampling and elicitation. In scripted mode they are
+//! declined (scripts never hang); in interactive mode the request travels to the thread that
+//! owns the terminal, which shows it and asks the user (accept, decline or cancel; the form's
+//! fields one by one).
+//!
+//! The client's handlers run on its reader thread and block it while the user answers, so an
+//! answer is only awaited while a command runs (the REPL is then waiting for questions);
+//! otherwise the request is declined at once.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use talaria_core::client::Handlers;
+use talaria_core::jsonrpc::{ErrorCode, ErrorObject};
+use talaria_core::schema::elicitation::{ElicitAction, ElicitRequestParams, ElicitResult};
+use talaria_core::schema::sampling::{CreateMessageRequestParams, CreateMessageResult, SamplingContent};
+
+use super::coerce;
+use super::printer::Printer;
+
+/// How long the server's question waits for the user.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// A request from the server for the user.
+pub(crate) enum Question {
+    /// `sampling/createMessage`.
+    Sampling(Box<CreateMessageRequestParams>, Sender<Result<CreateMessageResult, ErrorObject>>),
+    /// `elicitation/create`.
+    Elicit(Box<ElicitRequestParams>, Sender<ElicitResult>),
+}
+
+/// The error a declined sampling request gets (as the spec's examples: -1, user rejected).
+fn declined(why: &str) -> ErrorObject {
+    ErrorObject::new(ErrorCode(-1), format!("User rejected sampling request: {why}"))
+}
+
+/// Handlers that decline every request (scripted mode), saying so on stderr with `-v`.
+pub(crate) fn declining(printer: &Arc<Printer>) -> Handlers {
+    let (p1, p2) = (Arc::clone(printer), Arc::clone(printer));
+    Handlers::default()
+        .with_sampling(move |_| {
+            p1.verbose(1, "the server asked for sampling: declined (non-interactive)");
+            Err(declined("talaria runs non-interactively"))
+        })
+        .with_elicitation(false, move |_| {
+            p2.verbose(1, "the server asked for input (elicitation): declined (non-interactive)");
+            Ok(ElicitResult::new(ElicitAction::Decline))
+        })
+}
+
+/// Handlers that pass requests to `questions` while `waiting()` says someone answers them.
+pub(crate) fn asking(questions: Sender<Question>, waiting: fn() -> bool) -> Handlers {
+    let sampling = Mutex::new(questions.clone());
+    let elicit = Mutex::new(questions);
+    Handlers::default()
+        .with_sampling(move |params| {
+            if !waiting() {
+                return Err(declined("no command is running to answer it"));
+            }
+            let (tx, rx) = channel();
+            let sent = sampling
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .send(Question::Sampling(Box::new(params.clone()), tx));
+            if sent.is_err() {
+                return Err(declined("nobody to ask"));
+            }
+            rx.recv_timeout(ANSWER_TIMEOUT).unwrap_or_else(|_| Err(declined("no answer in time")))
+        })
+        .with_elicitation(true, move |params| {
+            if !waiting() {
+                return Ok(ElicitResult::new(ElicitAction::Cancel));
+            }
+            let (tx, rx) = channel();
+            let sent = elicit
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .send(Question::Elicit(Box::new(params.clone()), tx));
+            if sent.is_err() {
+                return Ok(ElicitResult::new(ElicitAction::Cancel));
+            }
+            Ok(rx.recv_timeout(ANSWER_TIMEOUT).unwrap_or_else(|_| ElicitResult::new(ElicitAction::Cancel)))
+        })
+}
+
+/// Asks the user one line; `None` when they pressed Ctrl-C or Ctrl-D.
+pub(crate) type Ask<'a> = dyn FnMut(&str) -> Option<String> + 'a;
+
+/// Answers a question through `ask`, printing the request first.
+pub(crate) fn answer(question: Question, printer: &Printer, ask: &mut Ask<'_>) {
+    match question {
+        Question::Sampling(params, reply) => {
+            let _ = reply.send(answer_sampling(&params, printer, ask));
+        }
+        Question::Elicit(params, reply) => {
+            let _ = reply.send(answer_elicitation(&params, printer, ask));
+        }
+    }
+}
+
+fn answer_sampling(
+    params: &CreateMessageRequestParams,
+    printer: &Printer,
+    ask: &mut Ask<'_>,
+) -> Result<CreateMessageResult, ErrorObject> {
+    let style = printer.style;
+    printer.line(&style.bold(&format!("The server asks for a model reply (up to {} tokens):", params.max_tokens)));
+    if let Some(system) = &params.system_prompt {
+        printer.line(&format!("  {} {system}", style.dim("system:")));
+    }
+    for message in &params.messages {
+        let role = serde_json::to_value(message.role).ok().and_then(|v| v.as_str().map(str::to_owned));
+        for content in message.content.as_slice() {
+            let text = match content {
+                SamplingContent::Text(t) => t.text.clone(),
+                other => serde_json::to_string(other).unwrap_or_default(),
+            };
+            printer.line(&format!("  {} {text}", style.dim(&format!("{}:", role.as_deref().unwrap_or("?")))));
+        }
+    }
+    let reply = ask("reply as the model (empty to decline): ").unwrap_or_default();
+    if reply.trim().is_empty() {
+        printer.line("declined");
+        return Err(declined("the user declined"));
+    }
+    serde_json::from_value(json!({
+        "role": "assistant",
+        "content": {"type": "text", "text": reply},
+        "model": "human-at-talaria",
+        "stopReason": "endTurn"
+    }))
+    .map_err(|e| ErrorObject::internal(e.to_string()))
+}
+
+fn answer_elicitation(params: &ElicitRequestParams, printer: &Printer, ask: &mut Ask<'_>) -> ElicitResult {
+    let style = printer.style;
+    printer.line(&style.bold(&format!("The server asks: {}", params.message().unwrap_or("(no message)"))));
+    let schema = match params {
+        ElicitRequestParams::Form(form) => serde_json::to_value(&form.requested_schema).ok(),
+        ElicitRequestParams::Url(url) => {
+            printer.line(&format!("  open: {}", url.url));
+            None
+        }
+        _ => None,
+    };
+    let action = loop {
+        match ask("accept, decline or cancel? [a/d/c]: ").map(|a| a.trim().to_ascii_lowercase()) {
+            None => break ElicitAction::Cancel,
+            Some(a) if a == "a" || a == "accept" || a == "y" || a == "yes" => break ElicitAction::Accept,
+            Some(a) if a == "d" || a == "decline" || a == "n" || a == "no" => break ElicitAction::Decline,
+            Some(a) if a == "c" || a == "cancel" => break ElicitAction::Cancel,
+            Some(_) => printer.line("answer a, d or c"),
+        }
+    };
+    let (ElicitAction::Accept, Some(Value::Object(schema))) = (action, schema) else {
+        return ElicitResult::new(action);
+    };
+    match fill_form(&schema, printer, ask) {
+        Some(content) => ElicitResult::accept(content),
+        None => ElicitResult::new(ElicitAction::Cancel),
+    }
+}
+
+/// Asks for each field of an elicitation form; `None` if the user gave up.
+fn fill_form(
+    schema: &serde_json::Map<String, Value>,
+    printer: &Printer,
+    ask: &mut Ask<'_>,
+) -> Option<BTreeMap<String, Value>> {
+    let required = coerce::required(schema);
+    let mut content = BTreeMap::new();
+    for name in coerce::property_names(schema) {
+        let property = coerce::property(schema, &name);
+        let is_required = required.contains(&name);
+        let label = property.and_then(|p| p.get("title")).and_then(Value::as_str).unwrap_or(&name).to_owned();
+        let described = coerce::describe_property(property);
+        loop {
+            let prompt = format!("  {label} ({described}{}): ", if is_required { ", required" } else { "" });
+            let text = ask(&prompt)?;
+            if text.is_empty() {
+                if let Some(default) = property.and_then(|p| p.get("default")) {
+                    content.insert(name.clone(), default.clone());
+                    break;
+                }
+                if !is_required {
+                    break;
+                }
+                printer.line("  this field is required");
+                continue;
+            }
+            let text = coerce::choose(&text, property).unwrap_or(text);
+            match coerce::coerce_value(&text, property, schema) {
+                Ok(value) => {
+                    content.insert(name.clone(), value);
+                    break;
+                }
+                Err(e) => printer.line(&format!("  {e}")),
+            }
+        }
+    }
+    Some(content)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::cli::style::Style;
+
+    fn scripted(answers: &[&str]) -> impl FnMut(&str) -> Option<String> {
+        let mut answers: Vec<String> = answers.iter().rev().map(|a| (*a).to_owned()).collect();
+        move |_prompt| answers.pop()
+    }
+
+    #[test]
+    fn elicitation_form_is_filled_field_by_field() {
+        let printer = Printer::new(Style::plain(), 0, false);
+        let params: ElicitRequestParams = serde_json::from_value(json!({
+            "message": "Who are you?",
+            "requestedSchema": {"type": "object", "properties": {
+                "age": {"type": "integer"}, "name": {"type": "string"}}, "required": ["name"]}
+        }))
+        .unwrap();
+        let result = answer_elicitation(&params, &printer, &mut scripted(&["x", "a", "not a number", "42", "", "Ada"]));
+        assert_eq!(result.action, ElicitAction::Accept);
+        assert_eq!(serde_json::to_value(result.content.unwrap()).unwrap(), json!({"age": 42, "name": "Ada"}));
+        let declined = answer_elicitation(&params, &printer, &mut scripted(&["d"]));
+        assert_eq!(declined.action, ElicitAction::Decline);
+        let gone = answer_elicitation(&params, &printer, &mut scripted(&[]));
+        assert_eq!(gone.action, ElicitAction::Cancel);
+    }
+
+    #[test]
+    fn sampling_reply_becomes_the_model_message() {
+        let printer = Printer::new(Style::plain(), 0, false);
+        let params: CreateMessageRequestParams = serde_json::from_value(json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}], "maxTokens": 10
+        }))
+        .unwrap();
+        let result = answer_sampling(&params, &printer, &mut scripted(&["4"])).unwrap();
+        assert_eq!(serde_json::to_value(&result).unwrap()["content"]["text"], "4");
+        assert_eq!(answer_sampling(&params, &printer, &mut scripted(&[""])).unwrap_err().code, ErrorCode(-1));
+    }
+}

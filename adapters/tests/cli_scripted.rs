@@ -1,0 +1,388 @@
+//! The `talaria` binary in scripted mode, against its own demo server (`talaria serve-demo`)
+//! over stdio and WebSocket: JSON output, error objects and exit codes.
+#![cfg(feature = "cli")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+const TALARIA: &str = env!("CARGO_BIN_EXE_talaria");
+
+fn talaria(args: &[&str]) -> Output {
+    Command::new(TALARIA).args(args).env("NO_COLOR", "1").stdin(Stdio::null()).output().unwrap()
+}
+
+fn with_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(TALARIA)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `talaria --json stdio -- talaria serve-demo ::: <commands>`.
+fn stdio(extra: &[&str], commands: &str) -> Output {
+    let mut args = vec!["--json"];
+    args.extend_from_slice(extra);
+    args.extend(["stdio", "--", TALARIA, "serve-demo", ":::"]);
+    args.extend(commands.split(' '));
+    talaria(&args)
+}
+
+fn json_lines(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+        .collect()
+}
+
+fn code(output: &Output) -> i32 {
+    output.status.code().unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn stdio_one_shot_commands_print_one_json_value_each() {
+    let output = stdio(&[], "call-tool echo text=hi case=upper ::: list-tools ::: call-tool add a=2 b=40 ::: ping");
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let values = json_lines(&output);
+    assert_eq!(values.len(), 4);
+    assert_eq!(values[0]["content"][0]["text"], "HI");
+    let tools: Vec<&str> = values[1]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(tools.contains(&"slow") && tools.contains(&"echo"), "{tools:?}");
+    assert_eq!(values[2]["structuredContent"]["sum"], 42);
+    assert_eq!(values[3], serde_json::json!({}));
+}
+
+#[test]
+fn arguments_are_typed_by_the_schema() {
+    let output =
+        stdio(&[], r#"call-tool stats values=1,2,4.5 ::: call-tool add {"a":1} b:=2 ::: call-tool echo positional"#);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let values = json_lines(&output);
+    assert_eq!(values[0]["structuredContent"]["count"], 3);
+    assert_eq!(values[0]["structuredContent"]["max"], 4.5);
+    assert_eq!(values[1]["structuredContent"]["sum"], 3);
+    assert_eq!(values[2]["content"][0]["text"], "positional");
+}
+
+#[test]
+fn bad_arguments_are_usage_errors_naming_the_field() {
+    let output = stdio(&[], "call-tool add a=x b=1");
+    assert_eq!(code(&output), 2);
+    let values = json_lines(&output);
+    assert_eq!(values[0]["kind"], "usage");
+    assert!(values[0]["message"].as_str().unwrap().contains(r#""a": expected an integer"#), "{}", values[0]);
+
+    let output = stdio(&[], "call-tool add a=1");
+    assert_eq!(code(&output), 2);
+    let message = json_lines(&output)[0]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains(r#"missing required property "b""#), "{message}");
+    assert!(stderr(&output).contains("example: call_tool add a=<integer> b=<integer>"), "{}", stderr(&output));
+
+    let output = stdio(&[], "call-tool nope ::: frobnicate ::: read-resource");
+    assert_eq!(code(&output), 2);
+    let kinds: Vec<Value> = json_lines(&output).into_iter().map(|v| v["kind"].clone()).collect();
+    assert_eq!(kinds, ["usage", "usage", "usage"]);
+}
+
+#[test]
+fn tool_errors_and_protocol_errors_exit_3() {
+    let output = stdio(&[], "call-tool fail");
+    assert_eq!(code(&output), 3);
+    assert_eq!(json_lines(&output)[0]["isError"], true);
+
+    let output = stdio(&[], "read-resource file:///missing ::: ping");
+    assert_eq!(code(&output), 3, "{}", stderr(&output));
+    let values = json_lines(&output);
+    assert_eq!(values[0]["kind"], "protocol");
+    assert!(values[0]["code"].is_i64(), "{}", values[0]);
+    assert_eq!(values[1], serde_json::json!({}), "the run goes on after a protocol error");
+
+    let output = stdio(&["--no-validate"], "call-tool add a=x b=1");
+    assert_eq!(code(&output), 3, "the server rejects what the client did not check");
+}
+
+#[test]
+fn raw_rpc_and_completion() {
+    let output = stdio(
+        &[],
+        r#"rpc tools/list {} ::: complete greet name=A ::: complete notes://{id} id ::: get-prompt greet name=Ada"#,
+    );
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let values = json_lines(&output);
+    assert!(values[0]["tools"].is_array());
+    assert_eq!(values[1]["completion"]["values"], serde_json::json!(["Ada", "Alan"]));
+    assert_eq!(values[2]["completion"]["values"], serde_json::json!(["1", "2", "3"]));
+    assert_eq!(values[3]["messages"][1]["content"]["text"], "Hello, Ada!");
+}
+
+#[test]
+fn commands_from_stdin_one_per_line() {
+    let script = "# a comment\ncall-tool echo text='two words'\n\nread-resource notes://7\nlist-templates\n";
+    let output = with_stdin(&["--json", "stdio", "--cmd", &format!("{TALARIA} serve-demo")], script);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let values = json_lines(&output);
+    assert_eq!(values.len(), 3);
+    assert_eq!(values[0]["content"][0]["text"], "two words");
+    assert_eq!(values[1]["contents"][0]["text"], "note 7");
+    assert_eq!(values[2]["resourceTemplates"][0]["uriTemplate"], "notes://{id}");
+}
+
+#[test]
+fn human_output_without_json() {
+    let output = talaria(&["stdio", "--", TALARIA, "serve-demo", ":::", "call-tool", "fail", ":::", "list-resources"]);
+    assert_eq!(code(&output), 3);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("✗ the tool reported an error:\nthis tool always fails"), "{text}");
+    assert!(text.contains("file:///readme.md  readme (text/markdown)"), "{text}");
+}
+
+#[test]
+fn pinned_legacy_revision() {
+    let output = stdio(&["--protocol-version", "2025-06-18"], "show-state ::: ping ::: set-log-level debug");
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let values = json_lines(&output);
+    assert_eq!(values[0]["protocolVersion"], "2025-06-18");
+    assert_eq!(values[0]["transport"], "stdio");
+    assert_eq!(values[2]["ok"], true);
+}
+
+#[test]
+fn a_server_that_dies_shows_its_stderr_and_exits_4() {
+    let output =
+        talaria(&["--json", "stdio", "--", "sh", "-c", "echo 'boom: missing config' >&2; exit 1", ":::", "ping"]);
+    assert_eq!(code(&output), 4);
+    assert_eq!(json_lines(&output)[0]["kind"], "transport");
+    assert!(stderr(&output).contains("boom: missing config"), "{}", stderr(&output));
+
+    let output = talaria(&["--json", "stdio", "--", "/nonexistent/server", ":::", "ping"]);
+    assert_eq!(code(&output), 4);
+    assert!(json_lines(&output)[0]["message"].as_str().unwrap().contains("cannot start /nonexistent/server"));
+}
+
+#[test]
+fn timeouts_exit_4() {
+    let output = stdio(&["--timeout", "300ms"], "call-tool slow steps=2 step_ms=2000");
+    assert_eq!(code(&output), 4);
+    assert_eq!(json_lines(&output)[0]["kind"], "timeout");
+}
+
+#[test]
+fn ctrl_c_cancels_the_call_and_exits_6() {
+    let child = Command::new(TALARIA)
+        .args(["--json", "stdio", "--", TALARIA, "serve-demo", ":::", "call-tool", "slow", "steps=100", "step_ms=100"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(code(&output), 6, "{}", stderr(&output));
+    assert_eq!(json_lines(&output)[0]["kind"], "interrupted");
+}
+
+#[test]
+fn trace_prints_frames_both_ways() {
+    let output = stdio(&["--trace", "--protocol-version", "2025-06-18"], "ping");
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains(r#"→ {"jsonrpc":"2.0","id":"#) && err.contains(r#""method":"initialize""#), "{err}");
+    assert!(err.contains(r#"← {"jsonrpc":"2.0","id":"#), "{err}");
+    assert!(err.contains(r#""method":"ping""#), "{err}");
+}
+
+#[test]
+fn servers_from_a_config_file() {
+    let dir = std::env::temp_dir().join(format!("talaria-cli-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(".mcp.json");
+    let config = serde_json::json!({"mcpServers": {"demo": {"command": TALARIA, "args": ["serve-demo"]}}});
+    std::fs::write(&file, config.to_string()).unwrap();
+    let path = file.display().to_string();
+    let output = talaria(&["--json", "--config", &path, "demo", "list-prompts"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(json_lines(&output)[0]["prompts"][0]["name"], "greet");
+    let output = talaria(&["--json", "--config", &path, "other", "ping"]);
+    assert_eq!(code(&output), 2);
+    assert!(stderr(&output).contains("servers there: demo"), "{}", stderr(&output));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn legacy_sse_is_not_in_this_build_and_exits_4() {
+    let output = talaria(&["--json", "sse", "http://127.0.0.1:9/sse", "ping"]);
+    assert_eq!(code(&output), 4);
+    assert_eq!(json_lines(&output)[0]["kind"], "unavailable");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(code(&talaria(&["stdio"])), 2);
+    assert_eq!(code(&talaria(&["--no-such-flag"])), 2);
+    assert_eq!(code(&talaria(&[])), 2);
+    assert_eq!(code(&talaria(&["--help"])), 0);
+}
+
+/// `talaria serve-demo --transport ws|http --port 0`, and the URL it prints.
+struct NetDemo {
+    child: Child,
+    url: String,
+}
+
+impl NetDemo {
+    fn start(transport: &str) -> Self {
+        let mut child = Command::new(TALARIA)
+            .args(["serve-demo", "--transport", transport, "--port", "0"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line.split_whitespace().find(|w| w.contains("://")).expect("the URL on stderr").to_owned();
+        Self { child, url }
+    }
+}
+
+impl Drop for NetDemo {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn websocket_one_shot_commands() {
+    let demo = NetDemo::start("ws");
+    let output = talaria(&[
+        "--json",
+        "ws",
+        &demo.url,
+        "call-tool",
+        "echo",
+        "text=over ws",
+        ":::",
+        "show-state",
+        ":::",
+        "call-tool",
+        "fail",
+    ]);
+    assert_eq!(code(&output), 3, "{}", stderr(&output));
+    let values = json_lines(&output);
+    assert_eq!(values[0]["content"][0]["text"], "over ws");
+    assert_eq!(values[1]["transport"], "websocket");
+    assert_eq!(values[2]["isError"], true);
+    let output = talaria(&[
+        "--json",
+        "--protocol-version",
+        "2025-03-26",
+        "ws",
+        &demo.url,
+        "call-tool",
+        "slow",
+        "steps=2",
+        "step_ms=10",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(json_lines(&output)[0]["content"][0]["text"], "done after 2 steps");
+}
+
+#[test]
+fn network_failures_exit_4_and_refused_credentials_exit_5() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let output = talaria(&["--json", "ws", &format!("ws://127.0.0.1:{port}/ws"), "ping"]);
+    assert_eq!(code(&output), 4);
+    assert_eq!(json_lines(&output)[0]["kind"], "transport");
+
+    let addr = refusing_server();
+    let output = talaria(&["--json", "-H", "Authorization: Bearer wrong", "ws", &format!("ws://{addr}/ws"), "ping"]);
+    assert_eq!(code(&output), 5, "{}", String::from_utf8_lossy(&output.stdout));
+    assert_eq!(json_lines(&output)[0]["kind"], "authorization");
+    let output =
+        talaria(&["--json", "-H", "Authorization: Bearer wrong", "http", &format!("http://{addr}/mcp"), "ping"]);
+    assert_eq!(code(&output), 5, "{}", String::from_utf8_lossy(&output.stdout));
+}
+
+/// A server answering every request with 401 (on a thread that lives as long as the tests).
+fn refusing_server() -> std::net::SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = [0u8; 4096];
+            let _ = std::io::Read::read(&mut stream, &mut request);
+            let _ = stream.write_all(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        }
+    });
+    addr
+}
+
+#[test]
+fn demo_runs_to_completion_non_interactively() {
+    let output = talaria(&["demo", "--no-interactive"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    for expected in
+        ["1. The handshake", "talaria> call_tool slow", "done after 8 steps", "Hello, Ada!", "note 42", "Ada  Alan"]
+    {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    assert!(stderr(&output).contains("[warning] log: a message at level warning"), "{}", stderr(&output));
+}
+
+#[test]
+fn streamable_http_one_shot_commands() {
+    let demo = NetDemo::start("http");
+    assert!(demo.url.starts_with("http://") && demo.url.ends_with("/mcp"), "{}", demo.url);
+    let output = talaria(&[
+        "--json",
+        "http",
+        &demo.url,
+        "call-tool",
+        "add",
+        "a=1",
+        "b=2",
+        ":::",
+        "show-state",
+        ":::",
+        "read-resource",
+        "notes://9",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let values = json_lines(&output);
+    assert_eq!(values[0]["structuredContent"]["sum"], 3);
+    assert_eq!(values[1]["transport"], "streamable-http");
+    assert_eq!(values[2]["contents"][0]["text"], "note 9");
+    let output = talaria(&[
+        "--json",
+        "--protocol-version",
+        "2025-06-18",
+        "http",
+        &demo.url,
+        "call-tool",
+        "slow",
+        "steps=2",
+        "step_ms=10",
+        ":::",
+        "ping",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(json_lines(&output)[0]["content"][0]["text"], "done after 2 steps");
+}
