@@ -65,6 +65,15 @@ class Session:
         self.raw += data.decode("utf-8", "replace")
         return True
 
+    def expect_all(self, patterns, timeout=TIMEOUT):
+        """Waits until every pattern appears after what was matched before, in any order
+        (the two directions of a traced exchange are printed by different threads)."""
+        start, end = self.seen, self.seen
+        for pattern in patterns:
+            self.seen = start
+            end = max(end, self.expect(pattern, timeout).end())
+        self.seen = end
+
     def expect(self, pattern, timeout=TIMEOUT):
         """Waits until `pattern` (a regex) appears after what was matched before."""
         deadline = time.monotonic() + timeout
@@ -211,9 +220,7 @@ def history(s):
     s.cmd("wire on")
     s.expect(r"\nwire on")
     s.cmd("ping")
-    s.expect(r'→ \{"jsonrpc":"2\.0".*"method":"server/discover"')
-    s.expect(r'← \{"jsonrpc":"2\.0"')
-    s.expect(r"pong")
+    s.expect_all([r'→ \{"jsonrpc":"2\.0".*"method":"server/discover"', r'← \{"jsonrpc":"2\.0"', r"pong"])
     s.cmd("wire off")
     s.expect(r"\nwire off")
     s.expect(PROMPT)

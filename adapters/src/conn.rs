@@ -137,6 +137,26 @@ impl<E: Engine> Conn<E> {
         self.later.clone()
     }
 
+    /// Like [`Conn::with`], but leaves the frames it produced in the outbox: a reader that
+    /// knows more input is waiting handles it first, then writes everything at once with
+    /// [`Conn::flush`] (one write for a burst instead of one per message).
+    pub(crate) fn with_held<T>(&self, f: impl FnOnce(&mut E, Instant) -> T) -> T {
+        let now = Instant::now();
+        let (out, events) = {
+            let mut state = self.lock();
+            let out = f(&mut state.engine, now);
+            let events = self.drain(&mut state);
+            (out, events)
+        };
+        self.deliver(events);
+        out
+    }
+
+    /// Writes what [`Conn::with_held`] left in the outbox.
+    pub(crate) fn flush(&self) {
+        self.pump();
+    }
+
     /// Whether the engine has closed.
     pub(crate) fn is_closed(&self) -> bool {
         self.lock().closed

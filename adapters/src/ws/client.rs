@@ -11,7 +11,7 @@ use tungstenite::http::HeaderValue;
 use tungstenite::protocol::Role;
 use tungstenite::WebSocket;
 
-use super::{config, next_message, Incoming, ReadHalf, WsSink, SUBPROTOCOL};
+use super::{config, read_loop, ReadHalf, WsSink, SUBPROTOCOL};
 use crate::client::{connect, Client, ClientError, ClientOptions, Teardown};
 use crate::conn::Conn;
 
@@ -77,13 +77,6 @@ impl Client {
 }
 
 fn read_into(conn: &Conn<Endpoint>, mut reader: WebSocket<ReadHalf>) {
-    loop {
-        match next_message(&mut reader) {
-            Incoming::Frame(frame) => conn.with(|endpoint, now| endpoint.handle_frame(now, Route::Connection, &frame)),
-            Incoming::Ping(data) => conn.pong(data),
-            Incoming::Skip => {}
-            Incoming::End => break,
-        }
-    }
+    read_loop(conn, &mut reader, |endpoint, now, frame| endpoint.handle_frame(now, Route::Connection, frame));
     conn.with(|endpoint, now| endpoint.handle_closed(now));
 }

@@ -116,6 +116,37 @@ impl FrameSink for WsSink {
     }
 }
 
+/// Whether more bytes already wait on the socket (so the reader should handle them before
+/// writing what it has produced).
+fn more_pending(stream: &TcpStream) -> bool {
+    use rustix::net::{recv, RecvFlags};
+    let mut probe = [0u8; 1];
+    recv(stream, &mut probe, RecvFlags::PEEK | RecvFlags::DONTWAIT).is_ok_and(|(got, _)| got > 0)
+}
+
+/// Feeds messages from `reader` into the engine through `handle` until the connection ends,
+/// answering pings; writes are held while more input waits, so a burst gets one write.
+fn read_loop<E: crate::conn::Engine>(
+    conn: &crate::conn::Conn<E>,
+    reader: &mut WebSocket<ReadHalf>,
+    handle: impl Fn(&mut E, std::time::Instant, &[u8]),
+) {
+    loop {
+        match next_message(reader) {
+            Incoming::Frame(frame) => {
+                conn.with_held(|engine, now| handle(engine, now, &frame));
+                if !more_pending(&reader.get_ref().stream) {
+                    conn.flush();
+                }
+            }
+            Incoming::Ping(data) => conn.pong(data),
+            Incoming::Skip => {}
+            Incoming::End => break,
+        }
+    }
+    conn.flush();
+}
+
 /// What the reader got: a frame for the engine, a ping to answer, or the end.
 enum Incoming {
     Frame(Vec<u8>),

@@ -12,7 +12,7 @@ use tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tungstenite::http::{HeaderValue, StatusCode};
 use tungstenite::protocol::Role;
 
-use super::{config, next_message, Incoming, ReadHalf, WsSink, SUBPROTOCOL};
+use super::{config, read_loop, ReadHalf, WsSink, SUBPROTOCOL};
 use crate::server::Server;
 
 /// How the WebSocket server accepts connections.
@@ -202,16 +202,7 @@ fn serve_connection<S: Send + 'static>(server: &Server<S>, stream: &TcpStream, o
         }
     });
     let Ok(conn) = server.open(Box::new(sink), info, events) else { return };
-    loop {
-        match next_message(&mut reader) {
-            Incoming::Frame(frame) => {
-                conn.with(|served, now| served.endpoint.handle_frame(now, Route::Connection, &frame));
-            }
-            Incoming::Ping(data) => conn.pong(data),
-            Incoming::Skip => {}
-            Incoming::End => break,
-        }
-    }
+    read_loop(&conn, &mut reader, |served, now, frame| served.endpoint.handle_frame(now, Route::Connection, frame));
     conn.with(|served, now| served.endpoint.handle_closed(now));
     conn.close_sink();
     let _ = stream.shutdown(std::net::Shutdown::Both);
