@@ -194,3 +194,77 @@ fn malformed_exchanges_get_their_documented_status() {
         }
     }
 }
+
+/// Reads from `stream` until `count` SSE event ids have arrived (or 5 s pass); returns them
+/// and everything read.
+fn read_ids(stream: &mut TcpStream, count: usize) -> (Vec<String>, String) {
+    let mut text = String::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut buf = [0u8; 4096];
+    stream.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+    loop {
+        let ids: Vec<String> =
+            text.lines().filter_map(|l| l.strip_prefix("id: ")).map(|id| id.trim().to_owned()).collect();
+        if ids.len() >= count || Instant::now() > deadline {
+            return (ids, text);
+        }
+        if let Ok(n) = stream.read(&mut buf) {
+            if n == 0 {
+                return (ids, text);
+            }
+            text.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    }
+}
+
+#[test]
+fn a_dropped_get_stream_resumes_after_its_last_event_exactly_once() {
+    let server = talaria_examples::everything::server();
+    let listening = HttpServer::bind(&server, "127.0.0.1:0", HttpServerOptions::default()).unwrap();
+    let addr = listening.local_addr().to_string();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let response = post(&addr, "", init);
+    let session = response
+        .lines()
+        .find_map(|l| l.strip_prefix("Mcp-Session-Id: ").or_else(|| l.strip_prefix("mcp-session-id: ")))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n");
+    assert!(post(&addr, &headers, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).contains("202"));
+    let open = |last: Option<&str>| {
+        let mut stream = TcpStream::connect(&addr).unwrap();
+        let last = last.map(|id| format!("Last-Event-ID: {id}\r\n")).unwrap_or_default();
+        write!(stream, "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n{headers}{last}\r\n")
+            .unwrap();
+        stream
+    };
+    let announce = |name: &str| {
+        let tool = talaria::core::schema::tools::Tool::new(name, Default::default());
+        server.add_tool(tool, |_ctx, _: serde_json::Value| Ok(CallToolResult::text("late")));
+    };
+    let mut first = open(None);
+    let (_, head) = read_ids(&mut first, 0);
+    assert!(head.is_empty() || head.contains("200"), "{head}");
+    std::thread::sleep(Duration::from_millis(50));
+    announce("one");
+    announce("two");
+    let (ids, text) = read_ids(&mut first, 2);
+    assert_eq!(ids.len(), 2, "{text}");
+    assert!(text.contains("notifications/tools/list_changed"));
+    drop(first);
+    // The client saw only the first event before the connection dropped.
+    let mut second = open(Some(&ids[0]));
+    let (replayed, text) = read_ids(&mut second, 1);
+    assert_eq!(replayed, vec![ids[1].clone()], "exactly the missed event: {text}");
+    announce("three");
+    let (more, text) = read_ids(&mut second, 1);
+    assert_eq!(more.len(), 1, "{text}");
+    assert!(!ids.contains(&more[0]), "new events get new ids: {more:?} after {ids:?}");
+    assert!(!text.contains(&format!("id: {}", ids[1])), "the replayed event is not sent twice");
+    let bad = raw(
+        &addr,
+        &format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{headers}Last-Event-ID: 99-1\r\n\r\n"),
+    );
+    assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
+}

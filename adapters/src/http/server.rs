@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use talaria_core::http::event_log::{EventId, EventStore, MemoryEventStore, Retention};
 use talaria_core::http::exchange::{classify, EndpointConfig, Exchange, HttpMethod, HttpRequest, Refusal};
 use talaria_core::http::headers::SESSION_ID;
 use talaria_core::http::ids::mint_session_id;
@@ -108,11 +109,19 @@ impl HttpServerOptions {
 struct Session<S> {
     conn: Arc<Conn<Served<S>>>,
     streams: Streams,
+    /// The event log's stream for this session's GET stream, once opened.
+    log_stream: Arc<Mutex<Option<u64>>>,
 }
 
 impl<S> Clone for Session<S> {
     fn clone(&self) -> Self {
-        Self { conn: Arc::clone(&self.conn), streams: self.streams.clone() }
+        Self { conn: Arc::clone(&self.conn), streams: self.streams.clone(), log_stream: Arc::clone(&self.log_stream) }
+    }
+}
+
+impl<S> Session<S> {
+    fn new(conn: Arc<Conn<Served<S>>>, streams: Streams) -> Self {
+        Self { conn, streams, log_stream: Arc::new(Mutex::new(None)) }
     }
 }
 
@@ -120,6 +129,8 @@ struct Shared<S> {
     server: Server<S>,
     options: HttpServerOptions,
     sessions: Mutex<SessionTable<Session<S>>>,
+    /// The legacy GET streams' event log, for resuming after `Last-Event-ID`.
+    events: Mutex<MemoryEventStore>,
     next_stream: AtomicU64,
     stop: AtomicBool,
 }
@@ -172,6 +183,7 @@ impl HttpServer {
         let shared = Arc::new(Shared {
             server: server.clone(),
             sessions: Mutex::new(SessionTable::new(idle, options.endpoint.max_sessions)),
+            events: Mutex::new(MemoryEventStore::new(Retention::default())),
             options,
             next_stream: AtomicU64::new(1),
             stop: AtomicBool::new(false),
@@ -253,8 +265,9 @@ fn expire_loop<S: Send + 'static>(shared: &Shared<S>) {
             let expired = table.expire(now);
             (expired, table.poll_timeout())
         };
-        for (_, session) in expired {
+        for (id, session) in expired {
             end_session(&session);
+            let _ = shared.events.lock().unwrap_or_else(PoisonError::into_inner).drop_session(&id);
         }
         let pause = next.map_or(Duration::from_millis(200), |at| at.saturating_duration_since(now));
         std::thread::sleep(pause.clamp(Duration::from_millis(5), Duration::from_millis(200)));
@@ -331,7 +344,7 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
                 let _ = request.respond(Response::empty(500));
                 return;
             };
-            let session = Session { conn, streams };
+            let session = Session::new(conn, streams);
             post(shared, &session, request, &body, None);
             session.conn.with(|served, now| served.endpoint.handle_closed(now));
         }
@@ -346,7 +359,7 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
                 let _ = request.respond(Response::empty(500));
                 return;
             };
-            let session = Session { conn, streams };
+            let session = Session::new(conn, streams);
             let inserted = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(
                 id.clone(),
                 session.clone(),
@@ -366,18 +379,24 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
             session.conn.with(|served, _| served.endpoint.set_transport(info));
             post(shared, &session, request, &body, Some(&id));
         }
-        Exchange::OpenStream { session: id, .. } => {
+        Exchange::OpenStream { session: id, last_event_id } => {
             let Some(session) = lookup(shared, &id) else {
                 return respond_refusal(request, Refusal::unknown_session());
             };
+            let replayed = match resume(shared, &session, &id, last_event_id.as_deref()) {
+                Ok(replayed) => replayed,
+                Err(refusal) => return respond_refusal(request, refusal),
+            };
             let frames = session.streams.open_get();
-            stream_sse(request, &frames, Reply::new(ReplyMode::Sse), None, true);
+            let log = EventLog { shared_events: &shared.events, session: &id, stream: &session.log_stream };
+            stream_sse(request, &frames, Reply::new(ReplyMode::Sse), Some((replayed, None)), Some(&log));
         }
         Exchange::Terminate { session: id } => {
             let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
             match removed {
                 Some(session) => {
                     end_session(&session);
+                    let _ = shared.events.lock().unwrap_or_else(PoisonError::into_inner).drop_session(&id);
                     let _ = request.respond(Response::empty(200));
                 }
                 None => respond_refusal(request, Refusal::unknown_session()),
@@ -440,7 +459,7 @@ fn post<S: Send + 'static>(
                         _ => None,
                     })
                     .collect();
-                let finished = stream_sse(request, &frames, reply, Some((pending, session_id)), false);
+                let finished = stream_sse(request, &frames, reply, Some((pending, session_id)), None);
                 if !finished {
                     session.streams.close_post(stream);
                     session.conn.with(|served, now| served.endpoint.session_mut().handle_stream_closed(now, stream));
@@ -466,8 +485,9 @@ fn stream_sse(
     frames: &Receiver<StreamMsg>,
     mut reply: Reply,
     first: Option<(Vec<Vec<u8>>, Option<&str>)>,
-    long_lived: bool,
+    log: Option<&EventLog<'_>>,
 ) -> bool {
+    let long_lived = log.is_some();
     let (events, session_id) = first.unwrap_or_default();
     let mut writer = request.into_writer();
     let mut head = String::from(
@@ -490,7 +510,8 @@ fn stream_sse(
         let steps = match frames.recv() {
             Ok(StreamMsg::Frame(payload)) if payload.is_empty() => continue,
             Ok(StreamMsg::Frame(payload)) if long_lived => {
-                vec![ReplyStep::Event(sse_event(&payload))]
+                let id = log.as_ref().and_then(|log| log.append(&payload));
+                vec![ReplyStep::Event(sse_event(&payload, id))]
             }
             Ok(StreamMsg::Frame(payload)) => reply.frame(payload),
             Ok(StreamMsg::Done) | Err(_) => {
@@ -515,13 +536,55 @@ fn stream_sse(
     false
 }
 
-fn sse_event(payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(payload.len() + 8);
-    talaria_core::codec::encode_event(
-        &talaria_core::codec::SseEvent::message(String::from_utf8_lossy(payload)),
-        &mut out,
-    );
+fn sse_event(payload: &[u8], id: Option<EventId>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(payload.len() + 24);
+    let mut event = talaria_core::codec::SseEvent::message(String::from_utf8_lossy(payload));
+    event.id = id.map(|id| id.to_string());
+    talaria_core::codec::encode_event(&event, &mut out);
     out
+}
+
+/// A GET stream's place in the event log.
+struct EventLog<'a> {
+    shared_events: &'a Mutex<MemoryEventStore>,
+    session: &'a str,
+    stream: &'a Mutex<Option<u64>>,
+}
+
+impl EventLog<'_> {
+    /// Logs `payload` before it is sent; its event id, if the log took it.
+    fn append(&self, payload: &[u8]) -> Option<EventId> {
+        let mut store = self.shared_events.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut stream = self.stream.lock().unwrap_or_else(PoisonError::into_inner);
+        let id = match *stream {
+            Some(id) => id,
+            None => {
+                let id = store.open_stream(self.session).ok()?;
+                *stream = Some(id);
+                id
+            }
+        };
+        store.append(self.session, id, payload).ok()
+    }
+}
+
+/// The events a client resuming after `last_event_id` missed, encoded; 400 for an id that is
+/// not one of this session's.
+fn resume<S>(
+    shared: &Shared<S>,
+    session: &Session<S>,
+    id: &str,
+    last_event_id: Option<&str>,
+) -> Result<Vec<Vec<u8>>, Refusal> {
+    let Some(last) = last_event_id else { return Ok(Vec::new()) };
+    let bad = || Refusal::bad_request(&format!("Last-Event-ID {last} is not an event of this session"));
+    let after: EventId = last.trim().parse().map_err(|_| bad())?;
+    if *session.log_stream.lock().unwrap_or_else(PoisonError::into_inner) != Some(after.stream) {
+        return Err(bad());
+    }
+    let replay =
+        shared.events.lock().unwrap_or_else(PoisonError::into_inner).replay_after(id, after).map_err(|_| bad())?;
+    Ok(replay.events.iter().map(|event| sse_event(&event.data, Some(event.id))).collect())
 }
 
 fn write_chunk(writer: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {

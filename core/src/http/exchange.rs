@@ -181,6 +181,12 @@ impl Refusal {
         Self::new(404, Some(ErrorObject::new(crate::jsonrpc::ErrorCode(-32001), "Session not found")))
     }
 
+    /// 400 with an invalid-request error saying `why`.
+    #[must_use]
+    pub fn bad_request(why: &str) -> Self {
+        Self::new(400, Some(ErrorObject::invalid_request(why)))
+    }
+
     /// 503 when the session cap is reached.
     #[must_use]
     pub fn too_many_sessions() -> Self {
