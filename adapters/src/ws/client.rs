@@ -44,8 +44,12 @@ impl Client {
     pub fn websocket(url: &str, headers: &[(&str, &str)], options: ClientOptions) -> Result<Self, ClientError> {
         let bad = |why: String| ClientError::Connect(format!("{url}: {why}"));
         let mut request = url.into_client_request().map_err(|e| bad(e.to_string()))?;
+        #[cfg(feature = "tls")]
+        if request.uri().scheme_str() == Some("wss") {
+            return Self::websocket_tls(url, headers, super::default_tls_config(), options);
+        }
         if request.uri().scheme_str() != Some("ws") {
-            return Err(bad("only ws:// URLs are supported in this build".into()));
+            return Err(bad("only ws:// URLs are supported in this build (wss:// needs the `tls` feature)".into()));
         }
         let host = request.uri().host().ok_or_else(|| bad("no host".into()))?.to_owned();
         let port = request.uri().port_u16().unwrap_or(80);

@@ -7,6 +7,8 @@
 
 mod client;
 mod server;
+#[cfg(feature = "tls")]
+mod tls;
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -17,6 +19,8 @@ use tungstenite::protocol::{Role, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
 pub use server::{WsServer, WsServerOptions};
+#[cfg(feature = "tls")]
+pub use tls::default_tls_config;
 
 use crate::conn::{FrameSink, Outgoing};
 

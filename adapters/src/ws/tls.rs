@@ -1,0 +1,150 @@
+//! `wss://`: the WebSocket client over TLS (rustls).
+//!
+//! A TLS stream cannot be split into a reading and a writing half, so here one WebSocket sits
+//! behind a mutex: the reader holds it for short timed reads and lets writers in between.
+
+use std::io;
+use std::net::TcpStream;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+use talaria_core::client::Endpoint;
+use talaria_core::session::Route;
+use tungstenite::client::IntoClientRequest;
+use tungstenite::{Message, WebSocket};
+
+use super::{config, SUBPROTOCOL};
+use crate::client::{connect, Client, ClientError, ClientOptions, Teardown};
+use crate::conn::{Conn, FrameSink, Outgoing};
+
+type TlsSocket = WebSocket<StreamOwned<ClientConnection, TcpStream>>;
+
+/// How long the reader holds the socket waiting for input before letting writers in.
+const READ_SLICE: Duration = Duration::from_millis(2);
+
+/// A TLS configuration trusting the Mozilla roots (webpki-roots).
+///
+/// # Examples
+///
+/// ```
+/// let config = talaria::ws::default_tls_config();
+/// assert!(config.alpn_protocols.is_empty());
+/// ```
+#[must_use]
+pub fn default_tls_config() -> Arc<ClientConfig> {
+    let roots = RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    Arc::new(
+        ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap_or_else(|_| ClientConfig::builder())
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    )
+}
+
+struct TlsSink(Arc<Mutex<TlsSocket>>);
+
+impl FrameSink for TlsSink {
+    fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
+        let mut socket = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        for frame in frames {
+            let Outgoing::Frame(_, payload) = frame else { continue };
+            let text = String::from_utf8(payload).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            socket.write(Message::text(text)).map_err(io::Error::other)?;
+        }
+        socket.flush().map_err(io::Error::other)
+    }
+
+    fn close(&mut self) {
+        let mut socket = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = socket.close(None);
+        let _ = socket.flush();
+    }
+}
+
+struct TlsTeardown(TcpStream);
+
+impl Teardown for TlsTeardown {
+    fn shutdown(&mut self) {
+        let _ = self.0.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+fn read_into(conn: &Conn<Endpoint>, socket: &Mutex<TlsSocket>) {
+    loop {
+        let message = socket.lock().unwrap_or_else(PoisonError::into_inner).read();
+        match message {
+            Ok(Message::Text(text)) => {
+                conn.with(|endpoint, now| endpoint.handle_frame(now, Route::Connection, text.as_bytes()));
+            }
+            Ok(Message::Binary(bytes)) => {
+                conn.with(|endpoint, now| endpoint.handle_frame(now, Route::Connection, &bytes));
+            }
+            Ok(Message::Close(_)) => break,
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e))
+                if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(_) => break,
+        }
+    }
+    conn.with(|endpoint, now| endpoint.handle_closed(now));
+}
+
+impl Client {
+    /// Connects to a `wss://` URL with `tls` (see [`default_tls_config`] for the usual roots;
+    /// pass your own `rustls::ClientConfig` for a private CA).
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Connect`] if the URL is bad, or TLS, the upgrade or the handshake fails.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use talaria::client::{Client, ClientOptions};
+    ///
+    /// let tls = talaria::ws::default_tls_config();
+    /// let client = Client::websocket_tls("wss://mcp.example/ws", &[], tls, ClientOptions::new("me", "1"))?;
+    /// # Ok::<(), talaria::client::ClientError>(())
+    /// ```
+    pub fn websocket_tls(
+        url: &str,
+        headers: &[(&str, &str)],
+        tls: Arc<ClientConfig>,
+        options: ClientOptions,
+    ) -> Result<Self, ClientError> {
+        let bad = |why: String| ClientError::Connect(format!("{url}: {why}"));
+        let mut request = url.into_client_request().map_err(|e| bad(e.to_string()))?;
+        if request.uri().scheme_str() != Some("wss") {
+            return Err(bad("not a wss:// URL".into()));
+        }
+        let host = request.uri().host().ok_or_else(|| bad("no host".into()))?.to_owned();
+        let port = request.uri().port_u16().unwrap_or(443);
+        let request_headers = request.headers_mut();
+        request_headers.insert("Sec-WebSocket-Protocol", tungstenite::http::HeaderValue::from_static(SUBPROTOCOL));
+        for (name, value) in headers {
+            let name = tungstenite::http::HeaderName::try_from(*name).map_err(|e| bad(e.to_string()))?;
+            let value = tungstenite::http::HeaderValue::try_from(*value).map_err(|e| bad(e.to_string()))?;
+            request_headers.insert(name, value);
+        }
+        let name = ServerName::try_from(host.clone()).map_err(|e| bad(e.to_string()))?;
+        let tcp = TcpStream::connect((host.as_str(), port))?;
+        tcp.set_nodelay(true)?;
+        let teardown = Box::new(TlsTeardown(tcp.try_clone()?));
+        let control = tcp.try_clone()?;
+        let connection = ClientConnection::new(tls, name).map_err(|e| bad(e.to_string()))?;
+        let stream = StreamOwned::new(connection, tcp);
+        let (socket, _) =
+            tungstenite::client::client_with_config(request, stream, Some(config())).map_err(|e| bad(e.to_string()))?;
+        // From now on reads are short slices, so writers get the socket in between.
+        control.set_read_timeout(Some(READ_SLICE))?;
+        let socket = Arc::new(Mutex::new(socket));
+        let reader = Arc::clone(&socket);
+        connect(options, Box::new(TlsSink(socket)), teardown, move |conn| {
+            std::thread::Builder::new().name("talaria-wss-read".into()).spawn(move || read_into(&conn, &reader))?;
+            Ok(())
+        })
+    }
+}
