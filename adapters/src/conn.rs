@@ -14,7 +14,17 @@ pub(crate) trait Engine: Send + 'static {
     fn poll_timeout(&self) -> Option<Instant>;
     fn handle_timeout(&mut self, now: Instant);
     fn handle_closed(&mut self, now: Instant);
+    /// How many of this side's requests wait for an answer (for write batching).
+    fn in_flight(&self) -> usize {
+        0
+    }
 }
+
+/// How long a request may wait in the outbox for company when many are in flight.
+const LINGER: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// From how many requests in flight a new one lingers (below, it is written at once).
+const LINGER_FROM: usize = 4;
 
 /// One thing for a transport to write.
 pub(crate) enum Outgoing {
@@ -78,6 +88,8 @@ struct State<E> {
     closed: bool,
     /// The deadline the timer thread sleeps until.
     armed: Option<Instant>,
+    /// Held frames must be written by then (see [`Conn::with_call`]).
+    linger: Option<Instant>,
 }
 
 /// One connection's engine, outbox and timer.
@@ -100,6 +112,7 @@ impl<E: Engine> Conn<E> {
                 broken: false,
                 closed: false,
                 armed: None,
+                linger: None,
             }),
             timer: Condvar::new(),
             sink: Mutex::new(sink),
@@ -157,6 +170,30 @@ impl<E: Engine> Conn<E> {
         self.pump();
     }
 
+    /// A command that sends a request: written at once while few are in flight; with many in
+    /// flight it lingers up to [`LINGER`] for company (the reader writes it sooner when the
+    /// next answers arrive), so a busy connection writes a burst per syscall, not a request.
+    pub(crate) fn with_call<T>(&self, f: impl FnOnce(&mut E, Instant) -> T) -> T {
+        let now = Instant::now();
+        let (out, events, linger) = {
+            let mut state = self.lock();
+            let busy = state.engine.in_flight() >= LINGER_FROM;
+            let out = f(&mut state.engine, now);
+            let events = self.drain(&mut state);
+            let linger = busy && !state.outbox.is_empty();
+            if linger && state.linger.is_none() {
+                state.linger = Some(now + LINGER);
+                self.timer.notify_one();
+            }
+            (out, events, linger)
+        };
+        if !linger {
+            self.pump();
+        }
+        self.deliver(events);
+        out
+    }
+
     /// Whether the engine has closed.
     pub(crate) fn is_closed(&self) -> bool {
         self.lock().closed
@@ -205,6 +242,7 @@ impl<E: Engine> Conn<E> {
                     return;
                 }
                 state.writing = true;
+                state.linger = None;
                 std::mem::take(&mut state.outbox)
             };
             let result = self.sink.lock().unwrap_or_else(PoisonError::into_inner).send(frames);
@@ -240,9 +278,19 @@ impl<E: Engine> Conn<E> {
             if state.closed {
                 return;
             }
-            let deadline = state.engine.poll_timeout();
-            state.armed = deadline;
             let now = Instant::now();
+            if state.linger.is_some_and(|at| at <= now) {
+                state.linger = None;
+                drop(state);
+                self.pump();
+                state = self.lock();
+                continue;
+            }
+            let deadline = match (state.engine.poll_timeout(), state.linger) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            state.armed = deadline;
             match deadline {
                 None => state = self.timer.wait(state).unwrap_or_else(PoisonError::into_inner),
                 Some(d) if d > now => {

@@ -83,6 +83,9 @@ impl Engine for Endpoint {
     fn handle_closed(&mut self, now: Instant) {
         Self::handle_closed(self, now);
     }
+    fn in_flight(&self) -> usize {
+        self.pending()
+    }
 }
 
 /// What every clone of a handle shares; dropping the last one closes the connection.
@@ -420,7 +423,7 @@ pub(crate) fn start_mapped<M: RequestMethod, T: Send + 'static>(
         let r = r.map(map);
         later.run(move || tx.send(r));
     };
-    let id = inner.conn.with(|endpoint, now| endpoint.call::<M>(now, params, options, done))?;
+    let id = inner.conn.with_call(|endpoint, now| endpoint.call::<M>(now, params, options, done))?;
     Ok(Started { id, outcome })
 }
 
