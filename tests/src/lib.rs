@@ -17,3 +17,4 @@ pub fn fixtures_dir() -> PathBuf {
 }
 
 pub mod sim;
+pub mod typed;
