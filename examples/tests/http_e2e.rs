@@ -268,3 +268,56 @@ fn a_dropped_get_stream_resumes_after_its_last_event_exactly_once() {
     );
     assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
 }
+
+#[test]
+fn the_legacy_http_sse_transport_carries_a_whole_session() {
+    let (listening, _) = serve(HttpServerOptions::default());
+    let url = format!("http://{}/sse", listening.local_addr());
+    let client = Client::sse(&url, &[], legacy(ProtocolVersion::V2024_11_05)).unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2024_11_05);
+    assert_eq!(listening.sessions(), 1);
+    for i in 0..20 {
+        let text = format!("legacy {i}");
+        assert_eq!(text_of(&client.call_tool("echo", json!({"text": text})).unwrap()), text);
+    }
+    let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&reports);
+    let options = CallOptions::default().with_progress(move |p| seen.lock().unwrap().push(p.progress));
+    let slow = client.call_tool_with("slow", json!({"steps": 2, "step_ms": 1}), options).unwrap();
+    assert_eq!(text_of(&slow), "done after 2 steps");
+    assert_eq!(*reports.lock().unwrap(), vec![1.0, 2.0], "progress travels on the stream");
+    assert_eq!(text_of(&client.call_tool("calls", json!({})).unwrap()), "20");
+    drop(client);
+}
+
+#[test]
+fn the_probe_falls_back_to_the_legacy_transport() {
+    let (listening, url) = serve(HttpServerOptions::default());
+    // A Streamable HTTP endpoint: the probe stays there.
+    let modern = Client::http_or_sse(&url, &[], legacy(ProtocolVersion::V2025_06_18)).unwrap();
+    assert_eq!(text_of(&modern.call_tool("echo", json!({"text": "modern"})).unwrap()), "modern");
+    assert_eq!(listening.sessions(), 1, "one Streamable HTTP session");
+    // The legacy stream's URL refuses a POST with 400 and no modern error: fall back.
+    let sse = format!("http://{}/sse", listening.local_addr());
+    let old = Client::http_or_sse(&sse, &[], legacy(ProtocolVersion::V2024_11_05)).unwrap();
+    assert_eq!(text_of(&old.call_tool("echo", json!({"text": "old"})).unwrap()), "old");
+    assert_eq!(listening.sessions(), 2);
+}
+
+#[test]
+fn legacy_posts_need_a_live_session() {
+    let (listening, _) = serve(HttpServerOptions::default());
+    let addr = listening.local_addr().to_string();
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let send = |path: &str| {
+        raw(
+            &addr,
+            &format!(
+                "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{ping}",
+                ping.len()
+            ),
+        )
+    };
+    assert!(send("/messages").starts_with("HTTP/1.1 400"), "no session named");
+    assert!(send("/messages?sessionId=0123456789abcdef0123456789abcdef").starts_with("HTTP/1.1 404"));
+}

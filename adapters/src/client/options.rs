@@ -34,6 +34,7 @@ pub(crate) type NotificationFn = Arc<dyn Fn(&str, Option<&RawValue>) + Send + Sy
 ///     .on_notification(|method, _| eprintln!("server says {method}"));
 /// # let _ = options;
 /// ```
+#[derive(Clone)]
 #[must_use]
 pub struct ClientOptions {
     pub(crate) config: ClientConfig,

@@ -28,6 +28,9 @@ struct Link {
     pool: Pool,
     get_started: AtomicBool,
     closed: AtomicBool,
+    /// The first refusal (status, and whether its body was a modern MCP error), for the
+    /// backwards-compatibility probe.
+    first_refusal: Mutex<Option<(u16, bool)>>,
 }
 
 impl Link {
@@ -142,6 +145,8 @@ fn post(link: &Link, payload: &[u8]) {
     }
     let error = serde_json::from_slice::<ErrorBody>(&bytes)
         .map_or_else(|_| ErrorObject::internal(format!("HTTP {status} from {}", link.url)), |body| body.error);
+    let modern = (-32099..=-32020).contains(&error.code.0);
+    link.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert((status, modern));
     link.feed(&error_reply(id, &error));
 }
 
@@ -272,6 +277,17 @@ impl Client {
     /// # Ok::<(), talaria::client::ClientError>(())
     /// ```
     pub fn http(url: &str, headers: &[(&str, &str)], options: ClientOptions) -> Result<Self, ClientError> {
+        connect_http(url, headers, options).map_err(|(e, _)| e)
+    }
+}
+
+/// [`Client::http`], telling on failure how the server first refused (for the probe).
+pub(super) fn connect_http(
+    url: &str,
+    headers: &[(&str, &str)],
+    options: ClientOptions,
+) -> Result<Client, (ClientError, Option<(u16, bool)>)> {
+    {
         let config =
             ureq::Agent::config_builder().http_status_as_error(false).max_idle_connections_per_host(64).build();
         let link = Arc::new(Link {
@@ -284,11 +300,14 @@ impl Client {
             pool: Pool::new(64),
             get_started: AtomicBool::new(false),
             closed: AtomicBool::new(false),
+            first_refusal: Mutex::new(None),
         });
         let registering = Arc::clone(&link);
+        let probe = Arc::clone(&link);
         connect(options, Box::new(HttpSink(Arc::clone(&link))), Box::new(HttpTeardown(link)), move |conn| {
             let _ = registering.conn.set(Arc::downgrade(&conn));
             Ok(())
         })
+        .map_err(|e| (e, *probe.first_refusal.lock().unwrap_or_else(PoisonError::into_inner)))
     }
 }

@@ -4,6 +4,7 @@
 
 mod client;
 mod server;
+mod sse_client;
 mod streams;
 
 pub use server::{Authorize, HttpServer, HttpServerOptions, Rejection};

@@ -57,6 +57,9 @@ pub struct HttpServerOptions {
     pub reply_mode: ReplyMode,
     /// The authorization hook, if any.
     pub authorize: Option<Authorize>,
+    /// The legacy HTTP+SSE transport (2024-11-05): the stream path and the messages path
+    /// (default `/sse` and `/messages`); `None` turns it off.
+    pub legacy_sse: Option<(String, String)>,
 }
 
 impl std::fmt::Debug for HttpServerOptions {
@@ -66,13 +69,20 @@ impl std::fmt::Debug for HttpServerOptions {
             .field("endpoint", &self.endpoint)
             .field("reply_mode", &self.reply_mode)
             .field("authorize", &self.authorize.is_some())
+            .field("legacy_sse", &self.legacy_sse)
             .finish()
     }
 }
 
 impl Default for HttpServerOptions {
     fn default() -> Self {
-        Self { path: "/mcp".into(), endpoint: EndpointConfig::default(), reply_mode: ReplyMode::Json, authorize: None }
+        Self {
+            path: "/mcp".into(),
+            endpoint: EndpointConfig::default(),
+            reply_mode: ReplyMode::Json,
+            authorize: None,
+            legacy_sse: Some(("/sse".into(), "/messages".into())),
+        }
     }
 }
 
@@ -297,8 +307,15 @@ fn respond_refusal(request: tiny_http::Request, refusal: Refusal) {
 }
 
 fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request) {
-    let path = request.url().split('?').next().unwrap_or("");
-    if path != shared.options.path {
+    let path = request.url().split('?').next().unwrap_or("").to_owned();
+    let legacy = shared.options.legacy_sse.as_ref().and_then(|(sse, messages)| {
+        if path == *sse {
+            Some(true)
+        } else {
+            (path == *messages).then_some(false)
+        }
+    });
+    if path != shared.options.path && legacy.is_none() {
         let _ = request.respond(Response::empty(404));
         return;
     }
@@ -317,6 +334,9 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
                 return;
             }
         }
+    }
+    if let Some(open) = legacy {
+        return if open { legacy_open(shared, request, identity) } else { legacy_post(shared, request) };
     }
     let method = HttpMethod::parse(request.method().as_str());
     let limit = shared.options.endpoint.max_body;
@@ -406,6 +426,68 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
             let _ = request.respond(Response::empty(500));
         }
     }
+}
+
+/// GET on the legacy stream path: a new session whose stream opens with the `endpoint` event.
+fn legacy_open<S: Send + 'static>(shared: &Shared<S>, request: tiny_http::Request, identity: Option<String>) {
+    if request.method() != &tiny_http::Method::Get {
+        return respond_refusal(request, Refusal::bad_request("open the legacy stream with GET"));
+    }
+    if let Some(origin) = request.headers().iter().find(|h| h.field.equiv("Origin")).map(|h| h.value.to_string()) {
+        if !shared.options.endpoint.origin_allowed(&origin) {
+            let _ = request.respond(Response::empty(403));
+            return;
+        }
+    }
+    let id = mint_session_id(&mut |buf: &mut [u8]| {
+        let _ = getrandom::fill(buf);
+    });
+    let mut info = TransportInfo::new("sse").with_session_id(id.clone());
+    info.remote_addr = request.remote_addr().map(ToString::to_string);
+    info.identity = identity;
+    let streams = Streams::default();
+    let Ok(conn) = shared.server.open(Box::new(streams.clone()), info, quiet_events()) else {
+        let _ = request.respond(Response::empty(500));
+        return;
+    };
+    let session = Session::new(conn, streams);
+    let inserted = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(
+        id.clone(),
+        session.clone(),
+        Instant::now(),
+    );
+    if inserted.is_err() {
+        end_session(&session);
+        return respond_refusal(request, Refusal::too_many_sessions());
+    }
+    let messages = shared.options.legacy_sse.as_ref().map_or("/messages", |(_, m)| m.as_str());
+    let endpoint = talaria_core::http::legacy::endpoint_event(messages, &id);
+    let frames = session.streams.open_get();
+    stream_sse(request, &frames, Reply::new(ReplyMode::Sse), Some((vec![endpoint], None)), None);
+    // The stream is the session: when it ends, so does the session.
+    if let Some(session) = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id) {
+        end_session(&session);
+    }
+}
+
+/// POST on the legacy messages path: fed to the session named in the query, answered 202; the
+/// replies travel on the session's stream.
+fn legacy_post<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request) {
+    if request.method() != &tiny_http::Method::Post {
+        return respond_refusal(request, Refusal::bad_request("send legacy messages with POST"));
+    }
+    let Some(id) = talaria_core::http::legacy::session_in_query(request.url()).map(str::to_owned) else {
+        return respond_refusal(request, Refusal::bad_request("the messages URL needs its sessionId"));
+    };
+    let Some(session) = lookup(shared, &id) else { return respond_refusal(request, Refusal::unknown_session()) };
+    let limit = shared.options.endpoint.max_body;
+    let mut body = Vec::new();
+    if request.as_reader().take(limit as u64 + 1).read_to_end(&mut body).is_err() || body.len() > limit {
+        let _ = request.respond(Response::empty(413));
+        return;
+    }
+    session.conn.with(|served, now| served.endpoint.handle_frame(now, Route::Connection, &body));
+    let _ = request.respond(Response::empty(202));
 }
 
 fn lookup<S>(shared: &Shared<S>, id: &str) -> Option<Session<S>> {

@@ -11,10 +11,11 @@ use crate::session::{Client, IncomingRequest, SendError, Session};
 /// A sampling handler: the server's `sampling/createMessage` params in, the model's message
 /// out (or the error to answer with, e.g. the user declined).
 pub type SamplingFn =
-    Box<dyn Fn(&CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> + Send + Sync>;
+    std::sync::Arc<dyn Fn(&CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> + Send + Sync>;
 
 /// An elicitation handler: the form or URL the server wants filled in, the user's answer out.
-pub type ElicitationFn = Box<dyn Fn(&ElicitRequestParams) -> Result<ElicitResult, ErrorObject> + Send + Sync>;
+pub type ElicitationFn =
+    std::sync::Arc<dyn Fn(&ElicitRequestParams) -> Result<ElicitResult, ErrorObject> + Send + Sync>;
 
 /// What the client answers to server requests: a roots store and optional sampling and
 /// elicitation handlers. Its capabilities follow from what is installed; a request with no
@@ -32,7 +33,7 @@ pub type ElicitationFn = Box<dyn Fn(&ElicitRequestParams) -> Result<ElicitResult
 /// assert_eq!(caps.roots.unwrap().list_changed, Some(true));
 /// assert!(caps.sampling.is_none());
 /// ```
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Handlers {
     roots: Vec<Root>,
     sampling: Option<SamplingFn>,
@@ -57,7 +58,7 @@ impl Handlers {
         mut self,
         handler: impl Fn(&CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> + Send + Sync + 'static,
     ) -> Self {
-        self.sampling = Some(Box::new(handler));
+        self.sampling = Some(std::sync::Arc::new(handler));
         self
     }
 
@@ -69,7 +70,7 @@ impl Handlers {
         url_mode: bool,
         handler: impl Fn(&ElicitRequestParams) -> Result<ElicitResult, ErrorObject> + Send + Sync + 'static,
     ) -> Self {
-        self.elicitation = Some(Box::new(handler));
+        self.elicitation = Some(std::sync::Arc::new(handler));
         self.url_elicitation = url_mode;
         self
     }

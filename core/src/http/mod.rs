@@ -7,6 +7,7 @@
 //! - [`ids`]: session ids minted from an injected random source.
 //! - [`sessions`]: the table of live sessions with idle expiry as timer deadlines and a cap.
 //! - [`exchange`]: classifying one HTTP request and the error replies the transport owes.
+//! - [`legacy`]: the 2024-11-05 HTTP+SSE transport's `endpoint` event and URLs.
 //! - [`reply`]: shaping a POST's reply: 202, a JSON body, or an SSE stream.
 //! - [`event_log`]: the SSE event log (`EventStore`) and session records (`SessionStore`)
 //!   behind resumable streams and multi-process servers, with in-memory defaults.
@@ -17,5 +18,6 @@ pub mod event_log;
 pub mod exchange;
 pub mod headers;
 pub mod ids;
+pub mod legacy;
 pub mod reply;
 pub mod sessions;

@@ -1,0 +1,171 @@
+//! The legacy HTTP+SSE client (2024-11-05): a GET stream that names, in its first `endpoint`
+//! event, where to POST; every reply arrives on the stream.
+
+use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+
+use talaria_core::client::Endpoint;
+use talaria_core::codec::SseDecoder;
+use talaria_core::http::legacy::resolve_endpoint;
+use talaria_core::session::Route;
+
+use crate::client::{connect, Client, ClientError, ClientOptions, Teardown};
+use crate::conn::{Conn, FrameSink, Outgoing};
+
+struct Link {
+    agent: ureq::Agent,
+    headers: Vec<(String, String)>,
+    post_url: String,
+    conn: OnceLock<Weak<Conn<Endpoint>>>,
+    closed: AtomicBool,
+}
+
+/// Posts every frame to the endpoint URL (the server answers 202; replies come on the stream).
+struct PostSink(Arc<Link>);
+
+impl FrameSink for PostSink {
+    fn send(&mut self, frames: Vec<Outgoing>) -> std::io::Result<()> {
+        for frame in frames {
+            let Outgoing::Frame(_, payload) = frame else { continue };
+            let mut builder = self.0.agent.post(&self.0.post_url).header("Content-Type", "application/json");
+            for (name, value) in &self.0.headers {
+                builder = builder.header(name, value);
+            }
+            match builder.send(&payload[..]) {
+                Ok(response) if response.status().is_success() => {
+                    let _ = std::io::copy(&mut response.into_body().into_reader(), &mut std::io::sink());
+                }
+                Ok(response) => return Err(std::io::Error::other(format!("HTTP {}", response.status()))),
+                Err(e) => return Err(std::io::Error::other(e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) {
+        self.0.closed.store(true, Ordering::Release);
+    }
+}
+
+struct StreamTeardown(Arc<Link>);
+
+impl Teardown for StreamTeardown {
+    fn shutdown(&mut self) {
+        self.0.closed.store(true, Ordering::Release);
+    }
+}
+
+/// Reads the stream's `message` events into the connection until it ends.
+fn read_messages(link: &Link, mut body: impl Read, mut decoder: SseDecoder) {
+    let mut buf = vec![0u8; 16 * 1024];
+    while !link.closed.load(Ordering::Acquire) {
+        let n = match body.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut frames = Vec::new();
+        decoder.decode(&buf[..n], |event| {
+            if let Ok(event) = event {
+                if event.event.as_deref().is_none_or(|kind| kind == "message") && !event.data.is_empty() {
+                    frames.push(event.data);
+                }
+            }
+        });
+        if let Some(conn) = link.conn.get().and_then(Weak::upgrade) {
+            for frame in frames {
+                conn.with(|endpoint, now| endpoint.handle_frame(now, Route::Connection, frame.as_bytes()));
+            }
+        }
+    }
+    if let Some(conn) = link.conn.get().and_then(Weak::upgrade) {
+        conn.with(|endpoint, now| endpoint.handle_closed(now));
+    }
+}
+
+impl Client {
+    /// Connects to a legacy HTTP+SSE server (2024-11-05): opens the event stream at `url`
+    /// (e.g. `http://127.0.0.1:8080/sse`), POSTs messages where its `endpoint` event says.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Connect`] if the stream cannot be opened, names no endpoint, or the
+    /// handshake fails.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use talaria::client::{Client, ClientOptions};
+    ///
+    /// let client = Client::sse("http://127.0.0.1:8080/sse", &[], ClientOptions::new("me", "1"))?;
+    /// # Ok::<(), talaria::client::ClientError>(())
+    /// ```
+    pub fn sse(url: &str, headers: &[(&str, &str)], options: ClientOptions) -> Result<Self, ClientError> {
+        let bad = |why: String| ClientError::Connect(format!("{url}: {why}"));
+        let config = ureq::Agent::config_builder().http_status_as_error(false).build();
+        let agent = ureq::Agent::new_with_config(config);
+        let mut builder = agent.get(url).header("Accept", "text/event-stream");
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        let response = builder.call().map_err(|e| bad(e.to_string()))?;
+        if !response.status().is_success() {
+            return Err(bad(format!("HTTP {}", response.status())));
+        }
+        let mut body = response.into_body().into_reader();
+        // The first event names the POST URL.
+        let mut decoder = SseDecoder::new();
+        let mut endpoint = None;
+        let mut pending = Vec::new();
+        let mut buf = vec![0u8; 4096];
+        while endpoint.is_none() {
+            let n = body.read(&mut buf).map_err(|e| bad(e.to_string()))?;
+            if n == 0 {
+                return Err(bad("the stream ended before its endpoint event".into()));
+            }
+            decoder.decode(&buf[..n], |event| match event {
+                Ok(event) if event.event.as_deref() == Some("endpoint") && endpoint.is_none() => {
+                    endpoint = Some(event.data);
+                }
+                Ok(event) if !event.data.is_empty() => pending.push(event.data),
+                _ => {}
+            });
+        }
+        let data = endpoint.unwrap_or_default();
+        let post_url = resolve_endpoint(url, &data).ok_or_else(|| bad(format!("bad endpoint {data:?}")))?;
+        let link = Arc::new(Link {
+            agent,
+            headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            post_url,
+            conn: OnceLock::new(),
+            closed: AtomicBool::new(false),
+        });
+        let reading = Arc::clone(&link);
+        connect(options, Box::new(PostSink(Arc::clone(&link))), Box::new(StreamTeardown(link)), move |conn| {
+            let _ = reading.conn.set(Arc::downgrade(&conn));
+            for frame in pending {
+                conn.with(|endpoint, now| endpoint.handle_frame(now, Route::Connection, frame.as_bytes()));
+            }
+            std::thread::Builder::new()
+                .name("talaria-sse-read".into())
+                .spawn(move || read_messages(&reading, body, decoder))?;
+            Ok(())
+        })
+    }
+
+    /// Connects to `url` the way the spec's backwards-compatibility probe says: Streamable
+    /// HTTP first; if that fails with an HTTP 4xx that is not a modern JSON-RPC error, the
+    /// legacy HTTP+SSE transport at the same URL.
+    ///
+    /// # Errors
+    ///
+    /// The legacy attempt's error when both fail.
+    pub fn http_or_sse(url: &str, headers: &[(&str, &str)], options: ClientOptions) -> Result<Self, ClientError> {
+        let fallback = options.clone();
+        match super::client::connect_http(url, headers, options) {
+            Ok(client) => Ok(client),
+            Err((_, Some((400 | 404 | 405, false)))) => Self::sse(url, headers, fallback),
+            Err((e, _)) => Err(e),
+        }
+    }
+}
