@@ -224,10 +224,16 @@ fn servers_from_a_config_file() {
 }
 
 #[test]
-fn legacy_sse_is_not_in_this_build_and_exits_4() {
-    let output = talaria(&["--json", "sse", "http://127.0.0.1:9/sse", "ping"]);
-    assert_eq!(code(&output), 4);
-    assert_eq!(json_lines(&output)[0]["kind"], "unavailable");
+fn legacy_sse_servers_are_reached_directly_and_through_the_http_probe() {
+    let demo = NetDemo::start("sse");
+    assert!(demo.url.ends_with("/sse"), "{}", demo.url);
+    for transport in ["sse", "http"] {
+        let output = talaria(&["--json", transport, &demo.url, "call-tool", "echo", "text=old school"]);
+        assert_eq!(code(&output), 0, "{transport}: {}", stderr(&output));
+        assert_eq!(json_lines(&output)[0]["content"][0]["text"], "old school", "{transport}");
+    }
+    let refused = talaria(&["--json", "sse", "http://127.0.0.1:9/sse", "ping"]);
+    assert_eq!(code(&refused), 4, "nothing listening: a transport failure");
 }
 
 #[test]
@@ -238,7 +244,7 @@ fn usage_errors_exit_2() {
     assert_eq!(code(&talaria(&["--help"])), 0);
 }
 
-/// `talaria serve-demo --transport ws|http --port 0`, and the URL it prints.
+/// `talaria serve-demo --transport ws|http|sse --port 0`, and the URL it prints.
 struct NetDemo {
     child: Child,
     url: String,

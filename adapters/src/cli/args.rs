@@ -22,7 +22,7 @@ LEVEL, roots list|add|remove, show-state, rpc METHOD [JSON], notify METHOD [JSON
 interactive session explains each).
 
 --json prints one JSON value per command on stdout: the result, or for a failure
-{\"kind\": \"usage|protocol|transport|timeout|authorization|interrupted|unavailable\",
+{\"kind\": \"usage|protocol|transport|timeout|authorization|interrupted\",
 \"code\": <JSON-RPC code or null>, \"message\": \"...\"}. Diagnostics go to stderr.
 
 Exit codes (the first failing command's): 0 ok, 2 usage, 3 protocol error or tool isError,
@@ -109,7 +109,7 @@ pub(crate) enum Mode {
     Ws(UrlArgs),
     /// Connect to a Streamable HTTP server: `talaria http URL [COMMAND...] [::: COMMAND...]...`.
     Http(UrlArgs),
-    /// Connect to a legacy HTTP+SSE server (not available in this build yet).
+    /// Connect to a legacy HTTP+SSE server (2024-11-05).
     Sse(UrlArgs),
     /// A guided tour against the bundled demo server, then an interactive session.
     Demo(DemoArgs),
@@ -165,7 +165,7 @@ pub(crate) enum ServeTransport {
     Ws,
     /// Streamable HTTP at /mcp.
     Http,
-    /// Legacy HTTP+SSE (not available in this build yet).
+    /// Legacy HTTP+SSE (2024-11-05) at /sse.
     Sse,
 }
 

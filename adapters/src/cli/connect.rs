@@ -135,7 +135,7 @@ impl Connector {
     ///
     /// # Errors
     ///
-    /// A failure (kind transport, timeout, authorization or unavailable) carrying the tail of
+    /// A failure (kind transport, timeout or authorization) carrying the tail of
     /// the server's stderr when there is one.
     pub(crate) fn connect(&self, hooks: &Hooks) -> Result<Session, Failure> {
         let started = Instant::now();
@@ -173,12 +173,23 @@ impl Connector {
                     hooks.printer.line("  (HTTP exchanges cannot be traced yet: the client has no frame hook)");
                 }
                 let headers: Vec<(&str, &str)> = self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-                match Client::http(url, &headers, options) {
+                // The spec's backwards-compatibility probe: legacy HTTP+SSE when the URL refuses
+                // Streamable HTTP.
+                match Client::http_or_sse(url, &headers, options) {
                     Ok(client) => (client, None),
                     Err(e) => return Err(self.connect_failure(e, None)),
                 }
             }
-            Target::Sse(_) => return Err(unavailable(&self.target)),
+            Target::Sse(url) => {
+                if hooks.printer.tracing() {
+                    hooks.printer.line(&format!("→ GET {url} (legacy HTTP+SSE)"));
+                }
+                let headers: Vec<(&str, &str)> = self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                match Client::sse(url, &headers, options) {
+                    Ok(client) => (client, None),
+                    Err(e) => return Err(self.connect_failure(e, None)),
+                }
+            }
             Target::Demo => match crate::memory::connect(&demo_server::server(), options) {
                 Ok(client) => (client, None),
                 Err(e) => return Err(self.connect_failure(e, None)),
@@ -296,13 +307,4 @@ pub(crate) fn describe_log(printer: &Printer, log: &LoggingMessageNotificationPa
         Some(logger) => format!("{tag} {logger}: {data}"),
         None => format!("{tag} {data}"),
     }
-}
-
-/// The failure of a transport this build does not have yet.
-pub(crate) fn unavailable(target: &Target) -> Failure {
-    Failure::new(
-        Kind::Unavailable,
-        format!("the {} transport is not available in this build yet ({})", target.transport(), target.describe()),
-    )
-    .with_hint("stdio, WebSocket and Streamable HTTP work today: talaria stdio -- CMD ARGS..., talaria ws URL, talaria http URL")
 }

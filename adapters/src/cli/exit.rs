@@ -82,8 +82,6 @@ pub(crate) enum Kind {
     Authorization,
     /// Interrupted by the user.
     Interrupted,
-    /// A transport this build does not have yet.
-    Unavailable,
 }
 
 impl Kind {
@@ -96,7 +94,6 @@ impl Kind {
             Self::Timeout => "timeout",
             Self::Authorization => "authorization",
             Self::Interrupted => "interrupted",
-            Self::Unavailable => "unavailable",
         }
     }
 
@@ -105,7 +102,7 @@ impl Kind {
         match self {
             Self::Usage => Exit::Usage,
             Self::Protocol => Exit::Protocol,
-            Self::Transport | Self::Timeout | Self::Unavailable => Exit::Transport,
+            Self::Transport | Self::Timeout => Exit::Transport,
             Self::Authorization => Exit::Authorization,
             Self::Interrupted => Exit::Interrupted,
         }
@@ -113,7 +110,7 @@ impl Kind {
 
     /// Whether the session cannot go on after a failure of this kind.
     pub(crate) const fn is_fatal(self) -> bool {
-        matches!(self, Self::Transport | Self::Interrupted | Self::Authorization | Self::Unavailable)
+        matches!(self, Self::Transport | Self::Interrupted | Self::Authorization)
     }
 }
 

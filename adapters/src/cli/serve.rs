@@ -45,8 +45,17 @@ pub(crate) fn run(args: &ServeArgs) -> Exit {
             }
         }
         ServeTransport::Sse => {
-            eprintln!("talaria: the {:?} transport is not available in this build yet", args.transport);
-            Exit::Transport
+            match HttpServer::bind(&server, (args.host.as_str(), args.port), HttpServerOptions::default()) {
+                Ok(listening) => {
+                    eprintln!("talaria: serving the demo server on http://{}/sse", listening.local_addr());
+                    listening.wait();
+                    Exit::Ok
+                }
+                Err(e) => {
+                    eprintln!("talaria: cannot listen on {}:{}: {e}", args.host, args.port);
+                    Exit::Transport
+                }
+            }
         }
     }
 }
