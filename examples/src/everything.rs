@@ -18,7 +18,7 @@ use talaria::ws::{WsServer, WsServerOptions};
 
 /// How to run it.
 pub const USAGE: &str =
-    "usage: everything-server --transport stdio|http|ws [--host 127.0.0.1] [--port N] [--runtime blocking|smol]";
+    "usage: everything-server --transport stdio|http|sse|ws [--host 127.0.0.1] [--port N] [--runtime blocking|smol]";
 
 /// Which transport to serve on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,9 +27,9 @@ pub enum Transport {
     Stdio,
     /// WebSocket at `/ws`.
     WebSocket,
-    /// Streamable HTTP at `/mcp` (not yet).
+    /// Streamable HTTP at `/mcp`.
     Http,
-    /// Legacy HTTP+SSE at `/sse` (not yet).
+    /// Legacy HTTP+SSE at `/sse`.
     Sse,
 }
 
@@ -97,7 +97,7 @@ impl Options {
 ///
 /// # Errors
 ///
-/// I/O errors, or a transport that is not available yet.
+/// I/O errors (the address cannot be bound, stdin or stdout failed).
 pub fn run(options: &Options) -> std::io::Result<()> {
     let server = server();
     match options.transport {
@@ -109,18 +109,17 @@ pub fn run(options: &Options) -> std::io::Result<()> {
             listening.wait();
             Ok(())
         }
-        Transport::Http => {
+        Transport::Http | Transport::Sse => {
+            // One server: Streamable HTTP at /mcp, the legacy transport at /sse and /messages.
             let listening = talaria::http::HttpServer::bind(
                 &server,
                 (options.host.as_str(), options.port),
                 talaria::http::HttpServerOptions::default(),
             )?;
-            eprintln!("everything-server: listening on http://{}/mcp", listening.local_addr());
+            let path = if options.transport == Transport::Sse { "sse" } else { "mcp" };
+            eprintln!("everything-server: listening on http://{}/{path}", listening.local_addr());
             listening.wait();
             Ok(())
-        }
-        Transport::Sse => {
-            Err(std::io::Error::other(format!("transport {:?} is not available in this build yet", options.transport)))
         }
     }
 }

@@ -1,11 +1,12 @@
 //! A server exposing every feature, for tests, benchmarks and outside tools.
 //!
 //! ```text
-//! everything-server --transport stdio|ws [--host 127.0.0.1] [--port N]
+//! everything-server --transport stdio|http|sse|ws [--host 127.0.0.1] [--port N] [--runtime blocking|smol]
 //! ```
 //!
-//! (`http` and `sse` arrive with the HTTP transports.) Diagnostics go to stderr; over stdio,
-//! stdout carries protocol messages only.
+//! `http` serves Streamable HTTP at `/mcp` (and the legacy transport beside it), `sse` the
+//! legacy HTTP+SSE transport at `/sse`, `ws` WebSocket at `/ws`; network modes print their URL
+//! on stderr. Diagnostics go to stderr; over stdio, stdout carries protocol messages only.
 
 use std::process::ExitCode;
 
