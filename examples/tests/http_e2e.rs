@@ -91,12 +91,12 @@ fn an_auto_client_finds_the_era_the_server_speaks() {
 #[test]
 fn many_sessions_in_parallel_each_get_every_answer_once() {
     let (listening, url) = serve(HttpServerOptions::default());
-    let workers: Vec<_> = (0..40)
+    let workers: Vec<_> = (0..200)
         .map(|c| {
             let url = url.clone();
             std::thread::spawn(move || {
                 let client = Client::http(&url, &[], legacy(ProtocolVersion::V2025_06_18)).unwrap();
-                for i in 0..25 {
+                for i in 0..100 {
                     let text = format!("{c}:{i}");
                     assert_eq!(text_of(&client.call_tool("echo", json!({"text": text})).unwrap()), text);
                 }
@@ -105,7 +105,7 @@ fn many_sessions_in_parallel_each_get_every_answer_once() {
         })
         .collect();
     for worker in workers {
-        assert_eq!(worker.join().unwrap(), "25");
+        assert_eq!(worker.join().unwrap(), "100");
     }
     let deadline = Instant::now() + Duration::from_secs(2);
     while listening.sessions() > 0 && Instant::now() < deadline {
@@ -138,6 +138,23 @@ fn raw(addr: &str, request: &str) -> String {
     out
 }
 
+/// A POST whose body stops halfway, the client then hanging up its sending side.
+fn truncated(addr: &str, headers: &str, body: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let half = &body[..body.len() / 2];
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{headers}Content-Length: {}\r\n\r\n{half}",
+        body.len()
+    )
+    .unwrap();
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut out = String::new();
+    let _ = stream.read_to_string(&mut out);
+    out
+}
+
 fn post(addr: &str, headers: &str, body: &str) -> String {
     raw(
         addr,
@@ -164,6 +181,10 @@ fn malformed_exchanges_get_their_documented_status() {
     let auth = "Authorization: Bearer let-me-in\r\n";
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    // A body cut short by a client that hangs up: the exchange is dropped (no status can reach
+    // a client that is gone, or a 400 if it still listens); the server serves on.
+    let cut = truncated(&addr, auth, init);
+    assert!(cut.is_empty() || cut.starts_with("HTTP/1.1 400"), "{cut}");
     let cases = [
         ("no credentials", post(&addr, "", init), "401", Some("WWW-Authenticate: Bearer realm=\"mcp\"")),
         ("initialize", post(&addr, auth, init), "200", Some("Mcp-Session-Id: ")),
@@ -175,6 +196,24 @@ fn malformed_exchanges_get_their_documented_status() {
             None,
         ),
         ("foreign origin", post(&addr, &format!("{auth}Origin: https://evil.example\r\n"), init), "403", None),
+        (
+            "rebinding host",
+            raw(
+                &addr,
+                &format!(
+                    "POST /mcp HTTP/1.1\r\nHost: attacker.example:80\r\nConnection: close\r\n{auth}Content-Length: {}\r\n\r\n{init}",
+                    init.len()
+                ),
+            ),
+            "403",
+            Some("attacker.example"),
+        ),
+        (
+            "a batch outside 2025-03-26",
+            post(&addr, &format!("{auth}MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: ping\r\n"), &format!("[{list}]")),
+            "400",
+            None,
+        ),
         ("too big", post(&addr, auth, &" ".repeat(2000)), "413", None),
         ("not json", post(&addr, &format!("{auth}Content-Type: text/plain\r\n"), init), "415", None),
         ("bad json", post(&addr, auth, "{nope"), "400", Some("-32700")),

@@ -115,6 +115,9 @@ impl HttpServerOptions {
     }
 }
 
+/// How long a connection may stall while sending a request.
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// A live legacy session: its connection and its response streams.
 struct Session<S> {
     conn: Arc<Conn<Served<S>>>,
@@ -185,9 +188,20 @@ impl HttpServer {
         options: HttpServerOptions,
     ) -> io::Result<Self> {
         let listener = TcpListener::bind(addr)?;
-        // Accepted sockets inherit TCP_NODELAY from the listener on Linux.
+        // Accepted sockets inherit these from the listener on Linux: no Nagle delay, and a
+        // client that stalls mid-request is dropped instead of holding a thread forever.
         let _ = rustix::net::sockopt::set_tcp_nodelay(&listener, true);
+        let _ = rustix::net::sockopt::set_socket_timeout(
+            &listener,
+            rustix::net::sockopt::Timeout::Recv,
+            Some(READ_TIMEOUT),
+        );
         let addr = listener.local_addr()?;
+        let mut options = options;
+        if addr.ip().is_loopback() && options.endpoint.allowed_hosts.is_none() {
+            // Against DNS rebinding: a loopback server answers only to loopback names.
+            options.endpoint = options.endpoint.localhost_only(&[]);
+        }
         let http = Arc::new(tiny_http::Server::from_listener(listener, None).map_err(io::Error::other)?);
         let idle = options.endpoint.idle_timeout;
         let shared = Arc::new(Shared {

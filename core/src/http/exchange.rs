@@ -73,6 +73,9 @@ pub struct EndpointConfig {
     pub idle_timeout: Duration,
     /// The most legacy sessions at once (503 past it). Default 10 000.
     pub max_sessions: usize,
+    /// The `Host` values accepted (names, with or without a port), against DNS rebinding; 403
+    /// for others. `None`: any host (a server bound to a public address behind a proxy).
+    pub allowed_hosts: Option<Vec<String>>,
 }
 
 impl Default for EndpointConfig {
@@ -85,6 +88,7 @@ impl Default for EndpointConfig {
             legacy: true,
             idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
+            allowed_hosts: None,
         }
     }
 }
@@ -95,6 +99,39 @@ impl EndpointConfig {
     pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
         self.allowed_origins.push(origin.into());
         self
+    }
+
+    /// Accepts only `Host` headers naming localhost (what a server bound to a loopback address
+    /// should do), plus `extra` names.
+    #[must_use]
+    pub fn localhost_only(mut self, extra: &[&str]) -> Self {
+        let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "[::1]"].iter().map(|h| (*h).to_owned()).collect();
+        hosts.extend(extra.iter().map(|h| (*h).to_owned()));
+        self.allowed_hosts = Some(hosts);
+        self
+    }
+
+    /// Whether the `Host` header `host` is accepted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::exchange::EndpointConfig;
+    ///
+    /// let config = EndpointConfig::default().localhost_only(&[]);
+    /// assert!(config.host_allowed("127.0.0.1:8080"));
+    /// assert!(config.host_allowed("localhost"));
+    /// assert!(!config.host_allowed("attacker.example:8080"));
+    /// assert!(EndpointConfig::default().host_allowed("anything.example"));
+    /// ```
+    #[must_use]
+    pub fn host_allowed(&self, host: &str) -> bool {
+        let Some(allowed) = &self.allowed_hosts else { return true };
+        let name = match host.rsplit_once(':') {
+            Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !name.ends_with(':') => name,
+            _ => host,
+        };
+        allowed.iter().any(|a| a.eq_ignore_ascii_case(name) || a.eq_ignore_ascii_case(host))
     }
 
     /// Whether a browser at `origin` may call the endpoint: localhost origins, and those
@@ -260,6 +297,12 @@ pub fn classify<H: HeaderLookup + ?Sized>(
     config: &EndpointConfig,
 ) -> Result<Exchange, Refusal> {
     let headers = request.headers;
+    if let Some(host) = headers.header("Host") {
+        if !config.host_allowed(host) {
+            let message = format!("host {host} is not allowed");
+            return Err(Refusal::new(403, Some(ErrorObject::invalid_request(&message))));
+        }
+    }
     if let Some(origin) = headers.header("Origin") {
         if !config.origin_allowed(origin) {
             return Err(Refusal::new(
