@@ -360,3 +360,56 @@ fn legacy_posts_need_a_live_session() {
     assert!(send("/messages").starts_with("HTTP/1.1 400"), "no session named");
     assert!(send("/messages?sessionId=0123456789abcdef0123456789abcdef").starts_with("HTTP/1.1 404"));
 }
+
+#[test]
+fn a_stateless_listen_stream_carries_list_changes() {
+    use talaria::core::schema::subscriptions::{
+        SubscriptionFilter, SubscriptionsListen, SubscriptionsListenRequestParams,
+    };
+    let server = talaria_examples::everything::server();
+    let listening = HttpServer::bind(&server, "127.0.0.1:0", HttpServerOptions::default()).unwrap();
+    let url = format!("http://{}/mcp", listening.local_addr());
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let tx = std::sync::Mutex::new(tx);
+    let options = ClientOptions::new("listener", "1")
+        .mode(ClientMode::Stateless)
+        .on_notification(move |method, _| drop(tx.lock().unwrap().send(method.to_owned())));
+    let client = Client::http(&url, &[], options).unwrap().to_async();
+    let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let listen = client.call::<SubscriptionsListen>(
+        &SubscriptionsListenRequestParams::new(filter),
+        talaria::core::client::CallOptions::default(),
+    );
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(5)).unwrap(),
+        "notifications/subscriptions/acknowledged",
+        "the stream opens with the acknowledgement"
+    );
+    let tool = talaria::core::schema::tools::Tool::new("late", Default::default());
+    server.add_tool(tool, |_ctx, _: serde_json::Value| Ok(CallToolResult::text("late")));
+    assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), "notifications/tools/list_changed");
+    drop(listen);
+}
+
+#[test]
+fn a_2025_11_25_get_stream_starts_with_a_priming_event() {
+    let (listening, _) = serve(HttpServerOptions::default());
+    let addr = listening.local_addr().to_string();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let response = post(&addr, "", init);
+    let session = response
+        .lines()
+        .find_map(|l| l.strip_prefix("Mcp-Session-Id: ").or_else(|| l.strip_prefix("mcp-session-id: ")))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
+    assert!(post(&addr, &headers, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).contains("202"));
+    let mut stream = TcpStream::connect(&addr).unwrap();
+    write!(stream, "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n{headers}\r\n").unwrap();
+    let (ids, text) = read_ids(&mut stream, 1);
+    assert_eq!(ids.len(), 1, "{text}");
+    let after_id = text.split(&format!("id: {}", ids[0])).nth(1).unwrap();
+    assert!(after_id.trim_start().starts_with("data:"), "an empty event: {text}");
+    assert!(!after_id.contains("jsonrpc"), "no message, just the id: {text}");
+}

@@ -423,7 +423,19 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
             };
             let frames = session.streams.open_get();
             let log = EventLog { shared_events: &shared.events, session: &id, stream: &session.log_stream };
-            stream_sse(request, &frames, Reply::new(ReplyMode::Sse), Some((replayed, None)), Some(&log));
+            let mut first = replayed;
+            // 2025-11-25: a priming event (an id, no data) lets the client resume even before
+            // the first message arrives.
+            let polling = session
+                .conn
+                .with(|served, _| served.endpoint.session().version())
+                .is_some_and(|v| v.supports(talaria_core::version::Feature::SsePolling));
+            if polling {
+                if let Some(id) = log.append(b"") {
+                    first.insert(0, sse_event(b"", Some(id)));
+                }
+            }
+            stream_sse(request, &frames, Reply::new(ReplyMode::Sse), Some((first, None)), Some(&log));
         }
         Exchange::Terminate { session: id } => {
             let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
