@@ -376,10 +376,8 @@ fn a_stateless_listen_stream_carries_list_changes() {
         .on_notification(move |method, _| drop(tx.lock().unwrap().send(method.to_owned())));
     let client = Client::http(&url, &[], options).unwrap().to_async();
     let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
-    let listen = client.call::<SubscriptionsListen>(
-        &SubscriptionsListenRequestParams::new(filter),
-        talaria::core::client::CallOptions::default(),
-    );
+    let listen =
+        client.call::<SubscriptionsListen>(&SubscriptionsListenRequestParams::new(filter), CallOptions::default());
     assert_eq!(
         rx.recv_timeout(Duration::from_secs(5)).unwrap(),
         "notifications/subscriptions/acknowledged",
