@@ -115,7 +115,7 @@ fn many_sessions_in_parallel_each_get_every_answer_once() {
 }
 
 #[test]
-fn idle_sessions_expire_and_the_next_call_fails_cleanly() {
+fn an_expired_session_fails_the_call_in_flight_and_the_client_starts_a_new_one() {
     let mut endpoint = EndpointConfig::default();
     endpoint.idle_timeout = Duration::from_millis(150);
     let (listening, url) = serve(HttpServerOptions::default().endpoint(endpoint));
@@ -125,8 +125,12 @@ fn idle_sessions_expire_and_the_next_call_fails_cleanly() {
     assert_eq!(listening.sessions(), 0, "expired");
     let start = Instant::now();
     let outcome = client.ping();
-    assert!(matches!(outcome, Err(ClientError::Call(_))), "{outcome:?}");
+    assert!(matches!(outcome, Err(ClientError::Call(_))), "the call on the lost session is reported: {outcome:?}");
     assert!(start.elapsed() < Duration::from_secs(2), "no hang");
+    // The client initialized a new session on the 404; the next call goes through.
+    client.ping().unwrap();
+    assert_eq!(text_of(&client.call_tool("echo", json!({"text": "again"})).unwrap()), "again");
+    assert_eq!(listening.sessions(), 1, "a fresh session");
 }
 
 fn raw(addr: &str, request: &str) -> String {

@@ -113,6 +113,20 @@ fn post(link: &Link, payload: &[u8]) {
         }
     };
     let status = response.status().as_u16();
+    if status == 404 && link.session_id().is_some() && shape.as_ref().is_none_or(|s| s.method != Some("initialize")) {
+        // The server forgot the session (expired, restarted): start a new one. Calls in
+        // flight, this one included, fail with a closed-session error; later calls wait for
+        // the new handshake.
+        *link.session_id.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        link.get_started.store(false, Ordering::Release);
+        let _ = std::io::copy(&mut response.into_body().into_reader(), &mut std::io::sink());
+        if let Some(conn) = link.conn.get().and_then(Weak::upgrade) {
+            conn.with(|endpoint, now| {
+                endpoint.session_mut().session_lost(now, "the server forgot the session (HTTP 404)");
+            });
+        }
+        return;
+    }
     if let Some(id) = response.headers().get(SESSION_ID).and_then(|v| v.to_str().ok()) {
         *link.session_id.lock().unwrap_or_else(PoisonError::into_inner) = Some(id.to_owned());
     }

@@ -6,9 +6,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::event::{Event, IncomingRequest, Output, ReplyToken, Route};
+use super::lifecycle::Transition;
 use super::meta::{stamp_result_type, with_meta};
 use super::outbound::{Pending, Purpose};
-use super::{ClientMode, Local, Phase, RequestOptions, Role, SendError, Server, Session};
+use super::{Client, ClientMode, Local, Phase, RequestOptions, Role, SendError, Server, Session};
 use crate::jsonrpc::{
     CallError, ErrorObject, ErrorResponse, LocalError, Message, Notification, Request, RequestId, Response,
 };
@@ -300,22 +301,64 @@ impl<R: Role> Session<R> {
     }
 
     /// Closes with `reason`: pending requests end as closed, then `Event::Closed`.
-    pub(super) fn shutdown(&mut self, reason: Option<String>) {
-        if self.phase == Phase::Closed {
-            return;
-        }
-        self.phase = Phase::Closed;
+    /// Fails every request in flight with [`LocalError::Closed`] (`reason`) and forgets
+    /// requests from the peer.
+    fn fail_all(&mut self, reason: Option<&str>) {
         for id in self.outbound.ids() {
             if let Some(pending) = self.outbound.remove(&id) {
                 if pending.purpose == Purpose::App {
-                    self.finish(id, Err(LocalError::Closed { reason: reason.clone() }.into()));
+                    self.finish(id, Err(LocalError::Closed { reason: reason.map(str::to_owned) }.into()));
                 }
             }
         }
         self.queued.clear();
         self.inbound.clear();
         self.batches.clear();
+    }
+
+    pub(super) fn shutdown(&mut self, reason: Option<String>) {
+        if self.phase == Phase::Closed {
+            return;
+        }
+        self.phase = Phase::Closed;
+        self.fail_all(reason.as_deref());
         self.emit(Event::Closed { reason });
+    }
+}
+
+impl Session<Client> {
+    /// The server forgot this session (HTTP 404 on an established Streamable HTTP session):
+    /// every request in flight fails with [`LocalError::Closed`] giving `reason`, and a new
+    /// `initialize` goes out; [`Event::Ready`] announces the new session. Does nothing before
+    /// the first handshake started, after close, or in the stateless era (which has no
+    /// session to lose).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use talaria_core::schema::Implementation;
+    /// use talaria_core::session::{Client, ClientConfig, ClientMode, Output, Phase, Session};
+    ///
+    /// let now = Instant::now();
+    /// let mut client = Session::<Client>::new(ClientConfig::new(Implementation::new("c", "1")).with_mode(ClientMode::Legacy), now);
+    /// while client.poll_output().is_some() {}
+    /// client.session_lost(now, "HTTP 404");
+    /// assert_eq!(client.phase(), Phase::Initializing);
+    /// assert!(matches!(client.poll_output(), Some(Output::Transmit { .. })), "a new initialize");
+    /// ```
+    pub fn session_lost(&mut self, now: Instant, reason: &str) {
+        let stateless = self.version.is_some_and(|v| v.supports(Feature::Stateless));
+        if stateless || !matches!(self.phase, Phase::Initializing | Phase::Ready) {
+            return;
+        }
+        self.fail_all(Some(reason));
+        self.version = None;
+        self.peer = None;
+        self.peer_server_caps = None;
+        self.instructions = None;
+        self.transition(Transition::SessionLost);
+        self.start_initialize(now);
     }
 }
 

@@ -11,7 +11,8 @@
 //!   │     received             │ initialized received  │              │
 //!   │                          ▼                       ▼              │
 //!   │                         Ready ◄──────────────────┘              │
-//!   │                          │                                      │
+//!   │                          │ session lost (HTTP 404): back to     │
+//!   │                          │ AwaitingPeer, initialize again       │
 //!   │   close / transport gone │  (from any state)                    │
 //!   │                          ▼                                      │
 //!   └────────────────────────►Closed                                  │
@@ -55,6 +56,8 @@ pub enum Transition {
     /// Server: `notifications/initialized` (or a first normal request) arrived.
     /// Either: a stateless `server/discover` exchange succeeded.
     HandshakeDone,
+    /// Client: the server forgot an established legacy session (HTTP 404); start over.
+    SessionLost,
     /// `close`, transport gone, or a fatal protocol error.
     Close,
 }
@@ -70,6 +73,7 @@ impl Phase {
             (Self::Discovering, T::FallBackToInitialize) => Some(Self::Discovering),
             (Self::AwaitingPeer | Self::Discovering, T::HandshakeStarted) => Some(Self::Initializing),
             (Self::AwaitingPeer | Self::Discovering | Self::Initializing, T::HandshakeDone) => Some(Self::Ready),
+            (Self::Initializing | Self::Ready, T::SessionLost) => Some(Self::AwaitingPeer),
             _ => None,
         }
     }
