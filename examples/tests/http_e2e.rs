@@ -415,3 +415,37 @@ fn a_2025_11_25_get_stream_starts_with_a_priming_event() {
     assert!(after_id.trim_start().starts_with("data:"), "an empty event: {text}");
     assert!(!after_id.contains("jsonrpc"), "no message, just the id: {text}");
 }
+
+#[test]
+fn a_session_goes_on_in_another_server_sharing_the_store() {
+    use talaria::core::http::event_log::MemorySessionStore;
+    let store: talaria::http::SharedSessionStore =
+        std::sync::Arc::new(std::sync::Mutex::new(MemorySessionStore::new()));
+    let (first, _) = serve(HttpServerOptions::default().session_store(std::sync::Arc::clone(&store)));
+    let (second, _) = serve(HttpServerOptions::default().session_store(store));
+    let a = first.local_addr().to_string();
+    let b = second.local_addr().to_string();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"roaming","version":"1"}}}"#;
+    let response = post(&a, "", init);
+    let session = response
+        .lines()
+        .find_map(|l| l.strip_prefix("Mcp-Session-Id: ").or_else(|| l.strip_prefix("mcp-session-id: ")))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n");
+    assert!(post(&a, &headers, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).contains("202"));
+    // The second server never saw this session: it restores it from the store, no new
+    // handshake, and answers.
+    let call =
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"roamed"}}}"#;
+    let answer = post(&b, &headers, call);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("roamed"), "{answer}");
+    assert_eq!(second.sessions(), 1);
+    // DELETE on either ends it everywhere the store is consulted.
+    let deleted = raw(&b, &format!("DELETE /mcp HTTP/1.1\r\nHost: {b}\r\nConnection: close\r\n{headers}\r\n"));
+    assert!(deleted.starts_with("HTTP/1.1 200"), "{deleted}");
+    let third_party = post(&b, &headers, call);
+    assert!(third_party.starts_with("HTTP/1.1 404"), "{third_party}");
+}

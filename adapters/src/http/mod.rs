@@ -7,4 +7,4 @@ mod server;
 mod sse_client;
 mod streams;
 
-pub use server::{Authorize, HttpServer, HttpServerOptions, Rejection};
+pub use server::{Authorize, HttpServer, HttpServerOptions, Rejection, SharedSessionStore};

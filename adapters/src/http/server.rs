@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use talaria_core::http::event_log::{EventId, EventStore, MemoryEventStore, Retention};
+use talaria_core::http::event_log::{EventId, EventStore, MemoryEventStore, Retention, SessionStore};
 use talaria_core::http::exchange::{classify, EndpointConfig, Exchange, HttpMethod, HttpRequest, Refusal};
 use talaria_core::http::headers::SESSION_ID;
 use talaria_core::http::ids::mint_session_id;
@@ -60,7 +60,13 @@ pub struct HttpServerOptions {
     /// The legacy HTTP+SSE transport (2024-11-05): the stream path and the messages path
     /// (default `/sse` and `/messages`); `None` turns it off.
     pub legacy_sse: Option<(String, String)>,
+    /// Where session records go, so that a session another process (or this one before a
+    /// restart) initialized goes on here; `None`: sessions live in this process only.
+    pub session_store: Option<SharedSessionStore>,
 }
+
+/// A session store shared by the servers that serve the same sessions.
+pub type SharedSessionStore = Arc<Mutex<dyn SessionStore + Send>>;
 
 impl std::fmt::Debug for HttpServerOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -70,6 +76,7 @@ impl std::fmt::Debug for HttpServerOptions {
             .field("reply_mode", &self.reply_mode)
             .field("authorize", &self.authorize.is_some())
             .field("legacy_sse", &self.legacy_sse)
+            .field("session_store", &self.session_store.is_some())
             .finish()
     }
 }
@@ -82,6 +89,7 @@ impl Default for HttpServerOptions {
             reply_mode: ReplyMode::Json,
             authorize: None,
             legacy_sse: Some(("/sse".into(), "/messages".into())),
+            session_store: None,
         }
     }
 }
@@ -102,6 +110,12 @@ impl HttpServerOptions {
     /// Sets the endpoint configuration (eras, limits, origins, expiry).
     pub fn endpoint(mut self, endpoint: EndpointConfig) -> Self {
         self.endpoint = endpoint;
+        self
+    }
+
+    /// Keeps session records in `store` (see [`HttpServerOptions::session_store`]).
+    pub fn session_store(mut self, store: SharedSessionStore) -> Self {
+        self.session_store = Some(store);
         self
     }
 
@@ -404,14 +418,16 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
                 return respond_refusal(request, Refusal::too_many_sessions());
             }
             post(shared, &session, request, &body, Some(&id));
+            save(shared, &session, &id);
         }
         Exchange::Post { session: id } => {
-            let Some(session) = lookup(shared, &id) else {
+            let info = info.with_session_id(id.clone());
+            let Some(session) = lookup(shared, &id).or_else(|| restore(shared, &id, info.clone())) else {
                 return respond_refusal(request, Refusal::unknown_session());
             };
-            let info = info.with_session_id(id.clone());
             session.conn.with(|served, _| served.endpoint.set_transport(info));
             post(shared, &session, request, &body, Some(&id));
+            save(shared, &session, &id);
         }
         Exchange::OpenStream { session: id, last_event_id } => {
             let Some(session) = lookup(shared, &id) else {
@@ -439,6 +455,9 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
         }
         Exchange::Terminate { session: id } => {
             let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+            if let Some(store) = &shared.options.session_store {
+                let _ = store.lock().unwrap_or_else(PoisonError::into_inner).delete(&id);
+            }
             match removed {
                 Some(session) => {
                     end_session(&session);
@@ -514,6 +533,32 @@ fn legacy_post<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Re
     }
     session.conn.with(|served, now| served.endpoint.handle_frame(now, Route::Connection, &body));
     let _ = request.respond(Response::empty(202));
+}
+
+/// Stores the session's record, if a store is configured and the session is initialized.
+fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, id: &str) {
+    let Some(store) = &shared.options.session_store else { return };
+    let Some(snapshot) = session.conn.with(|served, _| served.endpoint.session().snapshot()) else { return };
+    let Ok(record) = serde_json::to_vec(&snapshot) else { return };
+    let _ = store.lock().unwrap_or_else(PoisonError::into_inner).store(id, record, Instant::now());
+}
+
+/// A session this process does not hold, brought back from the store (another process, or
+/// this one before a restart, initialized it).
+fn restore<S: Send + 'static>(shared: &Shared<S>, id: &str, info: TransportInfo) -> Option<Session<S>> {
+    let store = shared.options.session_store.as_ref()?;
+    let record = store.lock().unwrap_or_else(PoisonError::into_inner).load(id).ok().flatten()?;
+    let snapshot = serde_json::from_slice(&record.data).ok()?;
+    let streams = Streams::default();
+    let conn = shared.server.open_from(Box::new(streams.clone()), info, quiet_events(), Some(snapshot)).ok()?;
+    let session = Session::new(conn, streams);
+    let mut table = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+    if table.insert(id.to_owned(), session.clone(), Instant::now()).is_err() {
+        drop(table);
+        end_session(&session);
+        return None;
+    }
+    Some(session)
 }
 
 fn lookup<S>(shared: &Shared<S>, id: &str) -> Option<Session<S>> {

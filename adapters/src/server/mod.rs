@@ -164,7 +164,22 @@ impl<S: Send + 'static> Server<S> {
         transport: TransportInfo,
         events: EventSink,
     ) -> std::io::Result<Arc<Conn<Served<S>>>> {
-        let mut endpoint = Endpoint::new(self.shared.config.clone(), (self.shared.new_state)());
+        self.open_from(sink, transport, events, None)
+    }
+
+    /// [`Server::open`], going on from a stored session when given one.
+    pub(crate) fn open_from(
+        &self,
+        sink: Box<dyn FrameSink>,
+        transport: TransportInfo,
+        events: EventSink,
+        snapshot: Option<talaria_core::session::SessionSnapshot>,
+    ) -> std::io::Result<Arc<Conn<Served<S>>>> {
+        let state = (self.shared.new_state)();
+        let mut endpoint = match snapshot {
+            Some(snapshot) => Endpoint::restore(self.shared.config.clone(), snapshot, state),
+            None => Endpoint::new(self.shared.config.clone(), state),
+        };
         endpoint.set_transport(transport);
         let spawner = Arc::new(PoolSpawn { shared: Arc::clone(&self.shared), conn: OnceLock::new() });
         endpoint.set_spawner(Arc::clone(&spawner) as Arc<dyn Spawn>);

@@ -99,8 +99,20 @@ impl<S> Endpoint<S> {
     /// [`capabilities`](Router::capabilities) in it), starting with per-session `state`.
     #[must_use]
     pub fn new(config: crate::session::ServerConfig, state: S) -> Self {
+        Self::around(Session::<Server>::new(config), state)
+    }
+
+    /// A connection that goes on from a stored [`SessionSnapshot`](crate::session::SessionSnapshot)
+    /// (see [`Session::restore`]), with fresh per-session `state`. Resource subscriptions are
+    /// not part of a snapshot: clients subscribe again.
+    #[must_use]
+    pub fn restore(config: crate::session::ServerConfig, snapshot: crate::session::SessionSnapshot, state: S) -> Self {
+        Self::around(Session::<Server>::restore(config, snapshot), state)
+    }
+
+    fn around(session: Session<Server>, state: S) -> Self {
         Self {
-            session: Session::<Server>::new(config),
+            session,
             state,
             transport: None,
             spawner: None,

@@ -77,6 +77,7 @@ mod incoming;
 mod lifecycle;
 mod meta;
 mod outbound;
+mod snapshot;
 
 use std::collections::VecDeque;
 use std::marker::PhantomData;
@@ -87,6 +88,7 @@ pub use config::{ClientConfig, ClientMode, ServerConfig, SessionConfig};
 pub use error::{ProtocolError, SendError};
 pub use event::{Event, IncomingRequest, Output, ReadyInfo, ReplyToken, Route, StreamId};
 pub use lifecycle::{Phase, Transition};
+pub use snapshot::SessionSnapshot;
 
 use self::inbound::Inbound;
 use self::outbound::Outbound;

@@ -84,6 +84,16 @@ pub(super) struct Outbound {
 
 impl Outbound {
     /// A fresh id; ids are never reused in a session.
+    /// The number the next id will carry.
+    pub(super) const fn peek_next(&self) -> i64 {
+        self.next_id
+    }
+
+    /// Continues numbering at `next` (a restored session must not reuse ids).
+    pub(super) fn resume_at(&mut self, next: i64) {
+        self.next_id = self.next_id.max(next);
+    }
+
     pub(super) fn next_id(&mut self) -> RequestId {
         let id = RequestId::Number(self.next_id);
         self.next_id += 1;

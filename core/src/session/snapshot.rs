@@ -1,0 +1,152 @@
+//! A legacy server session as a record: what it needs to go on in another process (behind a
+//! load balancer, after a restart) without replaying `initialize` through the application.
+
+use serde::{Deserialize, Serialize};
+
+use super::lifecycle::Phase;
+use super::{Server, ServerConfig, Session};
+use crate::schema::lifecycle::ClientCapabilities;
+use crate::schema::{Implementation, LoggingLevel};
+use crate::version::{Feature, ProtocolVersion};
+
+/// What an initialized legacy server session knows about its client: the negotiated revision,
+/// the client's info and capabilities, the log level it chose, and where request ids go on.
+/// Requests in flight are not part of it: take snapshots of idle sessions (every HTTP request
+/// ends with the session idle again).
+///
+/// Serialize it with serde (JSON for a shared session store).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Instant;
+/// use talaria_core::schema::Implementation;
+/// use talaria_core::session::{Output, Server, ServerConfig, Session, SessionSnapshot};
+///
+/// let config = ServerConfig::new(Implementation::new("s", "1"));
+/// let mut server = Session::<Server>::new(config.clone());
+/// let now = Instant::now();
+/// server.handle_bytes(now, br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"c","version":"1"}}}
+/// {"jsonrpc":"2.0","method":"notifications/initialized"}
+/// "#);
+/// while server.poll_output().is_some() {}
+/// let record = serde_json::to_string(&server.snapshot().unwrap()).unwrap();
+///
+/// // Elsewhere, later:
+/// let snapshot: SessionSnapshot = serde_json::from_str(&record).unwrap();
+/// let mut restored = Session::<Server>::restore(config, snapshot);
+/// assert!(restored.phase().is_ready());
+/// assert_eq!(restored.peer_info().unwrap().name, "c");
+/// restored.handle_bytes(now, b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
+/// assert!(matches!(restored.poll_output(), Some(Output::Transmit { .. })), "answered without a new handshake");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SessionSnapshot {
+    /// The negotiated revision.
+    pub version: ProtocolVersion,
+    /// The client's implementation info.
+    pub client_info: Implementation,
+    /// The client's capabilities.
+    pub client_capabilities: ClientCapabilities,
+    /// The level `logging/setLevel` chose, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_level: Option<LoggingLevel>,
+    /// The number the server's next request id carries.
+    pub next_request_id: i64,
+}
+
+impl Session<Server> {
+    /// A record of this session, if it is an initialized legacy session (the stateless era has
+    /// no session to keep).
+    #[must_use]
+    pub fn snapshot(&self) -> Option<SessionSnapshot> {
+        let version = self.version.filter(|v| !v.supports(Feature::Stateless))?;
+        if self.phase != Phase::Ready {
+            return None;
+        }
+        Some(SessionSnapshot {
+            version,
+            client_info: self.peer.clone().unwrap_or_else(|| Implementation::new("", "")),
+            client_capabilities: self.peer_client_caps.clone().unwrap_or_default(),
+            log_level: self.log_level,
+            next_request_id: self.outbound.peek_next(),
+        })
+    }
+
+    /// A session that goes on from `snapshot`, ready for requests, served with `config`.
+    #[must_use]
+    pub fn restore(config: ServerConfig, snapshot: SessionSnapshot) -> Self {
+        let mut session = Self::new(config);
+        session.phase = Phase::Ready;
+        session.version = Some(snapshot.version);
+        session.peer = Some(snapshot.client_info);
+        session.peer_client_caps = Some(snapshot.client_capabilities);
+        session.log_level = snapshot.log_level;
+        session.outbound.resume_at(snapshot.next_request_id);
+        session
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use serde_json::json;
+
+    use super::*;
+    use crate::session::{Output, RequestOptions, Route};
+    use crate::test_clock::t0;
+
+    fn config() -> ServerConfig {
+        let caps = crate::schema::lifecycle::ServerCapabilities {
+            logging: Some(crate::schema::JsonObject::new()),
+            ..Default::default()
+        };
+        ServerConfig::new(Implementation::new("s", "1")).with_capabilities(caps)
+    }
+
+    fn initialized(version: &str) -> Session<Server> {
+        let mut server = Session::<Server>::new(config());
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": version,
+            "capabilities": {"sampling": {}}, "clientInfo": {"name": "c", "version": "2"}}});
+        server.handle_frame(t0(), Route::Connection, init.to_string().as_bytes());
+        server.handle_frame(t0(), Route::Connection, br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        server.handle_frame(
+            t0(),
+            Route::Connection,
+            br#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"error"}}"#,
+        );
+        while server.poll_output().is_some() {}
+        server
+    }
+
+    #[test]
+    fn only_initialized_legacy_sessions_have_a_snapshot() {
+        let fresh = Session::<Server>::new(ServerConfig::new(Implementation::new("s", "1")));
+        assert!(fresh.snapshot().is_none(), "no handshake yet");
+        let snapshot = initialized("2025-06-18").snapshot().unwrap();
+        assert_eq!(snapshot.version, ProtocolVersion::V2025_06_18);
+        assert_eq!(snapshot.client_info.version, "2");
+        assert!(snapshot.client_capabilities.sampling.is_some());
+        assert_eq!(snapshot.log_level, Some(LoggingLevel::Error));
+    }
+
+    #[test]
+    fn a_restored_session_keeps_its_ids_and_its_client() {
+        let mut original = initialized("2025-06-18");
+        let first = original.send_request(t0(), "ping", None, RequestOptions::default()).unwrap();
+        let snapshot: SessionSnapshot =
+            serde_json::from_value(serde_json::to_value(original.snapshot().unwrap()).unwrap()).unwrap();
+        let mut restored = Session::<Server>::restore(config(), snapshot);
+        let next = restored.send_request(t0(), "sampling/createMessage", None, RequestOptions::default()).unwrap();
+        assert_ne!(first, next, "ids are not reused across processes");
+        assert!(
+            matches!(restored.poll_output(), Some(Output::Transmit { .. })),
+            "the client's sampling capability holds"
+        );
+        while restored.poll_output().is_some() {}
+        assert!(!restored.log(LoggingLevel::Warning, None, json!("quiet")).unwrap(), "the log level holds");
+        assert!(restored.log(LoggingLevel::Critical, None, json!("loud")).unwrap());
+    }
+}
