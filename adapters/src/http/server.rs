@@ -129,6 +129,9 @@ impl HttpServerOptions {
     }
 }
 
+/// The most exchanges handled at once (each on its own thread); past it, 503.
+const MAX_ACTIVE_EXCHANGES: usize = 4096;
+
 /// How long a connection may stall while sending a request.
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -160,6 +163,8 @@ struct Shared<S> {
     events: Mutex<MemoryEventStore>,
     next_stream: AtomicU64,
     stop: AtomicBool,
+    /// Exchanges being handled now.
+    active: std::sync::atomic::AtomicUsize,
 }
 
 /// A Streamable HTTP server listening on a background thread.
@@ -225,6 +230,7 @@ impl HttpServer {
             options,
             next_stream: AtomicU64::new(1),
             stop: AtomicBool::new(false),
+            active: std::sync::atomic::AtomicUsize::new(0),
         });
         let accept = {
             let (http, shared) = (Arc::clone(&http), Arc::clone(&shared));
@@ -233,9 +239,22 @@ impl HttpServer {
                     if shared.stop.load(Ordering::Acquire) {
                         break;
                     }
-                    let shared = Arc::clone(&shared);
-                    let _ =
-                        std::thread::Builder::new().name("talaria-http".into()).spawn(move || handle(&shared, request));
+                    // Each exchange gets a thread (SSE streams live long); past the cap the
+                    // server sheds load instead of growing without bound.
+                    if shared.active.fetch_add(1, Ordering::AcqRel) >= MAX_ACTIVE_EXCHANGES {
+                        shared.active.fetch_sub(1, Ordering::AcqRel);
+                        respond_refusal(request, Refusal::too_many_sessions());
+                        continue;
+                    }
+                    let worker = Arc::clone(&shared);
+                    let spawned = std::thread::Builder::new().name("talaria-http".into()).spawn(move || {
+                        handle(&worker, request);
+                        worker.active.fetch_sub(1, Ordering::AcqRel);
+                    });
+                    if spawned.is_err() {
+                        // No thread: the request is dropped and its client sees the connection close.
+                        shared.active.fetch_sub(1, Ordering::AcqRel);
+                    }
                 }
             })?
         };
