@@ -15,6 +15,9 @@ use tungstenite::protocol::Role;
 use super::{config, read_loop, ReadHalf, WsSink, SUBPROTOCOL};
 use crate::server::Server;
 
+/// The most connections served at once.
+const MAX_CONNECTIONS: usize = 4096;
+
 /// How the WebSocket server accepts connections.
 ///
 /// # Examples
@@ -105,15 +108,26 @@ impl WsServer {
         let stop = Arc::new(AtomicBool::new(false));
         let (server, stopping, options) = (server.clone(), Arc::clone(&stop), Arc::new(options));
         let accept = std::thread::Builder::new().name("talaria-ws-accept".into()).spawn(move || {
+            let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
             for stream in listener.incoming() {
                 if stopping.load(Ordering::Acquire) {
                     break;
                 }
                 let Ok(stream) = stream else { continue };
-                let (server, options) = (server.clone(), Arc::clone(&options));
-                let _ = std::thread::Builder::new()
-                    .name("talaria-ws-conn".into())
-                    .spawn(move || serve_connection(&server, &stream, &options));
+                // One thread per connection, up to a cap: past it new connections are closed.
+                if open.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
+                    open.fetch_sub(1, Ordering::AcqRel);
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                    continue;
+                }
+                let (server, options, counted) = (server.clone(), Arc::clone(&options), Arc::clone(&open));
+                let spawned = std::thread::Builder::new().name("talaria-ws-conn".into()).spawn(move || {
+                    serve_connection(&server, &stream, &options);
+                    counted.fetch_sub(1, Ordering::AcqRel);
+                });
+                if spawned.is_err() {
+                    open.fetch_sub(1, Ordering::AcqRel);
+                }
             }
         })?;
         Ok(Self { addr, stop, accept: Some(accept) })
