@@ -132,9 +132,6 @@ impl HttpServerOptions {
 /// The most exchanges handled at once (each on its own thread); past it, 503.
 const MAX_ACTIVE_EXCHANGES: usize = 4096;
 
-/// How long a connection may stall while sending a request.
-const READ_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// A live legacy session: its connection and its response streams.
 struct Session<S> {
     conn: Arc<Conn<Served<S>>>,
@@ -207,14 +204,10 @@ impl HttpServer {
         options: HttpServerOptions,
     ) -> io::Result<Self> {
         let listener = TcpListener::bind(addr)?;
-        // Accepted sockets inherit these from the listener on Linux: no Nagle delay, and a
-        // client that stalls mid-request is dropped instead of holding a thread forever.
+        // Accepted sockets inherit TCP_NODELAY from the listener on Linux. (Not a receive
+        // timeout: on a listener that would make `accept` itself time out, and tiny_http stops
+        // accepting at its first error.)
         let _ = rustix::net::sockopt::set_tcp_nodelay(&listener, true);
-        let _ = rustix::net::sockopt::set_socket_timeout(
-            &listener,
-            rustix::net::sockopt::Timeout::Recv,
-            Some(READ_TIMEOUT),
-        );
         let addr = listener.local_addr()?;
         let mut options = options;
         if addr.ip().is_loopback() && options.endpoint.allowed_hosts.is_none() {

@@ -1,0 +1,819 @@
+//! `tools/call` round trips over Streamable HTTP on 127.0.0.1: Talaria's blocking server (and
+//! client) next to a floor measured in the same run, and the server's memory per idle session.
+//!
+//! ```text
+//! cargo bench -p talaria-examples --bench http
+//! TALARIA_BENCH_ROUNDS=1 TALARIA_BENCH_CALLS=2000 cargo bench -p talaria-examples --bench http   # smoke
+//! ```
+//!
+//! Every server is a child process of its own, so its CPU time (`utime + stime` from
+//! `/proc/<pid>/stat`, threads that have exited included) can be read before and after each run
+//! and divided by the run's calls:
+//!
+//! - `everything-server --transport http`: the blocking server (`tiny_http`) with JSON replies,
+//!   serving both eras on one endpoint;
+//! - the same server with SSE replies (`HttpServerOptions::reply_mode(ReplyMode::Sse)`): the
+//!   binary has no flag for it, so this bench runs itself again as that child
+//!   (`TALARIA_BENCH_HTTP_SERVE=sse`);
+//! - the floor, a minimal keep-alive HTTP/1.1 JSON echo written by hand on `std::net` with no
+//!   SDK, on the socket stack the blocking server uses (blocking sockets, a thread per
+//!   connection, `TCP_NODELAY`): it parses the request line, the headers and the
+//!   `Content-Length` body, parses the JSON-RPC request as a `serde_json::Value` and answers
+//!   `200 OK` with `Content-Length` and the echo's result (this bench again, as a child:
+//!   `TALARIA_BENCH_HTTP_SERVE=floor`).
+//!
+//! "N clients" are N threads, each with a client of its own calling `echo` in a loop, the run's
+//! calls shared among them, released together. The SDK runs use Talaria's blocking `Client`
+//! (`ureq` underneath): in the legacy era each one its own session (`initialize` with protocol
+//! 2025-06-18, so each also holds the GET stream the client opens), in the stateless era
+//! (2026-07-28) each message its own POST. The floor runs use a hand-written keep-alive HTTP/1.1
+//! client on `std::net` (`ureq` is not a dependency this crate's benches can use); the same
+//! client also drives the SDK server in legacy JSON mode (its own session per thread, set up
+//! with raw `initialize` and `notifications/initialized` POSTs), sending the same requests as
+//! to the floor, so between those two rows only the server differs.
+//!
+//! Latency is per call: from before the request is built to after its answer is decoded (raw
+//! client: parsed as a `serde_json::Value` and checked). Calls/s is calls over the round's wall
+//! time. Each figure is the median over `TALARIA_BENCH_ROUNDS` rounds (default 3) of
+//! `TALARIA_BENCH_CALLS` calls per run (default 3000), the runs taking turns within a round,
+//! after one untimed warm-up round; `spread` is half the calls/s range over the rounds against
+//! the median. Server and client CPU per call come from `USER_HZ` ticks (10 ms): over a short
+//! run they are coarse. The client column is this process's CPU (all the client threads).
+//!
+//! Idle sessions: a fresh `everything-server --transport http` child, a few warm-up sessions,
+//! then `VmRSS` before and after 1,000 more legacy sessions opened with raw `initialize` and
+//! `notifications/initialized` POSTs over one keep-alive connection (so no client state and no
+//! extra connection lives in the server); then a GET stream is opened on each of them (what
+//! Talaria's client does after `initialized`) and `VmRSS` is read again.
+//!
+//! There is no smol HTTP server yet: only the blocking server is measured.
+// A bench measures wall-clock time and stops loudly if a peer misbehaves.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::cast_precision_loss)]
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use talaria::client::{Client, ClientOptions};
+use talaria::core::http::reply::ReplyMode;
+use talaria::core::schema::tools::CallToolResult;
+use talaria::core::session::ClientMode;
+use talaria::core::version::ProtocolVersion;
+use talaria::http::{HttpServer, HttpServerOptions};
+
+const SERVER: &str = env!("CARGO_BIN_EXE_everything-server");
+/// Set on this bench's own children: which server to be (`sse` or `floor`).
+const CHILD: &str = "TALARIA_BENCH_HTTP_SERVE";
+/// The legacy runs' protocol revision.
+const VERSION: ProtocolVersion = ProtocolVersion::V2025_06_18;
+/// What every call echoes.
+const TEXT: &str = "hello, world";
+/// The client counts of each kind of run.
+const CLIENTS: [usize; 3] = [1, 16, 64];
+/// The most clients of any run.
+const MOST: usize = 64;
+/// The issue's targets: calls/s at 64 clients against the floor's ...
+const TARGET_RATIO: f64 = 0.8;
+/// ... and the server's RSS growth per idle session.
+const TARGET_IDLE_BYTES: f64 = 4096.0;
+/// The idle sessions opened.
+const IDLE: usize = 1000;
+/// Sessions opened before the idle measurement's first reading.
+const IDLE_WARM: usize = 16;
+
+fn main() {
+    if let Ok(role) = std::env::var(CHILD) {
+        serve(&role);
+        return;
+    }
+    let calls = env_usize("TALARIA_BENCH_CALLS", 3000).max(MOST);
+    let rounds = env_usize("TALARIA_BENCH_ROUNDS", 3).max(1);
+    let warm = (calls / 10).max(MOST);
+    let began = Instant::now();
+    let cores = std::thread::available_parallelism().map_or(0, std::num::NonZeroUsize::get);
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load = load.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+    println!("talaria http bench: echo tools/call round trips over Streamable HTTP on 127.0.0.1 ({cores} cores, load average {load})");
+    println!("  {calls} calls per run per round, shared by the run's clients; median of {rounds} rounds, after a warm-up round of {warm} calls");
+    println!(
+        "  servers, each a child process: everything-server --transport http (blocking, tiny_http, JSON replies);"
+    );
+    println!("    the same server with SSE replies (this bench as a child); floor: hand-written keep-alive HTTP/1.1 JSON echo");
+    println!("    on std::net (thread per connection, TCP_NODELAY, serde_json::Value), no SDK");
+    println!(
+        "  clients: N threads, each its own handle: talaria Client (ureq; legacy: a session each, protocol {VERSION};"
+    );
+    println!(
+        "    stateless: {}), or a hand-written keep-alive HTTP/1.1 client on std::net (raw), sending the same",
+        ProtocolVersion::V2026_07_28
+    );
+    println!(
+        "    requests to the floor and to the SDK server: between the floor and the raw rows only the server differs"
+    );
+    println!("  smol server: not built yet (only the blocking server is measured)");
+
+    let mut rig = Rig::start();
+    let mut runs = Vec::new();
+    for clients in CLIENTS {
+        for kind in Kind::ALL {
+            runs.push((kind, clients));
+        }
+    }
+    for &(kind, clients) in &runs {
+        rig.measure(kind, clients, warm);
+    }
+    let mut samples: Vec<Vec<Sample>> = vec![Vec::with_capacity(rounds); runs.len()];
+    for _ in 0..rounds {
+        for (i, &(kind, clients)) in runs.iter().enumerate() {
+            samples[i].push(rig.measure(kind, clients, calls));
+        }
+    }
+    let peaks = rig.peaks();
+    rig.stop();
+    let summaries: Vec<Summary> = samples.iter().map(|s| Summary::of(s)).collect();
+    let idle = idle_sessions();
+
+    let of =
+        |kind: Kind, clients: usize| runs.iter().position(|&r| r == (kind, clients)).map(|i| &summaries[i]).unwrap();
+    println!();
+    println!(
+        "  {:<30} {:>7} {:>9} {:>7} {:>8} {:>8} {:>8} {:>11} {:>11}",
+        "run", "clients", "calls/s", "spread", "x floor", "p50 us", "p99 us", "srv us/call", "cli us/call"
+    );
+    for clients in CLIENTS {
+        let floor = of(Kind::Floor, clients);
+        for kind in Kind::ALL {
+            let s = of(kind, clients);
+            println!(
+                "  {:<30} {:>7} {:>9.0} {:>6.1}% {:>7.2}x {:>8.1} {:>8.1} {:>11.1} {:>11.1}",
+                kind.label(),
+                clients,
+                s.calls_per_sec,
+                s.spread * 100.0,
+                s.calls_per_sec / floor.calls_per_sec,
+                s.p50_us,
+                s.p99_us,
+                s.server_us,
+                s.client_us,
+            );
+        }
+        println!();
+    }
+    println!("  targets (issue; blocking server only, smol server: not built yet):");
+    let floor = of(Kind::Floor, MOST);
+    for kind in Kind::ALL.into_iter().filter(|&k| k != Kind::Floor) {
+        let ratio = of(kind, MOST).calls_per_sec / floor.calls_per_sec;
+        println!(
+            "    calls/s at {MOST} clients >= {TARGET_RATIO:.2}x floor  {:<30} {ratio:>6.2}x  {}",
+            kind.label(),
+            verdict(ratio >= TARGET_RATIO)
+        );
+    }
+    idle.report();
+    println!();
+    let peaks: Vec<String> = peaks.iter().map(|(name, kib)| format!("{name} {} KiB", show(*kib))).collect();
+    println!("  peak RSS (VmHWM) after the timed rounds: {}", peaks.join(", "));
+    println!("  took {:.1} s", began.elapsed().as_secs_f64());
+}
+
+// ---- the runs ---------------------------------------------------------------------------
+
+/// What a run's clients are and which server they talk to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The raw client against the floor.
+    Floor,
+    /// The raw client against the SDK server, legacy sessions, JSON replies.
+    Raw,
+    LegacyJson,
+    LegacySse,
+    StatelessJson,
+    StatelessSse,
+}
+
+impl Kind {
+    const ALL: [Self; 6] =
+        [Self::Floor, Self::Raw, Self::LegacyJson, Self::LegacySse, Self::StatelessJson, Self::StatelessSse];
+
+    const fn label(self) -> &'static str {
+        match self {
+            Self::Floor => "floor (raw client, bare echo)",
+            Self::Raw => "raw client, legacy JSON",
+            Self::LegacyJson => "Client, legacy JSON",
+            Self::LegacySse => "Client, legacy SSE",
+            Self::StatelessJson => "Client, stateless JSON",
+            Self::StatelessSse => "Client, stateless SSE",
+        }
+    }
+}
+
+/// The server children and every run's clients, [`MOST`] of each kind.
+struct Rig {
+    json: Server,
+    sse: Server,
+    floor: Server,
+    floor_clients: Vec<RawClient>,
+    raw_clients: Vec<RawClient>,
+    legacy_json: Vec<Client>,
+    legacy_sse: Vec<Client>,
+    stateless_json: Vec<Client>,
+    stateless_sse: Vec<Client>,
+}
+
+impl Rig {
+    fn start() -> Self {
+        let json = Server::start(Command::new(SERVER).args(["--transport", "http", "--port", "0"]));
+        let this = std::env::current_exe().unwrap();
+        let sse = Server::start(Command::new(&this).env(CHILD, "sse"));
+        let floor = Server::start(Command::new(&this).env(CHILD, "floor"));
+        let clients = |server: &Server, mode: ClientMode| -> Vec<Client> {
+            (0..MOST)
+                .map(|_| {
+                    let mut options = ClientOptions::new("bench", "1").mode(mode);
+                    if mode == ClientMode::Legacy {
+                        options = options.versions(vec![VERSION]);
+                    }
+                    Client::http(&server.url, &[], options).unwrap()
+                })
+                .collect()
+        };
+        let legacy_json = clients(&json, ClientMode::Legacy);
+        assert_eq!(legacy_json[0].protocol_version(), VERSION);
+        let stateless_json = clients(&json, ClientMode::Stateless);
+        assert_eq!(stateless_json[0].protocol_version(), ProtocolVersion::V2026_07_28);
+        let legacy_sse = clients(&sse, ClientMode::Legacy);
+        let stateless_sse = clients(&sse, ClientMode::Stateless);
+        let floor_clients = (0..MOST).map(|_| RawClient::open(&floor.addr, false)).collect();
+        let raw_clients = (0..MOST).map(|_| RawClient::open(&json.addr, true)).collect();
+        Self { json, sse, floor, floor_clients, raw_clients, legacy_json, legacy_sse, stateless_json, stateless_sse }
+    }
+
+    /// One run: `calls` calls shared by `clients` threads.
+    fn measure(&mut self, kind: Kind, clients: usize, calls: usize) -> Sample {
+        let (json, sse, floor) = (self.json.pid, self.sse.pid, self.floor.pid);
+        match kind {
+            Kind::Floor => drive_raw(&mut self.floor_clients[..clients], calls, floor),
+            Kind::Raw => drive_raw(&mut self.raw_clients[..clients], calls, json),
+            Kind::LegacyJson => drive_sdk(&self.legacy_json[..clients], calls, json),
+            Kind::LegacySse => drive_sdk(&self.legacy_sse[..clients], calls, sse),
+            Kind::StatelessJson => drive_sdk(&self.stateless_json[..clients], calls, json),
+            Kind::StatelessSse => drive_sdk(&self.stateless_sse[..clients], calls, sse),
+        }
+    }
+
+    fn peaks(&self) -> [(&'static str, Option<u64>); 3] {
+        [
+            ("everything-server (JSON)", status_kib(self.json.pid, "VmHWM:")),
+            ("SSE server child", status_kib(self.sse.pid, "VmHWM:")),
+            ("floor child", status_kib(self.floor.pid, "VmHWM:")),
+        ]
+    }
+
+    /// Closes the SDK clients (legacy ones end their sessions), then ends the servers.
+    fn stop(self) {
+        let Self {
+            json,
+            sse,
+            floor,
+            floor_clients,
+            raw_clients,
+            legacy_json,
+            legacy_sse,
+            stateless_json,
+            stateless_sse,
+        } = self;
+        for client in legacy_json.iter().chain(&legacy_sse).chain(&stateless_json).chain(&stateless_sse) {
+            client.close();
+        }
+        drop((floor_clients, raw_clients));
+        for server in [json, sse, floor] {
+            server.stop();
+        }
+    }
+}
+
+fn drive_raw(clients: &mut [RawClient], calls: usize, server: u32) -> Sample {
+    drive(clients.iter_mut(), calls, server, |client: &mut &mut RawClient| client.call())
+}
+
+fn drive_sdk(clients: &[Client], calls: usize, server: u32) -> Sample {
+    drive(clients.iter(), calls, server, |client: &mut &Client| {
+        check(&client.call_tool("echo", json!({"text": TEXT})).unwrap());
+    })
+}
+
+/// `calls` calls shared by one thread per worker, released together; latency per call, and
+/// `server`'s and this process's CPU over the run.
+fn drive<W: Send>(
+    workers: impl ExactSizeIterator<Item = W>,
+    calls: usize,
+    server: u32,
+    call: impl Fn(&mut W) + Sync,
+) -> Sample {
+    let count = workers.len();
+    let gate = Barrier::new(count + 1);
+    let (gate, call) = (&gate, &call);
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = workers
+            .enumerate()
+            .map(|(i, mut worker)| {
+                scope.spawn(move || {
+                    let n = calls / count + usize::from(i < calls % count);
+                    let mut latencies = Vec::with_capacity(n);
+                    gate.wait();
+                    for _ in 0..n {
+                        let sent = Instant::now();
+                        call(&mut worker);
+                        latencies.push(sent.elapsed());
+                    }
+                    latencies
+                })
+            })
+            .collect();
+        gate.wait();
+        let (server_before, client_before) = (cpu_ticks(&server.to_string()), cpu_ticks("self"));
+        let start = Instant::now();
+        let latencies: Vec<Duration> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
+        let wall = start.elapsed();
+        let (server_after, client_after) = (cpu_ticks(&server.to_string()), cpu_ticks("self"));
+        let per_call = |ticks: u64| ticks as f64 * 1e6 / ticks_per_sec() / calls as f64;
+        Sample::new(wall, latencies, per_call(server_after - server_before), per_call(client_after - client_before))
+    })
+}
+
+fn check(result: &CallToolResult) {
+    assert_eq!(result.content.first().and_then(|c| c.as_text()), Some(TEXT));
+}
+
+// ---- figures ----------------------------------------------------------------------------
+
+/// One run's round.
+#[derive(Clone, Copy)]
+struct Sample {
+    calls_per_sec: f64,
+    p50: Duration,
+    p99: Duration,
+    server_us: f64,
+    client_us: f64,
+}
+
+impl Sample {
+    fn new(wall: Duration, mut latencies: Vec<Duration>, server_us: f64, client_us: f64) -> Self {
+        latencies.sort_unstable();
+        Self {
+            calls_per_sec: latencies.len() as f64 / wall.as_secs_f64(),
+            p50: percentile(&latencies, 0.50),
+            p99: percentile(&latencies, 0.99),
+            server_us,
+            client_us,
+        }
+    }
+}
+
+/// Nearest rank.
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Medians over the rounds of each figure.
+struct Summary {
+    calls_per_sec: f64,
+    p50_us: f64,
+    p99_us: f64,
+    server_us: f64,
+    client_us: f64,
+    /// Half the min-max range of calls/s over the rounds, as a fraction of the median.
+    spread: f64,
+}
+
+impl Summary {
+    fn of(samples: &[Sample]) -> Self {
+        let median = |f: &dyn Fn(&Sample) -> f64| {
+            let mut xs: Vec<f64> = samples.iter().map(f).collect();
+            xs.sort_by(f64::total_cmp);
+            xs[xs.len() / 2]
+        };
+        let rates = samples.iter().map(|s| s.calls_per_sec);
+        let (lo, hi) = rates.fold((f64::MAX, 0.0_f64), |(lo, hi), r| (lo.min(r), hi.max(r)));
+        let calls_per_sec = median(&|s| s.calls_per_sec);
+        Self {
+            calls_per_sec,
+            p50_us: median(&|s| s.p50.as_secs_f64() * 1e6),
+            p99_us: median(&|s| s.p99.as_secs_f64() * 1e6),
+            server_us: median(&|s| s.server_us),
+            client_us: median(&|s| s.client_us),
+            spread: (hi - lo) / 2.0 / calls_per_sec,
+        }
+    }
+}
+
+const fn verdict(met: bool) -> &'static str {
+    if met {
+        "met"
+    } else {
+        "MISSED"
+    }
+}
+
+fn show(kib: Option<u64>) -> String {
+    kib.map_or_else(|| "?".to_owned(), |k| k.to_string())
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// A field of `/proc/<pid>/status` in its unit (KiB for the memory ones), if it can be read.
+fn status_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// `utime + stime` of process `pid` (or `self`), threads that have exited included, in ticks.
+fn cpu_ticks(pid: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // After the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..].split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// `USER_HZ`, the unit of [`cpu_ticks`].
+fn ticks_per_sec() -> f64 {
+    static HZ: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *HZ.get_or_init(|| {
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|out| String::from_utf8(out.stdout).ok()?.trim().parse().ok())
+            .unwrap_or(100.0)
+    })
+}
+
+// ---- the server children ----------------------------------------------------------------
+
+/// A server child and where it listens.
+struct Server {
+    child: Child,
+    pid: u32,
+    /// `127.0.0.1:PORT`.
+    addr: String,
+    /// `http://127.0.0.1:PORT/mcp`.
+    url: String,
+}
+
+impl Server {
+    /// Starts `command`, reads its URL from its first stderr line (forwarding the rest).
+    fn start(command: &mut Command) -> Self {
+        let mut child = command.stdin(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+        let addr = url.strip_prefix("http://").and_then(|u| u.strip_suffix("/mcp"));
+        let addr = addr.unwrap_or_else(|| panic!("a server child said {line:?}")).to_owned();
+        std::thread::spawn(move || {
+            for line in stderr.lines() {
+                let Ok(line) = line else { break };
+                eprintln!("{line}");
+            }
+        });
+        let pid = child.id();
+        Self { child, pid, addr, url }
+    }
+
+    /// Ends the server (it serves until killed).
+    fn stop(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+/// This bench as a child: the SDK server with SSE replies, or the floor.
+fn serve(role: &str) {
+    match role {
+        "sse" => {
+            let options = HttpServerOptions::default().reply_mode(ReplyMode::Sse);
+            let server = talaria_examples::everything::server();
+            let listening = HttpServer::bind(&server, "127.0.0.1:0", options).unwrap();
+            eprintln!("http bench SSE server: listening on http://{}/mcp", listening.local_addr());
+            listening.wait();
+        }
+        "floor" => {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            eprintln!("http bench floor: listening on http://{}/mcp", listener.local_addr().unwrap());
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                std::thread::spawn(move || floor_connection(stream));
+            }
+        }
+        other => panic!("{CHILD}={other:?}: expected sse or floor"),
+    }
+}
+
+// ---- the floor server -------------------------------------------------------------------
+
+/// One keep-alive connection of the floor: request line, headers, `Content-Length` body; the
+/// echo's answer with `Content-Length`; until the client closes.
+fn floor_connection(stream: TcpStream) {
+    stream.set_nodelay(true).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    let (mut line, mut body, mut out) = (String::new(), Vec::new(), Vec::new());
+    loop {
+        line.clear();
+        // The request line; none: the client closed.
+        if !matches!(reader.read_line(&mut line), Ok(n) if n > 0) {
+            return;
+        }
+        let mut length = 0;
+        loop {
+            line.clear();
+            if !matches!(reader.read_line(&mut line), Ok(n) if n > 0) {
+                return;
+            }
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse().unwrap();
+                }
+            }
+        }
+        body.resize(length, 0);
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        out.clear();
+        match floor_answer(&body) {
+            Some(answer) => {
+                let answer = serde_json::to_vec(&answer).unwrap();
+                write!(
+                    out,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                    answer.len()
+                )
+                .unwrap();
+                out.extend_from_slice(&answer);
+            }
+            None => out.extend_from_slice(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"),
+        }
+        if writer.write_all(&out).is_err() {
+            return;
+        }
+    }
+}
+
+/// `json-echo`'s answer to one request (none to a notification).
+fn floor_answer(body: &[u8]) -> Option<Value> {
+    let Ok(mut request) = serde_json::from_slice::<Value>(body) else {
+        return Some(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error"}}));
+    };
+    let id = request.get_mut("id").map(Value::take)?;
+    let text = request.pointer_mut("/params/arguments/text").map_or(Value::Null, Value::take);
+    Some(json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}}))
+}
+
+// ---- the raw client ---------------------------------------------------------------------
+
+/// One keep-alive HTTP/1.1 connection, written by hand.
+struct Http {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    addr: String,
+    out: Vec<u8>,
+    line: String,
+}
+
+/// What [`Http::post`] got back.
+struct Reply {
+    status: u16,
+    session: Option<String>,
+    body: Vec<u8>,
+}
+
+impl Http {
+    fn connect(addr: &str) -> Self {
+        let stream = TcpStream::connect(addr).unwrap();
+        stream.set_nodelay(true).unwrap();
+        let reader = BufReader::with_capacity(16 * 1024, stream.try_clone().unwrap());
+        Self { reader, writer: stream, addr: addr.to_owned(), out: Vec::with_capacity(1024), line: String::new() }
+    }
+
+    /// POSTs `body` to `/mcp` with `headers` (each line ending in CRLF) and reads the reply.
+    fn post(&mut self, headers: &str, body: &[u8]) -> Reply {
+        self.out.clear();
+        write!(
+            self.out,
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n{headers}\r\n",
+            self.addr,
+            body.len()
+        )
+        .unwrap();
+        self.out.extend_from_slice(body);
+        self.writer.write_all(&self.out).unwrap();
+        self.read_reply()
+    }
+
+    /// The reply's status line, headers, and body (`Content-Length` or chunked).
+    fn read_reply(&mut self) -> Reply {
+        self.read_line();
+        let status = self.line.split(' ').nth(1).and_then(|s| s.parse().ok());
+        let status = status.unwrap_or_else(|| panic!("status line {:?}", self.line));
+        let (mut length, mut chunked, mut session) = (None, false, None);
+        loop {
+            self.read_line();
+            let line = self.line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            let Some((name, value)) = line.split_once(':') else { continue };
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.parse().ok();
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = value.eq_ignore_ascii_case("chunked");
+            } else if name.eq_ignore_ascii_case("mcp-session-id") {
+                session = Some(value.to_owned());
+            }
+        }
+        let mut body = Vec::new();
+        if chunked {
+            loop {
+                self.read_line();
+                let size = self.line.trim_end().split(';').next().unwrap_or("");
+                let size = usize::from_str_radix(size, 16).unwrap();
+                let start = body.len();
+                body.resize(start + size, 0);
+                self.reader.read_exact(&mut body[start..]).unwrap();
+                // The CRLF after the chunk (after the last one: the end of the trailers).
+                self.read_line();
+                if size == 0 {
+                    break;
+                }
+            }
+        } else {
+            let length = length.unwrap_or_else(|| panic!("a {status} reply with no length on a keep-alive connection"));
+            body.resize(length, 0);
+            self.reader.read_exact(&mut body).unwrap();
+        }
+        Reply { status, session, body }
+    }
+
+    fn read_line(&mut self) {
+        self.line.clear();
+        let n = self.reader.read_line(&mut self.line).unwrap();
+        assert!(n > 0, "the server closed the connection");
+    }
+}
+
+/// A raw client: one connection, one legacy session (a made-up id against the floor), its
+/// request ids.
+struct RawClient {
+    http: Http,
+    /// The session's headers, sent with every call.
+    headers: String,
+    next_id: u64,
+    body: String,
+}
+
+impl RawClient {
+    /// Connects; `handshake`: opens a legacy session with raw POSTs (the floor has none, so it
+    /// is sent the same headers with a made-up id of the same length).
+    fn open(addr: &str, handshake: bool) -> Self {
+        let mut http = Http::connect(addr);
+        let session = if handshake { open_session(&mut http) } else { "0".repeat(32) };
+        let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: {VERSION}\r\n");
+        Self { http, headers, next_id: 1, body: String::with_capacity(256) }
+    }
+
+    /// One echo call, its answer parsed and checked.
+    fn call(&mut self) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.body.clear();
+        write!(
+            self.body,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{TEXT}"}}}}}}"#
+        )
+        .unwrap();
+        let reply = self.http.post(&self.headers, self.body.as_bytes());
+        assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
+        let answer: Value = serde_json::from_slice(&reply.body).unwrap();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["result"]["content"][0]["text"], TEXT, "{answer}");
+    }
+}
+
+/// `initialize` and `notifications/initialized` on `http`: a new legacy session's id.
+fn open_session(http: &mut Http) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": VERSION.as_str(), "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
+    let reply = http.post("", initialize.to_string().as_bytes());
+    assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
+    let session = reply.session.expect("initialize answered with no Mcp-Session-Id");
+    let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: {VERSION}\r\n");
+    let reply = http.post(&headers, br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    assert_eq!(reply.status, 202, "{}", String::from_utf8_lossy(&reply.body));
+    session
+}
+
+// ---- idle sessions ----------------------------------------------------------------------
+
+/// What [`idle_sessions`] read from the server child (KiB, threads).
+struct Idle {
+    before: u64,
+    after: u64,
+    streams: u64,
+    threads_before: u64,
+    threads_after: u64,
+    threads_streams: u64,
+    peak: Option<u64>,
+}
+
+impl Idle {
+    fn report(&self) {
+        let per = |from: u64, to: u64| (to as f64 - from as f64) * 1024.0 / IDLE as f64;
+        let sessions = per(self.before, self.after);
+        let streams = per(self.before, self.streams);
+        println!(
+            "    RSS per idle session <= {TARGET_IDLE_BYTES:.0} B      sessions only              {sessions:>7.0} B  {}",
+            verdict(sessions <= TARGET_IDLE_BYTES)
+        );
+        println!(
+            "    RSS per idle session <= {TARGET_IDLE_BYTES:.0} B      with a GET stream each     {streams:>7.0} B  {}",
+            verdict(streams <= TARGET_IDLE_BYTES)
+        );
+        println!();
+        println!(
+            "  idle sessions (fresh everything-server --transport http, {IDLE_WARM} warm-up sessions, then {IDLE} legacy sessions"
+        );
+        println!("    opened with raw initialize + notifications/initialized POSTs over one keep-alive connection):");
+        println!(
+            "    VmRSS {} KiB before, {} KiB with the sessions ({:+} KiB), {} KiB with a GET stream open on each ({:+} KiB);",
+            self.before,
+            self.after,
+            self.after as i64 - self.before as i64,
+            self.streams,
+            self.streams as i64 - self.after as i64,
+        );
+        println!(
+            "    threads {} before, {} with the sessions, {} with the GET streams; VmHWM {} KiB",
+            self.threads_before,
+            self.threads_after,
+            self.threads_streams,
+            show(self.peak)
+        );
+    }
+}
+
+/// [`IDLE`] idle sessions on a fresh server child: its RSS before and after, then with a GET
+/// stream open on each.
+fn idle_sessions() -> Idle {
+    let server = Server::start(Command::new(SERVER).args(["--transport", "http", "--port", "0"]));
+    let mut http = Http::connect(&server.addr);
+    for _ in 0..IDLE_WARM {
+        open_session(&mut http);
+    }
+    let settle = || std::thread::sleep(Duration::from_millis(200));
+    settle();
+    let rss = || status_kib(server.pid, "VmRSS:").unwrap();
+    let threads = || status_kib(server.pid, "Threads:").unwrap();
+    let (before, threads_before) = (rss(), threads());
+    let sessions: Vec<String> = (0..IDLE).map(|_| open_session(&mut http)).collect();
+    settle();
+    let (after, threads_after) = (rss(), threads());
+    // Each GET answers with its head and a comment at once: read them, and leave it open.
+    let streams: Vec<BufReader<TcpStream>> = sessions
+        .iter()
+        .map(|session| {
+            let mut stream = TcpStream::connect(&server.addr).unwrap();
+            stream.set_nodelay(true).unwrap();
+            write!(
+                stream,
+                "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: {VERSION}\r\n\r\n",
+                server.addr
+            )
+            .unwrap();
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            assert!(line.starts_with("HTTP/1.1 200"), "GET stream: {line:?}");
+            reader
+        })
+        .collect();
+    settle();
+    let (with_streams, threads_streams) = (rss(), threads());
+    let peak = status_kib(server.pid, "VmHWM:");
+    server.stop();
+    drop((streams, http));
+    Idle { before, after, streams: with_streams, threads_before, threads_after, threads_streams, peak }
+}
