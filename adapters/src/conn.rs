@@ -3,7 +3,7 @@
 //! thread for `poll_timeout`, and events handed to the application outside the lock.
 
 use std::io;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Instant;
 
 use talaria_core::session::{Event, Output, Route, StreamId};
@@ -86,25 +86,26 @@ struct State<E> {
     broken: bool,
     /// The engine reported `Closed`.
     closed: bool,
-    /// The deadline the timer thread sleeps until.
+    /// The earliest deadline the shared timer will ring this connection at.
     armed: Option<Instant>,
     /// Held frames must be written by then (see [`Conn::with_call`]).
     linger: Option<Instant>,
 }
 
-/// One connection's engine, outbox and timer.
+/// One connection's engine, outbox and deadlines.
 pub(crate) struct Conn<E> {
     state: Mutex<State<E>>,
-    timer: Condvar,
     sink: Mutex<Box<dyn FrameSink>>,
     events: EventSink,
     later: Later,
+    /// This connection, for the shared timer to ring.
+    me: Weak<Self>,
 }
 
 impl<E: Engine> Conn<E> {
-    /// A connection, with its timer thread running.
+    /// A connection; its deadlines go to the process's shared timer.
     pub(crate) fn start(engine: E, sink: Box<dyn FrameSink>, events: EventSink) -> io::Result<Arc<Self>> {
-        let conn = Arc::new(Self {
+        let conn = Arc::new_cyclic(|me| Self {
             state: Mutex::new(State {
                 engine,
                 outbox: Vec::new(),
@@ -114,13 +115,11 @@ impl<E: Engine> Conn<E> {
                 armed: None,
                 linger: None,
             }),
-            timer: Condvar::new(),
             sink: Mutex::new(sink),
             events,
             later: Later::default(),
+            me: me.clone(),
         });
-        let timer = Arc::clone(&conn);
-        std::thread::Builder::new().name("talaria-timer".into()).spawn(move || timer.run_timer())?;
         // Send what the engine wants to send from the start (a client's `initialize`).
         conn.with(|_, _| ());
         Ok(conn)
@@ -183,7 +182,7 @@ impl<E: Engine> Conn<E> {
             let linger = busy && !state.outbox.is_empty();
             if linger && state.linger.is_none() {
                 state.linger = Some(now + LINGER);
-                self.timer.notify_one();
+                self.arm(&mut state);
             }
             (out, events, linger)
         };
@@ -216,11 +215,25 @@ impl<E: Engine> Conn<E> {
                 _ => {}
             }
         }
-        let next = state.engine.poll_timeout();
-        if state.closed || next.is_some_and(|n| state.armed.is_none_or(|armed| n < armed)) {
-            self.timer.notify_one();
-        }
+        self.arm(state);
         self.later.take()
+    }
+
+    /// Asks the shared timer to ring at the next deadline, if it is earlier than the one it
+    /// will ring at already.
+    fn arm(&self, state: &mut State<E>) {
+        if state.closed {
+            return;
+        }
+        let next = match (state.engine.poll_timeout(), state.linger) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(at) = next.filter(|at| state.armed.is_none_or(|armed| *at < armed)) {
+            state.armed = Some(at);
+            let me: Weak<dyn crate::timers::Alarm> = self.me.clone();
+            crate::timers::timers().schedule(at, me);
+        }
     }
 
     fn deliver(&self, deliveries: Vec<Delivery>) {
@@ -271,40 +284,23 @@ impl<E: Engine> Conn<E> {
     pub(crate) fn close_sink(&self) {
         self.sink.lock().unwrap_or_else(PoisonError::into_inner).close();
     }
+}
 
-    fn run_timer(&self) {
-        let mut state = self.lock();
-        loop {
-            if state.closed {
-                return;
+impl<E: Engine> crate::timers::Alarm for Conn<E> {
+    fn ring(&self, now: Instant) {
+        let events = {
+            let mut state = self.lock();
+            if state.armed.is_some_and(|at| at <= now) {
+                state.armed = None;
             }
-            let now = Instant::now();
+            // A lingering write is due: the pump below takes the outbox.
             if state.linger.is_some_and(|at| at <= now) {
                 state.linger = None;
-                drop(state);
-                self.pump();
-                state = self.lock();
-                continue;
             }
-            let deadline = match (state.engine.poll_timeout(), state.linger) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            state.armed = deadline;
-            match deadline {
-                None => state = self.timer.wait(state).unwrap_or_else(PoisonError::into_inner),
-                Some(d) if d > now => {
-                    state = self.timer.wait_timeout(state, d - now).unwrap_or_else(PoisonError::into_inner).0;
-                }
-                Some(_) => {
-                    state.engine.handle_timeout(now);
-                    let events = self.drain(&mut state);
-                    drop(state);
-                    self.pump();
-                    self.deliver(events);
-                    state = self.lock();
-                }
-            }
-        }
+            state.engine.handle_timeout(now);
+            self.drain(&mut state)
+        };
+        self.pump();
+        self.deliver(events);
     }
 }

@@ -33,6 +33,7 @@ mod conn;
 pub mod http;
 pub mod memory;
 mod oneshot;
+mod timers;
 pub mod server;
 #[cfg(all(feature = "smol", feature = "stdio", unix))]
 pub mod smol;
