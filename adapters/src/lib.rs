@@ -33,11 +33,11 @@ mod conn;
 pub mod http;
 pub mod memory;
 mod oneshot;
-mod timers;
 pub mod server;
 #[cfg(all(feature = "smol", feature = "stdio", unix))]
 pub mod smol;
 #[cfg(feature = "stdio")]
 pub mod stdio;
+mod timers;
 #[cfg(feature = "ws")]
 pub mod ws;
