@@ -159,7 +159,7 @@ fn post(link: &Link, payload: &[u8]) {
     }
     let error = serde_json::from_slice::<ErrorBody>(&bytes)
         .map_or_else(|_| ErrorObject::internal(format!("HTTP {status} from {}", link.url)), |body| body.error);
-    let modern = (-32099..=-32020).contains(&error.code.0);
+    let modern = error.code.is_mcp_reserved();
     link.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert((status, modern));
     link.feed(&error_reply(id, &error));
 }

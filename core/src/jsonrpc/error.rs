@@ -28,6 +28,23 @@ use serde_json::{json, Value};
 pub struct ErrorCode(pub i64);
 
 impl ErrorCode {
+    /// Whether the code is in the range the MCP specification reserves for its own errors
+    /// (-32099 to -32020): only a 2026-07-28-aware server sends them, which is how a client
+    /// tells a modern server that refused a request from a legacy one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::jsonrpc::ErrorCode;
+    ///
+    /// assert!(ErrorCode::HEADER_MISMATCH.is_mcp_reserved());
+    /// assert!(!ErrorCode::INVALID_REQUEST.is_mcp_reserved());
+    /// ```
+    #[must_use]
+    pub const fn is_mcp_reserved(self) -> bool {
+        self.0 >= -32099 && self.0 <= -32020
+    }
+
     /// -32700: the bytes were not JSON.
     pub const PARSE_ERROR: Self = Self(-32700);
     /// -32600: JSON, but not a valid JSON-RPC message.

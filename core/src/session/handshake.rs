@@ -315,5 +315,5 @@ impl<R: Role> Session<R> {
 /// An error only a 2026-07-28 server sends (the MCP-reserved range -32020..=-32099): the server
 /// is modern, so falling back to `initialize` would be wrong.
 fn is_modern_error(e: &ErrorObject) -> bool {
-    (-32099..=-32020).contains(&e.code.0)
+    e.code.is_mcp_reserved()
 }
