@@ -29,6 +29,7 @@ pub use talaria_core as core;
 pub mod cli;
 pub mod client;
 mod conn;
+pub mod demo;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod memory;

@@ -65,6 +65,10 @@ use talaria::core::session::ClientMode;
 use talaria::core::version::ProtocolVersion;
 use talaria::http::{HttpServer, HttpServerOptions};
 
+#[path = "common/util.rs"]
+mod util;
+use util::{env_usize, percentile, show, status_kib, verdict};
+
 const SERVER: &str = env!("CARGO_BIN_EXE_everything-server");
 /// Set on this bench's own children: which server to be (`sse` or `floor`).
 const CHILD: &str = "TALARIA_BENCH_HTTP_SERVE";
@@ -374,12 +378,6 @@ impl Sample {
     }
 }
 
-/// Nearest rank.
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let rank = (p * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 /// Medians over the rounds of each figure.
 struct Summary {
     calls_per_sec: f64,
@@ -410,29 +408,6 @@ impl Summary {
             spread: (hi - lo) / 2.0 / calls_per_sec,
         }
     }
-}
-
-const fn verdict(met: bool) -> &'static str {
-    if met {
-        "met"
-    } else {
-        "MISSED"
-    }
-}
-
-fn show(kib: Option<u64>) -> String {
-    kib.map_or_else(|| "?".to_owned(), |k| k.to_string())
-}
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// A field of `/proc/<pid>/status` in its unit (KiB for the memory ones), if it can be read.
-fn status_kib(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// `utime + stime` of process `pid` (or `self`), threads that have exited included, in ticks.

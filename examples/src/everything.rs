@@ -1,15 +1,11 @@
 //! The everything server: every MCP feature in one router, served over any transport.
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use talaria::core::schema::completion::Completion;
-use talaria::core::schema::elicitation::{Elicit, ElicitRequestParams};
 use talaria::core::schema::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 use talaria::core::schema::resources::{Resource, ResourceTemplate};
 use talaria::core::schema::roots::ListRoots;
-use talaria::core::schema::sampling::{CreateMessage, CreateMessageRequestParams};
 use talaria::core::schema::tools::{CallToolResult, Tool};
 use talaria::core::schema::{BlobResourceContents, JsonObject, LoggingLevel, RequestParams, TextResourceContents};
 use talaria::core::server::{Router, ToolError};
@@ -140,28 +136,6 @@ struct Sum {
     sum: i64,
 }
 
-#[derive(Deserialize)]
-struct Slow {
-    #[serde(default = "default_steps")]
-    steps: u32,
-    #[serde(default = "default_step_ms")]
-    step_ms: u64,
-}
-
-const fn default_steps() -> u32 {
-    5
-}
-
-const fn default_step_ms() -> u64 {
-    100
-}
-
-#[derive(Deserialize)]
-struct Ask {
-    #[serde(default)]
-    question: String,
-}
-
 fn schema(value: Value) -> JsonObject {
     match value {
         Value::Object(map) => map,
@@ -190,10 +164,6 @@ pub fn router() -> Router<Calls> {
         schema(json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
         "required": ["a", "b"], "additionalProperties": false}));
     let sum_schema = schema(json!({"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}));
-    let slow_schema = schema(json!({"type": "object", "properties": {
-        "steps": {"type": "integer", "minimum": 1, "maximum": 1000},
-        "step_ms": {"type": "integer", "minimum": 0, "maximum": 60000}}}));
-    let ask_schema = schema(json!({"type": "object", "properties": {"question": {"type": "string"}}}));
     let empty = || schema(json!({"type": "object"}));
     let builder = Router::<Calls>::builder()
         .tool(Tool::new("echo", text_schema).with_description("Echoes the text back"), |ctx, args: Echo| {
@@ -207,9 +177,10 @@ pub fn router() -> Router<Calls> {
         .tool(Tool::new("fail", empty()).with_description("Always fails"), |_ctx, _: Value| {
             Err(ToolError::execution("this tool always fails"))
         })
-        .tool(Tool::new("calls", empty()).with_description("How many echo calls this connection made"), |ctx, _: Value| {
-            Ok(CallToolResult::text(ctx.state().0.to_string()))
-        })
+        .tool(
+            Tool::new("calls", empty()).with_description("How many echo calls this connection made"),
+            |ctx, _: Value| Ok(CallToolResult::text(ctx.state().0.to_string())),
+        )
         .tool(Tool::new("log", empty()).with_description("Logs at every level"), |ctx, _: Value| {
             for level in [LoggingLevel::Debug, LoggingLevel::Info, LoggingLevel::Warning, LoggingLevel::Error] {
                 let _ = ctx.log(level, json!({"level": format!("{level:?}")}));
@@ -218,40 +189,11 @@ pub fn router() -> Router<Calls> {
         })
         .tool(Tool::new("crash", empty()).with_description("Exits the server process abruptly"), |_ctx, _: Value| {
             std::process::exit(3)
-        })
-        .blocking_tool(
-            Tool::new("slow", slow_schema).with_description("Counts steps with progress; honours cancellation"),
-            |job, args: Slow| {
-                for step in 1..=args.steps {
-                    if job.is_cancelled() {
-                        return Err(ToolError::execution("cancelled"));
-                    }
-                    std::thread::sleep(Duration::from_millis(args.step_ms));
-                    job.progress(f64::from(step), Some(f64::from(args.steps)), Some(format!("step {step}")));
-                }
-                Ok(CallToolResult::text(format!("done after {} steps", args.steps)))
-            },
-        )
-        .blocking_tool(Tool::new("sample", ask_schema.clone()).with_description("Asks the client's model"), |job, args: Ask| {
-            let params: CreateMessageRequestParams = serde_json::from_value(json!({
-                "messages": [{"role": "user", "content": {"type": "text", "text": args.question}}],
-                "maxTokens": 100
-            }))
-            .map_err(|e| ToolError::execution(e.to_string()))?;
-            let answer = job.ask::<CreateMessage>(&params).map_err(|e| ToolError::execution(e.to_string()))?;
-            Ok(CallToolResult::text(serde_json::to_string(&answer.content).unwrap_or_default()))
-        })
-        .blocking_tool(Tool::new("elicit", ask_schema).with_description("Asks the user a question"), |job, args: Ask| {
-            let params: ElicitRequestParams = serde_json::from_value(json!({
-                "message": args.question,
-                "requestedSchema": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
-            }))
-            .map_err(|e| ToolError::execution(e.to_string()))?;
-            let answer = job.ask::<Elicit>(&params).map_err(|e| ToolError::execution(e.to_string()))?;
-            Ok(CallToolResult::text(serde_json::to_string(&answer).unwrap_or_default()))
-        })
+        });
+    let builder = talaria::demo::elicit(talaria::demo::sample(talaria::demo::slow(builder, 100)))
         .blocking_tool(Tool::new("roots", empty()).with_description("Lists the client's roots"), |job, _: Value| {
-            let roots = job.ask::<ListRoots>(&RequestParams::default()).map_err(|e| ToolError::execution(e.to_string()))?;
+            let roots =
+                job.ask::<ListRoots>(&RequestParams::default()).map_err(|e| ToolError::execution(e.to_string()))?;
             let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
             Ok(CallToolResult::text(uris.join("\n")))
         })
@@ -270,7 +212,9 @@ pub fn router() -> Router<Calls> {
             },
         )
         .resource(Resource::new("file:///readme.md", "readme").with_mime_type("text/markdown"), |_ctx, uri, _vars| {
-            Ok(vec![TextResourceContents::new(uri, "# Everything\nA server with every feature.").with_mime_type("text/markdown").into()])
+            Ok(vec![TextResourceContents::new(uri, "# Everything\nA server with every feature.")
+                .with_mime_type("text/markdown")
+                .into()])
         })
         .resource(Resource::new("file:///pixel.png", "pixel").with_mime_type("image/png"), |_ctx, uri, _vars| {
             Ok(vec![BlobResourceContents::new(uri, "iVBORw0KGgo=").with_mime_type("image/png").into()])

@@ -3,15 +3,11 @@
 //! honours cancellation, logging, sampling and elicitation, a prompt with completion, resources
 //! and a template).
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use talaria_core::schema::completion::{Completion, CompletionReference};
-use talaria_core::schema::elicitation::{Elicit, ElicitRequestParams};
 use talaria_core::schema::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 use talaria_core::schema::resources::{Resource, ResourceTemplate};
-use talaria_core::schema::sampling::{CreateMessage, CreateMessageRequestParams};
 use talaria_core::schema::tools::{CallToolResult, Tool};
 use talaria_core::schema::{BlobResourceContents, JsonObject, LoggingLevel, TextResourceContents};
 use talaria_core::server::{Router, RouterBuilder, ToolError};
@@ -73,28 +69,6 @@ struct Sum {
 #[derive(Deserialize)]
 struct Stats {
     values: Vec<f64>,
-}
-
-#[derive(Deserialize)]
-struct Slow {
-    #[serde(default = "default_steps")]
-    steps: u32,
-    #[serde(default = "default_step_ms")]
-    step_ms: u64,
-}
-
-const fn default_steps() -> u32 {
-    5
-}
-
-const fn default_step_ms() -> u64 {
-    200
-}
-
-#[derive(Deserialize)]
-struct Ask {
-    #[serde(default)]
-    question: String,
 }
 
 /// The demo router.
@@ -166,12 +140,8 @@ fn tools(builder: RouterBuilder<DemoState>) -> RouterBuilder<DemoState> {
     let sum = schema(json!({"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}));
     let stats = schema(json!({"type": "object", "properties": {
         "values": {"type": "array", "items": {"type": "number"}, "minItems": 1}}, "required": ["values"]}));
-    let slow = schema(json!({"type": "object", "properties": {
-        "steps": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 5},
-        "step_ms": {"type": "integer", "minimum": 0, "maximum": 60000, "default": 200}}}));
-    let ask = schema(json!({"type": "object", "properties": {"question": {"type": "string"}}}));
     let empty = || schema(json!({"type": "object"}));
-    builder
+    let builder = builder
         .tool(Tool::new("echo", echo).with_description("Echoes the text back"), |ctx, args: Echo| {
             ctx.state().calls += 1;
             let text = match args.case.as_deref() {
@@ -205,39 +175,8 @@ fn tools(builder: RouterBuilder<DemoState>) -> RouterBuilder<DemoState> {
                 let _ = ctx.log(level, json!(format!("a message at level {}", level_name(level))));
             }
             Ok(CallToolResult::text("logged"))
-        })
-        .blocking_tool(
-            Tool::new("slow", slow).with_description("Counts steps with progress; honours cancellation"),
-            |job, args: Slow| {
-                for step in 1..=args.steps {
-                    if job.is_cancelled() {
-                        return Err(ToolError::execution("cancelled"));
-                    }
-                    std::thread::sleep(Duration::from_millis(args.step_ms));
-                    job.progress(f64::from(step), Some(f64::from(args.steps)), Some(format!("step {step}")));
-                }
-                Ok(CallToolResult::text(format!("done after {} steps", args.steps)))
-            },
-        )
-        .blocking_tool(Tool::new("sample", ask.clone()).with_description("Asks the client's model"), |job, args: Ask| {
-            let params: CreateMessageRequestParams = serde_json::from_value(json!({
-                "messages": [{"role": "user", "content": {"type": "text", "text": args.question}}],
-                "maxTokens": 100
-            }))
-            .map_err(|e| ToolError::execution(e.to_string()))?;
-            let answer = job.ask::<CreateMessage>(&params).map_err(|e| ToolError::execution(e.to_string()))?;
-            let text = answer.content.as_slice().iter().filter_map(|c| serde_json::to_value(c).ok()).collect::<Vec<_>>();
-            Ok(CallToolResult::text(format!("the model said: {}", Value::Array(text))))
-        })
-        .blocking_tool(Tool::new("elicit", ask).with_description("Asks the user a question"), |job, args: Ask| {
-            let params: ElicitRequestParams = serde_json::from_value(json!({
-                "message": args.question,
-                "requestedSchema": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
-            }))
-            .map_err(|e| ToolError::execution(e.to_string()))?;
-            let answer = job.ask::<Elicit>(&params).map_err(|e| ToolError::execution(e.to_string()))?;
-            Ok(CallToolResult::text(serde_json::to_string(&answer).unwrap_or_default()))
-        })
+        });
+    crate::demo::elicit(crate::demo::sample(crate::demo::slow(builder, 200)))
 }
 
 fn level_name(level: LoggingLevel) -> String {

@@ -23,6 +23,9 @@
 //! pins the whole run to one core for steadier figures. `TALARIA_BENCH_ONLY=blocking64,async1`
 //! keeps only those SDK runs (the floors always run), for profiling one of them.
 
+mod util;
+use util::{env_usize, percentile, show, verdict};
+
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -136,12 +139,6 @@ impl Sample {
             p99: percentile(&latencies, 0.99),
         }
     }
-}
-
-/// Nearest rank.
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let rank = (p * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 /// Medians over the rounds of each figure.
@@ -290,27 +287,9 @@ impl Bench {
     }
 }
 
-const fn verdict(met: bool) -> &'static str {
-    if met {
-        "met"
-    } else {
-        "MISSED"
-    }
-}
-
-fn show(kib: Option<u64>) -> String {
-    kib.map_or_else(|| "?".to_owned(), |k| k.to_string())
-}
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 /// The peak resident set of process `pid` in KiB (`VmHWM`), if it can be read.
 pub(crate) fn peak_rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    util::status_kib(pid, "VmHWM:")
 }
 
 /// How `calls` calls split among `workers` (the first ones take the remainder).
