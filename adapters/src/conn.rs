@@ -32,6 +32,8 @@ pub(crate) enum Outgoing {
     Frame(Route, Vec<u8>),
     /// Every reply due on an HTTP stream was sent.
     StreamDone(StreamId),
+    /// End an HTTP stream early; the rest of its frames wait in its event log.
+    StreamDisconnect(StreamId),
 }
 
 /// Where frames go: a pipe (one JSON text per line), a WebSocket (one per text message), the
@@ -206,6 +208,9 @@ impl<E: Engine> Conn<E> {
                     state.outbox.push(Outgoing::Frame(route, payload));
                 }
                 Output::StreamDone(stream) if !state.broken => state.outbox.push(Outgoing::StreamDone(stream)),
+                Output::StreamDisconnect(stream) if !state.broken => {
+                    state.outbox.push(Outgoing::StreamDisconnect(stream));
+                }
                 Output::Event(event) => {
                     if matches!(event, Event::Closed { .. }) {
                         state.closed = true;

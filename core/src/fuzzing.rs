@@ -206,7 +206,7 @@ mod session_fuzz {
                 Output::Event(Event::Response { id, .. }) => *seen.ended.entry(id).or_default() += 1,
                 Output::Event(Event::Request(req)) => seen.replies.push_back(req.reply),
                 Output::Event(Event::Closed { .. }) => seen.closed = true,
-                Output::Event(_) | Output::StreamDone(_) => {}
+                Output::Event(_) | Output::StreamDone(_) | Output::StreamDisconnect(_) => {}
             }
         }
         assert!(seen.ended.values().all(|&n| n == 1), "a request ended twice");

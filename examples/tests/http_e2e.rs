@@ -449,3 +449,112 @@ fn a_session_goes_on_in_another_server_sharing_the_store() {
     let third_party = post(&b, &headers, call);
     assert!(third_party.starts_with("HTTP/1.1 404"), "{third_party}");
 }
+
+/// The session id from a raw response's headers.
+fn session_of(response: &str) -> String {
+    response
+        .lines()
+        .find_map(|l| l.strip_prefix("Mcp-Session-Id: ").or_else(|| l.strip_prefix("mcp-session-id: ")))
+        .unwrap()
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn a_tool_ends_its_stream_early_and_the_client_resumes_it_with_get() {
+    use talaria::core::schema::tools::Tool;
+    use talaria::core::server::{Router, ToolError};
+    let (closed_tx, closed_rx) = std::sync::mpsc::channel();
+    let router = Router::<()>::builder()
+        .blocking_tool(Tool::new("poll_me", Default::default()), move |job, _: serde_json::Value| {
+            let _ = closed_tx.send(job.close_sse_stream());
+            std::thread::sleep(Duration::from_millis(100));
+            job.log(talaria::core::schema::LoggingLevel::Info, json!("while away"));
+            Ok::<_, ToolError>(CallToolResult::text("polled"))
+        })
+        .logging()
+        .build();
+    let server = talaria::server::Server::new("polling", "1", router);
+    let options = HttpServerOptions::default().reply_mode(ReplyMode::Json).sse_retry(Duration::from_millis(250));
+    let listening = HttpServer::bind(&server, "127.0.0.1:0", options).unwrap();
+    let addr = listening.local_addr().to_string();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let session = session_of(&post(&addr, "", init));
+    let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
+    assert!(post(&addr, &headers, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).contains("202"));
+
+    // The call's stream: a priming event with the retry delay, then the end of the response.
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"poll_me","arguments":{}}}"#;
+    let first = post(
+        &addr,
+        &format!("{headers}Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"),
+        call,
+    );
+    assert!(closed_rx.recv_timeout(Duration::from_secs(5)).unwrap(), "the stream could be ended");
+    assert!(first.contains("text/event-stream"), "{first}");
+    assert!(first.contains("retry: 250"), "{first}");
+    assert!(!first.contains("polled"), "the result is not on the first stream: {first}");
+    let primed = first.lines().find_map(|l| l.strip_prefix("id: ")).unwrap().trim().to_owned();
+    assert!(primed.ends_with("-0"), "{primed}");
+
+    // Resuming after the priming event gets what the call sent meanwhile, then the stream ends.
+    let resumed = raw(
+        &addr,
+        &format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAccept: text/event-stream\r\n{headers}Last-Event-ID: {primed}\r\n\r\n"),
+    );
+    assert!(resumed.starts_with("HTTP/1.1 200"), "{resumed}");
+    let log = resumed.find("while away").unwrap_or_else(|| panic!("the log sent while away: {resumed}"));
+    let result = resumed.find("polled").expect("the result");
+    assert!(log < result, "in order: {resumed}");
+    assert!(resumed.trim_end().ends_with('0'), "the resumed stream ends with the call: {resumed}");
+
+    // The stream is over: resuming it again replays the rest and ends at once.
+    let again = raw(
+        &addr,
+        &format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{headers}Last-Event-ID: {primed}\r\n\r\n"),
+    );
+    assert_eq!(again.matches("polled").count(), 1, "{again}");
+}
+
+#[test]
+fn before_2025_11_25_a_tool_cannot_end_its_stream() {
+    use talaria::core::schema::tools::Tool;
+    use talaria::core::server::{Router, ToolError};
+    let router = Router::<()>::builder()
+        .blocking_tool(Tool::new("poll_me", Default::default()), |job, _: serde_json::Value| {
+            let ended = job.close_sse_stream();
+            Ok::<_, ToolError>(CallToolResult::text(format!("ended={ended}")))
+        })
+        .build();
+    let server = talaria::server::Server::new("polling", "1", router);
+    let listening = HttpServer::bind(&server, "127.0.0.1:0", HttpServerOptions::default()).unwrap();
+    let url = format!("http://{}/mcp", listening.local_addr());
+    let client = Client::http(&url, &[], legacy(ProtocolVersion::V2025_06_18)).unwrap();
+    let result = client.call_tool("poll_me", json!({})).unwrap();
+    assert_eq!(text_of(&result), "ended=false");
+}
+
+#[test]
+fn our_client_resumes_a_stream_the_server_ended_early_after_its_retry_delay() {
+    use talaria::core::schema::tools::Tool;
+    use talaria::core::server::{Router, ToolError};
+    let router = Router::<()>::builder()
+        .blocking_tool(Tool::new("poll_me", Default::default()), |job, _: serde_json::Value| {
+            assert!(job.close_sse_stream());
+            std::thread::sleep(Duration::from_millis(20));
+            Ok::<_, ToolError>(CallToolResult::text("polled"))
+        })
+        .build();
+    let server = talaria::server::Server::new("polling", "1", router);
+    for mode in [ReplyMode::Json, ReplyMode::Sse] {
+        let options = HttpServerOptions::default().reply_mode(mode).sse_retry(Duration::from_millis(300));
+        let listening = HttpServer::bind(&server, "127.0.0.1:0", options).unwrap();
+        let url = format!("http://{}/mcp", listening.local_addr());
+        let client = Client::http(&url, &[], legacy(ProtocolVersion::V2025_11_25)).unwrap();
+        let started = Instant::now();
+        let result = client.call_tool("poll_me", json!({})).unwrap();
+        assert_eq!(text_of(&result), "polled", "{mode:?}");
+        assert!(started.elapsed() >= Duration::from_millis(300), "waited for retry: {:?}", started.elapsed());
+        client.ping().unwrap();
+    }
+}

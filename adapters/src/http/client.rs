@@ -141,7 +141,11 @@ fn post(link: &Link, payload: &[u8]) {
         return;
     }
     if (200..300).contains(&status) && is_sse {
-        read_sse(link, &mut body);
+        let outcome = read_sse(link, &mut body, request_id.as_ref(), false);
+        drop(body);
+        if let Some(id) = &request_id {
+            resume_until_answered(link, id, outcome);
+        }
         return;
     }
     let mut bytes = Vec::new();
@@ -173,34 +177,114 @@ fn learn_version(link: &Link, bytes: &[u8]) {
     }
 }
 
-/// Reads an SSE body, feeding each event's data; returns the last event id.
-fn read_sse(link: &Link, body: &mut dyn Read) -> Option<String> {
+/// How an SSE body ended: where to resume it, how long the server asked us to wait first, and
+/// whether the awaited response came.
+#[derive(Debug, Default)]
+struct SseOutcome {
+    last_id: Option<String>,
+    retry: Option<Duration>,
+    answered: bool,
+}
+
+/// Reads an SSE body, feeding each event's data, until it ends, noting whether the response
+/// to `awaited` came. With `stop_at_answer`, stops reading at that response (a resumed GET
+/// stream may go on); otherwise reads to the end, so the connection can be reused.
+fn read_sse(link: &Link, body: &mut dyn Read, awaited: Option<&RequestId>, stop_at_answer: bool) -> SseOutcome {
     let mut decoder = SseDecoder::new();
     let mut buf = vec![0u8; 16 * 1024];
-    let mut last_id = None;
-    loop {
+    let mut outcome = SseOutcome::default();
+    while !(stop_at_answer && outcome.answered) {
         let n = match body.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
         decoder.decode(&buf[..n], |event| {
-            if let Ok(event) = event {
-                if event.id.is_some() {
-                    last_id.clone_from(&event.id);
-                }
-                if !event.data.is_empty() {
-                    learn_version(link, event.data.as_bytes());
-                    link.feed(event.data.as_bytes());
-                }
+            let Ok(event) = event else { return };
+            if event.id.is_some() {
+                outcome.last_id.clone_from(&event.id);
             }
+            if let Some(ms) = event.retry {
+                outcome.retry = Some(Duration::from_millis(ms));
+            }
+            if event.data.is_empty() {
+                return;
+            }
+            learn_version(link, event.data.as_bytes());
+            if awaited.is_some() {
+                let shape = serde_json::from_str::<Shape<'_>>(&event.data).ok();
+                outcome.answered |= shape.is_some_and(|s| s.method.is_none() && s.id.as_ref() == awaited);
+            }
+            link.feed(event.data.as_bytes());
         });
     }
-    last_id
+    outcome
 }
 
-/// The legacy GET stream: server requests and notifications, reconnecting until closed.
+/// How long to wait before resuming a stream whose server gave no `retry`.
+const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
+
+/// The most resumptions in a row that bring nothing new before the call is given up.
+const MAX_FRUITLESS_RESUMES: u32 = 3;
+
+/// A request's SSE stream ended before its response (the server freed the connection, or it
+/// dropped): resume it with GET and `Last-Event-ID` after the server's `retry` delay, until
+/// the response comes. A stream that cannot be resumed fails the call rather than leave it
+/// hanging.
+fn resume_until_answered(link: &Link, id: &RequestId, first: SseOutcome) {
+    let mut outcome = first;
+    let mut fruitless = 0;
+    while !outcome.answered && fruitless < MAX_FRUITLESS_RESUMES {
+        let still_waiting = link
+            .conn
+            .get()
+            .and_then(Weak::upgrade)
+            .is_some_and(|conn| conn.with(|endpoint, _| endpoint.session().pending_method(id).is_some()));
+        let Some(last_id) = outcome.last_id.clone() else { break };
+        if !still_waiting || link.closed.load(Ordering::Acquire) || link.session_id().is_none() {
+            return;
+        }
+        std::thread::sleep(outcome.retry.unwrap_or(DEFAULT_RETRY));
+        let mut builder = link
+            .request(link.agent.get(&link.url))
+            .header("Accept", "text/event-stream")
+            .header("Last-Event-ID", &last_id);
+        if let Some(version) = link.version.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+            builder = builder.header(PROTOCOL_VERSION, version);
+        }
+        let Ok(response) = builder.call() else {
+            fruitless += 1;
+            continue;
+        };
+        if response.status().as_u16() != 200 {
+            break;
+        }
+        let next = read_sse(link, &mut response.into_body().into_reader(), Some(id), true);
+        fruitless = if next.last_id.is_some() && next.last_id != outcome.last_id { 0 } else { fruitless + 1 };
+        outcome = SseOutcome {
+            last_id: next.last_id.or(outcome.last_id),
+            retry: next.retry.or(outcome.retry),
+            answered: next.answered,
+        };
+    }
+    if outcome.answered || link.closed.load(Ordering::Acquire) {
+        return;
+    }
+    let still_waiting = link
+        .conn
+        .get()
+        .and_then(Weak::upgrade)
+        .is_some_and(|conn| conn.with(|endpoint, _| endpoint.session().pending_method(id).is_some()));
+    if still_waiting {
+        let error = ErrorObject::internal("the server ended the response stream without answering");
+        link.feed(&error_reply(id, &error));
+    }
+}
+
+/// The legacy GET stream: server requests and notifications, reconnecting (after the server's
+/// `retry`, if it gave one) until closed.
 fn get_stream(link: &Link) {
     let mut last_event_id: Option<String> = None;
+    let mut retry = Duration::from_millis(250);
     while !link.closed.load(Ordering::Acquire) {
         let mut builder = link.request(link.agent.get(&link.url)).header("Accept", "text/event-stream");
         if let Some(version) = link.version.lock().unwrap_or_else(PoisonError::into_inner).clone() {
@@ -212,15 +296,19 @@ fn get_stream(link: &Link) {
         match builder.call() {
             Ok(response) if response.status().as_u16() == 200 => {
                 let mut body = response.into_body().into_reader();
-                if let Some(id) = read_sse(link, &mut body) {
-                    last_event_id = Some(id);
+                let outcome = read_sse(link, &mut body, None, false);
+                if outcome.last_id.is_some() {
+                    last_event_id = outcome.last_id;
+                }
+                if let Some(delay) = outcome.retry {
+                    retry = delay;
                 }
             }
             // No GET stream offered (405), or the session is gone: stop.
             Ok(_) => return,
             Err(_) => {}
         }
-        std::thread::sleep(Duration::from_millis(250));
+        std::thread::sleep(retry);
     }
 }
 

@@ -8,3 +8,4 @@ mod sse_client;
 mod streams;
 
 pub use server::{Authorize, HttpServer, HttpServerOptions, Rejection, SharedSessionStore};
+pub use streams::SharedEventStore;

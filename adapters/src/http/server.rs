@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use talaria_core::http::event_log::{EventId, EventStore, MemoryEventStore, Retention, SessionStore};
+use talaria_core::http::event_log::{EventId, MemoryEventStore, Retention, SessionStore, StoredEvent};
 use talaria_core::http::exchange::{classify, EndpointConfig, Exchange, HttpMethod, HttpRequest, Refusal};
 use talaria_core::http::headers::SESSION_ID;
 use talaria_core::http::ids::mint_session_id;
@@ -17,9 +17,10 @@ use talaria_core::http::reply::{Reply, ReplyMode, ReplyStep};
 use talaria_core::http::sessions::SessionTable;
 use talaria_core::server::TransportInfo;
 use talaria_core::session::{Event, Route, StreamId};
+use talaria_core::version::Feature;
 use tiny_http::{Header, Response};
 
-use super::streams::{StreamMsg, Streams};
+use super::streams::{Log, SharedEventStore, StreamMsg, Streams};
 use crate::conn::Conn;
 use crate::server::{Served, Server};
 
@@ -63,6 +64,13 @@ pub struct HttpServerOptions {
     /// Where session records go, so that a session another process (or this one before a
     /// restart) initialized goes on here; `None`: sessions live in this process only.
     pub session_store: Option<SharedSessionStore>,
+    /// Where SSE events are logged for resumption; `None`: an in-memory log with the default
+    /// [`Retention`].
+    pub event_store: Option<SharedEventStore>,
+    /// The reconnection delay sent with each stream's priming event (2025-11-25), the `retry`
+    /// a client waits before resuming a stream the server ended early; `None` leaves it to the
+    /// client.
+    pub sse_retry: Option<Duration>,
 }
 
 /// A session store shared by the servers that serve the same sessions.
@@ -77,6 +85,8 @@ impl std::fmt::Debug for HttpServerOptions {
             .field("authorize", &self.authorize.is_some())
             .field("legacy_sse", &self.legacy_sse)
             .field("session_store", &self.session_store.is_some())
+            .field("event_store", &self.event_store.is_some())
+            .field("sse_retry", &self.sse_retry)
             .finish()
     }
 }
@@ -90,6 +100,8 @@ impl Default for HttpServerOptions {
             authorize: None,
             legacy_sse: Some(("/sse".into(), "/messages".into())),
             session_store: None,
+            event_store: None,
+            sse_retry: None,
         }
     }
 }
@@ -119,6 +131,19 @@ impl HttpServerOptions {
         self
     }
 
+    /// Logs SSE events in `store` (see [`HttpServerOptions::event_store`]).
+    pub fn event_store(mut self, store: SharedEventStore) -> Self {
+        self.event_store = Some(store);
+        self
+    }
+
+    /// Sends `retry` with each stream's priming event: how long a client waits before resuming
+    /// a stream the server ended early (see `Job::close_sse_stream`).
+    pub const fn sse_retry(mut self, retry: Duration) -> Self {
+        self.sse_retry = Some(retry);
+        self
+    }
+
     /// Installs an authorization hook.
     pub fn authorize(
         mut self,
@@ -136,19 +161,17 @@ const MAX_ACTIVE_EXCHANGES: usize = 4096;
 struct Session<S> {
     conn: Arc<Conn<Served<S>>>,
     streams: Streams,
-    /// The event log's stream for this session's GET stream, once opened.
-    log_stream: Arc<Mutex<Option<u64>>>,
 }
 
 impl<S> Clone for Session<S> {
     fn clone(&self) -> Self {
-        Self { conn: Arc::clone(&self.conn), streams: self.streams.clone(), log_stream: Arc::clone(&self.log_stream) }
+        Self { conn: Arc::clone(&self.conn), streams: self.streams.clone() }
     }
 }
 
 impl<S> Session<S> {
-    fn new(conn: Arc<Conn<Served<S>>>, streams: Streams) -> Self {
-        Self { conn, streams, log_stream: Arc::new(Mutex::new(None)) }
+    const fn new(conn: Arc<Conn<Served<S>>>, streams: Streams) -> Self {
+        Self { conn, streams }
     }
 }
 
@@ -156,8 +179,8 @@ struct Shared<S> {
     server: Server<S>,
     options: HttpServerOptions,
     sessions: Mutex<SessionTable<Session<S>>>,
-    /// The legacy GET streams' event log, for resuming after `Last-Event-ID`.
-    events: Mutex<MemoryEventStore>,
+    /// The SSE event log, for resuming after `Last-Event-ID`.
+    events: SharedEventStore,
     next_stream: AtomicU64,
     stop: AtomicBool,
     /// Exchanges being handled now.
@@ -219,7 +242,10 @@ impl HttpServer {
         let shared = Arc::new(Shared {
             server: server.clone(),
             sessions: Mutex::new(SessionTable::new(idle, options.endpoint.max_sessions)),
-            events: Mutex::new(MemoryEventStore::new(Retention::default())),
+            events: options
+                .event_store
+                .clone()
+                .unwrap_or_else(|| Arc::new(Mutex::new(MemoryEventStore::new(Retention::default())))),
             options,
             next_stream: AtomicU64::new(1),
             stop: AtomicBool::new(false),
@@ -399,7 +425,7 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
     info.headers = headers;
     match exchange {
         Exchange::Stateless { .. } => {
-            let streams = Streams::default();
+            let streams = Streams::new(None);
             let Ok(conn) = shared.server.open(Box::new(streams.clone()), info, quiet_events()) else {
                 let _ = request.respond(Response::empty(500));
                 return;
@@ -412,7 +438,7 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
             let id = mint_session_id(&mut |buf: &mut [u8]| {
                 let _ = getrandom::fill(buf);
             });
-            let streams = Streams::default();
+            let streams = Streams::new(Some(Log::new(Arc::clone(&shared.events), &id)));
             let Ok(conn) =
                 shared.server.open(Box::new(streams.clone()), info.with_session_id(id.clone()), quiet_events())
             else {
@@ -445,25 +471,7 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
             let Some(session) = lookup(shared, &id) else {
                 return respond_refusal(request, Refusal::unknown_session());
             };
-            let replayed = match resume(shared, &session, &id, last_event_id.as_deref()) {
-                Ok(replayed) => replayed,
-                Err(refusal) => return respond_refusal(request, refusal),
-            };
-            let frames = session.streams.open_get();
-            let log = EventLog { shared_events: &shared.events, session: &id, stream: &session.log_stream };
-            let mut first = replayed;
-            // 2025-11-25: a priming event (an id, no data) lets the client resume even before
-            // the first message arrives.
-            let polling = session
-                .conn
-                .with(|served, _| served.endpoint.session().version())
-                .is_some_and(|v| v.supports(talaria_core::version::Feature::SsePolling));
-            if polling {
-                if let Some(id) = log.append(b"") {
-                    first.insert(0, sse_event(b"", Some(id)));
-                }
-            }
-            stream_sse(request, &frames, Reply::new(ReplyMode::Sse), Some((first, None)), Some(&log));
+            open_stream(shared, &session, request, last_event_id.as_deref());
         }
         Exchange::Terminate { session: id } => {
             let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
@@ -502,7 +510,7 @@ fn legacy_open<S: Send + 'static>(shared: &Shared<S>, request: tiny_http::Reques
     let mut info = TransportInfo::new("sse").with_session_id(id.clone());
     info.remote_addr = request.remote_addr().map(ToString::to_string);
     info.identity = identity;
-    let streams = Streams::default();
+    let streams = Streams::new(None);
     let Ok(conn) = shared.server.open(Box::new(streams.clone()), info, quiet_events()) else {
         let _ = request.respond(Response::empty(500));
         return;
@@ -520,7 +528,11 @@ fn legacy_open<S: Send + 'static>(shared: &Shared<S>, request: tiny_http::Reques
     let messages = shared.options.legacy_sse.as_ref().map_or("/messages", |(_, m)| m.as_str());
     let endpoint = talaria_core::http::legacy::endpoint_event(messages, &id);
     let frames = session.streams.open_get();
-    stream_sse(request, &frames, Reply::new(ReplyMode::Sse), Some((vec![endpoint], None)), None);
+    if let Ok(mut out) = SseOut::start(request, None, None, true) {
+        if out.raw(&endpoint).is_ok() && out.pump(&frames) == Ending::Finished {
+            out.end();
+        }
+    }
     // The stream is the session: when it ends, so does the session.
     if let Some(session) = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id) {
         end_session(&session);
@@ -561,7 +573,7 @@ fn restore<S: Send + 'static>(shared: &Shared<S>, id: &str, info: TransportInfo)
     let store = shared.options.session_store.as_ref()?;
     let record = store.lock().unwrap_or_else(PoisonError::into_inner).load(id).ok().flatten()?;
     let snapshot = serde_json::from_slice(&record.data).ok()?;
-    let streams = Streams::default();
+    let streams = Streams::new(Some(Log::new(Arc::clone(&shared.events), id)));
     let conn = shared.server.open_from(Box::new(streams.clone()), info, quiet_events(), Some(snapshot)).ok()?;
     let session = Session::new(conn, streams);
     let mut table = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
@@ -585,7 +597,8 @@ fn quiet_events() -> Box<dyn Fn(Event) + Send + Sync> {
     })
 }
 
-/// Feeds one POST body to the session and writes its reply.
+/// Feeds one POST body to the session and writes its reply: 202, a JSON body, or an SSE stream
+/// (logged, primed and resumable when the session has an event log).
 fn post<S: Send + 'static>(
     shared: &Shared<S>,
     session: &Session<S>,
@@ -597,18 +610,20 @@ fn post<S: Send + 'static>(
     let frames = session.streams.open_post(stream);
     session.conn.with(|served, now| served.endpoint.handle_frame(now, Route::Stream(stream), body));
     let mut reply = Reply::new(shared.options.reply_mode);
-    loop {
-        let steps = match frames.recv() {
-            Ok(StreamMsg::Frame(payload)) => reply.frame(payload),
-            Ok(StreamMsg::Done) | Err(_) => reply.done(),
+    let (first, disconnect) = loop {
+        let (steps, disconnect) = match frames.recv() {
+            Ok(StreamMsg::Frame(payload)) => (reply.frame(payload), false),
+            Ok(StreamMsg::Done) | Err(_) => (reply.done(), false),
+            // The handler frees the connection: the client needs a stream to resume.
+            Ok(StreamMsg::Disconnect) => (reply.start_stream(), true),
         };
-        let Some(first) = steps.first() else { continue };
-        match first {
-            ReplyStep::Accepted => {
+        match steps.first() {
+            None => {}
+            Some(ReplyStep::Accepted) => {
                 let _ = request.respond(with_session(Response::empty(202), session_id));
                 return;
             }
-            ReplyStep::Json { status, body } => {
+            Some(ReplyStep::Json { status, body }) => {
                 let mut response = Response::from_data(body.clone()).with_status_code(*status);
                 if let Some(h) = header("Content-Type", "application/json") {
                     response.add_header(h);
@@ -616,22 +631,99 @@ fn post<S: Send + 'static>(
                 let _ = request.respond(with_session(response, session_id));
                 return;
             }
-            _ => {
-                let pending: Vec<Vec<u8>> = steps
-                    .into_iter()
-                    .filter_map(|step| match step {
-                        ReplyStep::Event(bytes) => Some(bytes),
-                        _ => None,
-                    })
-                    .collect();
-                let finished = stream_sse(request, &frames, reply, Some((pending, session_id)), None);
-                if !finished {
-                    session.streams.close_post(stream);
-                    session.conn.with(|served, now| served.endpoint.session_mut().handle_stream_closed(now, stream));
-                }
-                return;
-            }
+            Some(_) => break (steps, disconnect),
         }
+    };
+    let log = session.streams.log_post(stream).and_then(|id| Some((session.streams.log()?.clone(), id)));
+    let polling = supports_polling(session);
+    let Ok(mut out) = SseOut::start(request, session_id, log, false) else {
+        return detach_or_close(session, stream, &frames);
+    };
+    let mut ok = !polling || out.prime(shared.options.sse_retry).is_ok();
+    for step in first {
+        if let ReplyStep::Event(payload) = step {
+            ok = ok && out.event(&payload).is_ok();
+        }
+    }
+    let ending = if !ok {
+        Ending::Gone
+    } else if disconnect {
+        Ending::Disconnected
+    } else {
+        out.pump(&frames)
+    };
+    match ending {
+        Ending::Finished => out.finish(),
+        Ending::Disconnected => {
+            out.end();
+            detach_or_close(session, stream, &frames);
+        }
+        Ending::Gone => detach_or_close(session, stream, &frames),
+    }
+}
+
+/// A POST stream's writer left before the request was answered: a logged stream waits for the
+/// client to resume it; an unlogged one is closed, which cancels its request in the stateless
+/// era.
+fn detach_or_close<S: Send + 'static>(session: &Session<S>, stream: StreamId, frames: &Receiver<StreamMsg>) {
+    if !session.streams.release_post(stream, frames) {
+        session.conn.with(|served, now| served.endpoint.session_mut().handle_stream_closed(now, stream));
+    }
+}
+
+/// Whether the session's revision primes its SSE streams and may end them early (2025-11-25).
+fn supports_polling<S: Send + 'static>(session: &Session<S>) -> bool {
+    session
+        .conn
+        .with(|served, _| served.endpoint.session().version())
+        .is_some_and(|v| v.supports(Feature::SsePolling) && !v.supports(Feature::Stateless))
+}
+
+/// GET with `Mcp-Session-Id`: the session's stream for server messages, or, with
+/// `Last-Event-ID`, the resumption of the stream that event belongs to (the GET stream, or a
+/// POST stream that ended early).
+fn open_stream<S: Send + 'static>(
+    shared: &Shared<S>,
+    session: &Session<S>,
+    request: tiny_http::Request,
+    last_event_id: Option<&str>,
+) {
+    let polling = supports_polling(session);
+    if let Some(last) = last_event_id {
+        let resumed = last.trim().parse::<EventId>().ok().and_then(|after| session.streams.resume(after));
+        let Some(resumed) = resumed else {
+            let refusal = Refusal::bad_request(&format!("Last-Event-ID {last} is not an event of this session"));
+            return respond_refusal(request, refusal);
+        };
+        let log = session.streams.log().map(|log| (log.clone(), resumed.log));
+        let Ok(mut out) = SseOut::start(request, None, log, true) else {
+            if let (Some(stream), Some(frames)) = (resumed.post, &resumed.frames) {
+                detach_or_close(session, stream, frames);
+            }
+            return;
+        };
+        let mut ok = true;
+        for event in &resumed.events {
+            ok = ok && out.replayed(event).is_ok();
+        }
+        let Some(frames) = resumed.frames else { return out.end() };
+        let ending = if ok { out.pump(&frames) } else { Ending::Gone };
+        match (ending, resumed.post) {
+            // The POST stream's request is answered: its log stream is complete.
+            (Ending::Finished, Some(_)) => out.finish(),
+            (_, Some(stream)) => detach_or_close(session, stream, &frames),
+            // The GET stream is never complete; this one was replaced or the session ended.
+            (_, None) => out.end(),
+        }
+        return;
+    }
+    let frames = session.streams.open_get();
+    let log = session.streams.get_log().and_then(|id| Some((session.streams.log()?.clone(), id)));
+    let Ok(mut out) = SseOut::start(request, None, log, true) else { return };
+    // 2025-11-25: a priming event (an id, no data) lets the client resume even before the
+    // first message arrives.
+    if (!polling || out.prime(shared.options.sse_retry).is_ok()) && out.pump(&frames) == Ending::Finished {
+        out.end();
     }
 }
 
@@ -642,114 +734,116 @@ fn with_session<R: Read>(mut response: Response<R>, session_id: Option<&str>) ->
     response
 }
 
-/// Writes an SSE response by hand (`tiny_http` buffers chunked bodies; events must go out at
-/// once): the head, `first` events, then each frame as it comes. Returns whether the stream
-/// ended normally (`false`: the client went away).
-fn stream_sse(
-    request: tiny_http::Request,
-    frames: &Receiver<StreamMsg>,
-    mut reply: Reply,
-    first: Option<(Vec<Vec<u8>>, Option<&str>)>,
-    log: Option<&EventLog<'_>>,
-) -> bool {
-    let long_lived = log.is_some();
-    let (events, session_id) = first.unwrap_or_default();
-    let mut writer = request.into_writer();
-    let mut head = String::from(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n",
-    );
-    if let Some(id) = session_id {
-        head.push_str(&format!("{SESSION_ID}: {id}\r\n"));
+/// How an SSE response stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// The stream is complete.
+    Finished,
+    /// The server ended it early; the request goes on.
+    Disconnected,
+    /// The client went away.
+    Gone,
+}
+
+/// An SSE response written by hand (`tiny_http` buffers chunked bodies; events must go out at
+/// once), each event logged before it is written when the stream has a log.
+struct SseOut {
+    writer: Box<dyn Write + Send>,
+    log: Option<(Log, u64)>,
+}
+
+impl SseOut {
+    /// Writes the head (and, on a long-lived stream, a comment saying it is open).
+    fn start(
+        request: tiny_http::Request,
+        session_id: Option<&str>,
+        log: Option<(Log, u64)>,
+        long_lived: bool,
+    ) -> io::Result<Self> {
+        let mut writer = request.into_writer();
+        let mut head = String::from(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n",
+        );
+        if let Some(id) = session_id {
+            head.push_str(&format!("{SESSION_ID}: {id}\r\n"));
+        }
+        head.push_str("\r\n");
+        writer.write_all(head.as_bytes())?;
+        if long_lived {
+            write_chunk(&mut writer, b": stream open\n\n")?;
+        }
+        writer.flush()?;
+        Ok(Self { writer, log })
     }
-    head.push_str("\r\n");
-    let mut ok = writer.write_all(head.as_bytes()).is_ok();
-    if long_lived {
-        // A comment first, so the client knows the stream is open.
-        ok = ok && write_chunk(&mut writer, b": stream open\n\n").is_ok();
+
+    /// The 2025-11-25 priming event: the stream's start id and no data, with the reconnection
+    /// delay if one is configured. Nothing on an unlogged stream (there is nothing to resume).
+    fn prime(&mut self, retry: Option<Duration>) -> io::Result<()> {
+        let Some((_, stream)) = &self.log else { return Ok(()) };
+        let mut event = talaria_core::codec::SseEvent::message("");
+        event.id = Some(EventId::start(*stream).to_string());
+        event.retry = retry.map(|r| u64::try_from(r.as_millis()).unwrap_or(u64::MAX));
+        self.write_event(&event)
     }
-    for event in events {
-        ok = ok && write_chunk(&mut writer, &event).is_ok();
+
+    /// Logs `payload` (if the stream has a log), then writes it with its event id.
+    fn event(&mut self, payload: &[u8]) -> io::Result<()> {
+        let id = self.log.as_ref().and_then(|(log, stream)| log.append(*stream, payload));
+        let mut event = talaria_core::codec::SseEvent::message(String::from_utf8_lossy(payload));
+        event.id = id.map(|id| id.to_string());
+        self.write_event(&event)
     }
-    ok = ok && writer.flush().is_ok();
-    while ok {
-        let steps = match frames.recv() {
-            Ok(StreamMsg::Frame(payload)) if payload.is_empty() => continue,
-            Ok(StreamMsg::Frame(payload)) if long_lived => {
-                let id = log.as_ref().and_then(|log| log.append(&payload));
-                vec![ReplyStep::Event(sse_event(&payload, id))]
-            }
-            Ok(StreamMsg::Frame(payload)) => reply.frame(payload),
-            Ok(StreamMsg::Done) | Err(_) => {
-                let _ = writer.write_all(b"0\r\n\r\n");
-                let _ = writer.flush();
-                return true;
-            }
-        };
-        for step in steps {
-            match step {
-                ReplyStep::Event(bytes) => ok = ok && write_chunk(&mut writer, &bytes).is_ok(),
-                ReplyStep::End => {
-                    let _ = writer.write_all(b"0\r\n\r\n");
-                    let _ = writer.flush();
-                    return true;
+
+    /// Writes an event from the log again, with its own id.
+    fn replayed(&mut self, stored: &StoredEvent) -> io::Result<()> {
+        let mut event = talaria_core::codec::SseEvent::message(String::from_utf8_lossy(&stored.data));
+        event.id = Some(stored.id.to_string());
+        self.write_event(&event)
+    }
+
+    fn write_event(&mut self, event: &talaria_core::codec::SseEvent) -> io::Result<()> {
+        let mut bytes = Vec::with_capacity(event.data.len() + 32);
+        talaria_core::codec::encode_event(event, &mut bytes);
+        write_chunk(&mut self.writer, &bytes)?;
+        self.writer.flush()
+    }
+
+    /// Writes a pre-encoded event (the legacy `endpoint` event).
+    fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        write_chunk(&mut self.writer, bytes)?;
+        self.writer.flush()
+    }
+
+    /// Writes frames as they come until the stream ends, the server ends it, or the client
+    /// goes away.
+    fn pump(&mut self, frames: &Receiver<StreamMsg>) -> Ending {
+        loop {
+            match frames.recv() {
+                Ok(StreamMsg::Frame(payload)) if payload.is_empty() => {}
+                Ok(StreamMsg::Frame(payload)) => {
+                    if self.event(&payload).is_err() {
+                        return Ending::Gone;
+                    }
                 }
-                _ => {}
+                Ok(StreamMsg::Done) | Err(_) => return Ending::Finished,
+                Ok(StreamMsg::Disconnect) => return Ending::Disconnected,
             }
         }
-        ok = ok && writer.flush().is_ok();
     }
-    false
-}
 
-fn sse_event(payload: &[u8], id: Option<EventId>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(payload.len() + 24);
-    let mut event = talaria_core::codec::SseEvent::message(String::from_utf8_lossy(payload));
-    event.id = id.map(|id| id.to_string());
-    talaria_core::codec::encode_event(&event, &mut out);
-    out
-}
-
-/// A GET stream's place in the event log.
-struct EventLog<'a> {
-    shared_events: &'a Mutex<MemoryEventStore>,
-    session: &'a str,
-    stream: &'a Mutex<Option<u64>>,
-}
-
-impl EventLog<'_> {
-    /// Logs `payload` before it is sent; its event id, if the log took it.
-    fn append(&self, payload: &[u8]) -> Option<EventId> {
-        let mut store = self.shared_events.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut stream = self.stream.lock().unwrap_or_else(PoisonError::into_inner);
-        let id = match *stream {
-            Some(id) => id,
-            None => {
-                let id = store.open_stream(self.session).ok()?;
-                *stream = Some(id);
-                id
-            }
-        };
-        store.append(self.session, id, payload).ok()
+    /// Ends the response.
+    fn end(&mut self) {
+        let _ = self.writer.write_all(b"0\r\n\r\n");
+        let _ = self.writer.flush();
     }
-}
 
-/// The events a client resuming after `last_event_id` missed, encoded; 400 for an id that is
-/// not one of this session's.
-fn resume<S>(
-    shared: &Shared<S>,
-    session: &Session<S>,
-    id: &str,
-    last_event_id: Option<&str>,
-) -> Result<Vec<Vec<u8>>, Refusal> {
-    let Some(last) = last_event_id else { return Ok(Vec::new()) };
-    let bad = || Refusal::bad_request(&format!("Last-Event-ID {last} is not an event of this session"));
-    let after: EventId = last.trim().parse().map_err(|_| bad())?;
-    if *session.log_stream.lock().unwrap_or_else(PoisonError::into_inner) != Some(after.stream) {
-        return Err(bad());
+    /// Ends the response of a complete stream, marking its log stream closed.
+    fn finish(mut self) {
+        if let Some((log, stream)) = &self.log {
+            log.close(*stream);
+        }
+        self.end();
     }
-    let replay =
-        shared.events.lock().unwrap_or_else(PoisonError::into_inner).replay_after(id, after).map_err(|_| bad())?;
-    Ok(replay.events.iter().map(|event| sse_event(&event.data, Some(event.id))).collect())
 }
 
 fn write_chunk(writer: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {

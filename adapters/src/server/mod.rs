@@ -252,15 +252,20 @@ impl<S: Send + 'static> Link for ConnLink<S> {
         }
     }
 
-    fn ask(&self, method: &str, params: Box<RawValue>) -> Result<Box<RawValue>, CallError> {
+    fn ask(&self, deferred: &Deferred, method: &str, params: Box<RawValue>) -> Result<Box<RawValue>, CallError> {
         let Some(conn) = self.conn.upgrade() else { return Err(CallError::Local(LocalError::Closed { reason: None })) };
         let (tx, rx) = oneshot::channel();
         conn.with(|s, now| {
-            s.endpoint.ask_raw(now, method, Some(params), RequestOptions::default(), Box::new(move |r| tx.send(r)))
+            let answer = Box::new(move |r| tx.send(r));
+            s.endpoint.ask_raw(now, Some(deferred.reply()), method, Some(params), RequestOptions::default(), answer)
         })
         .map_err(|e| CallError::Local(LocalError::NotSent(e.to_string())))?;
         drop(conn);
         rx.wait().unwrap_or(Err(CallError::Local(LocalError::Closed { reason: None })))
+    }
+
+    fn close_sse_stream(&self, deferred: &Deferred) -> bool {
+        self.conn.upgrade().is_some_and(|conn| conn.with(|s, _| s.endpoint.session_mut().close_sse_stream(deferred.reply())))
     }
 
     fn complete(&self, deferred: Deferred, outcome: Result<CallToolResult, ToolError>) {

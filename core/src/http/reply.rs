@@ -5,8 +5,6 @@
 //! notification first (progress, logs, a server request) switches the reply to SSE, since a
 //! JSON body cannot carry them. In SSE mode every reply with frames is a stream.
 
-use crate::codec::{encode_event, SseEvent};
-
 /// How the server prefers to answer requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -34,7 +32,8 @@ pub enum ReplyStep {
     /// Start a `200` `text/event-stream` response (send `Cache-Control: no-cache`,
     /// `X-Accel-Buffering: no`), then what follows.
     StartSse,
-    /// One SSE event (already encoded) to write and flush.
+    /// One JSON text to send as an SSE event (with the adapter's event id, if it logs the
+    /// stream) and flush.
     Event(Vec<u8>),
     /// End the SSE stream.
     End,
@@ -61,8 +60,6 @@ pub enum ReplyStep {
 pub struct Reply {
     mode: ReplyMode,
     state: State,
-    /// Event ids (`<prefix><n>`) for resumable streams, if the adapter asked for them.
-    ids: Option<(String, u64)>,
 }
 
 #[derive(Debug)]
@@ -79,27 +76,36 @@ impl Reply {
     /// A reply in `mode`.
     #[must_use]
     pub const fn new(mode: ReplyMode) -> Self {
-        Self { mode, state: State::Waiting(None), ids: None }
+        Self { mode, state: State::Waiting(None) }
     }
 
-    /// Gives SSE events ids `<prefix>1`, `<prefix>2`, ... (for an event log).
-    #[must_use]
-    pub fn with_event_ids(mut self, prefix: impl Into<String>) -> Self {
-        self.ids = Some((prefix.into(), 0));
-        self
-    }
-
-    fn event(&mut self, payload: &[u8]) -> ReplyStep {
-        let text = String::from_utf8_lossy(payload);
-        let id = self.ids.as_mut().map(|(prefix, n)| {
-            *n += 1;
-            format!("{prefix}{n}")
-        });
-        let mut event = SseEvent::message(text);
-        event.id = id;
-        let mut out = Vec::with_capacity(payload.len() + 16);
-        encode_event(&event, &mut out);
-        ReplyStep::Event(out)
+    /// Turns the reply into an SSE stream now, if nothing was written yet (the server ends the
+    /// stream early for SSE polling, and the client needs a stream to resume): the steps to
+    /// start it, with a held response first. Empty if it streams already or is over.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::reply::{Reply, ReplyMode, ReplyStep};
+    ///
+    /// let mut reply = Reply::new(ReplyMode::Json);
+    /// assert_eq!(reply.start_stream(), vec![ReplyStep::StartSse]);
+    /// assert!(reply.is_streaming());
+    /// assert!(reply.start_stream().is_empty());
+    /// ```
+    pub fn start_stream(&mut self) -> Vec<ReplyStep> {
+        match std::mem::replace(&mut self.state, State::Finished) {
+            State::Waiting(held) => {
+                self.state = State::Streaming;
+                let mut steps = vec![ReplyStep::StartSse];
+                steps.extend(held.map(ReplyStep::Event));
+                steps
+            }
+            other => {
+                self.state = other;
+                Vec::new()
+            }
+        }
     }
 
     /// A frame the session routed to this POST's stream.
@@ -112,15 +118,13 @@ impl Reply {
             State::Waiting(held) => {
                 self.state = State::Streaming;
                 let mut steps = vec![ReplyStep::StartSse];
-                if let Some(held) = held {
-                    steps.push(self.event(&held));
-                }
-                steps.push(self.event(&payload));
+                steps.extend(held.map(ReplyStep::Event));
+                steps.push(ReplyStep::Event(payload));
                 steps
             }
             State::Streaming => {
                 self.state = State::Streaming;
-                vec![self.event(&payload)]
+                vec![ReplyStep::Event(payload)]
             }
             State::Finished => Vec::new(),
         }
@@ -201,23 +205,27 @@ mod tests {
         assert_eq!((&streamed[0], &streamed[3]), (&ReplyStep::StartSse, &ReplyStep::End));
         let sse = run(ReplyMode::Sse, &[RESULT]);
         assert_eq!(sse.len(), 3);
-        assert_eq!(sse[1], ReplyStep::Event(b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n".to_vec()));
+        assert_eq!(sse[1], ReplyStep::Event(RESULT.to_vec()));
     }
 
     #[test]
-    fn events_carry_ids_when_asked() {
-        let mut reply = Reply::new(ReplyMode::Sse).with_event_ids("7-");
-        let steps = reply.frame(PROGRESS.to_vec());
-        let ReplyStep::Event(first) = &steps[1] else { panic!("{steps:?}") };
-        assert!(String::from_utf8_lossy(first).starts_with("id: 7-1\n"), "{}", String::from_utf8_lossy(first));
-        let ReplyStep::Event(second) = &reply.frame(RESULT.to_vec())[0] else { panic!() };
-        assert!(String::from_utf8_lossy(second).starts_with("id: 7-2\n"));
+    fn a_reply_can_be_made_a_stream_early() {
+        let mut reply = Reply::new(ReplyMode::Sse);
+        assert_eq!(reply.start_stream(), vec![ReplyStep::StartSse]);
+        assert_eq!(reply.frame(RESULT.to_vec()), vec![ReplyStep::Event(RESULT.to_vec())]);
+        assert_eq!(reply.done(), vec![ReplyStep::End]);
+        let mut held = Reply::new(ReplyMode::Json);
+        assert!(held.frame(RESULT.to_vec()).is_empty());
+        assert_eq!(held.start_stream(), vec![ReplyStep::StartSse, ReplyStep::Event(RESULT.to_vec())]);
+        let mut over = Reply::new(ReplyMode::Json);
+        let _ = over.done();
+        assert!(over.start_stream().is_empty());
+        assert!(over.done().is_empty());
     }
 
     #[test]
     fn a_held_response_comes_out_first_when_the_reply_turns_into_a_stream() {
         let steps = run(ReplyMode::Json, &[RESULT, PROGRESS]);
-        let ReplyStep::Event(first) = &steps[1] else { panic!("{steps:?}") };
-        assert!(String::from_utf8_lossy(first).contains("\"result\""));
+        assert_eq!(steps[1], ReplyStep::Event(RESULT.to_vec()));
     }
 }

@@ -394,7 +394,7 @@ mod tests {
                             moved = true;
                         }
                         Output::Event(e) => self.events.push(e),
-                        Output::StreamDone(_) => {}
+                        Output::StreamDone(_) | Output::StreamDisconnect(_) => {}
                     }
                 }
                 while let Some(out) = self.server.poll_output() {

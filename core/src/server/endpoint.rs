@@ -432,7 +432,8 @@ impl<S> Endpoint<S> {
 
     /// Sends request `method` with raw `params` to the client; `answer` gets the raw outcome.
     /// The untyped twin of [`Endpoint::ask`], for adapters relaying a running task's
-    /// questions.
+    /// questions. With `about`, the request travels on the route of that client request (its
+    /// HTTP response stream; see [`Session::send_request_related`]).
     ///
     /// # Errors
     ///
@@ -440,12 +441,16 @@ impl<S> Endpoint<S> {
     pub fn ask_raw(
         &mut self,
         now: Instant,
+        about: Option<&ReplyToken>,
         method: &str,
         params: Option<Box<RawValue>>,
         options: RequestOptions,
         answer: ClientAnswer,
     ) -> Result<RequestId, SendError> {
-        let id = self.session.send_request(now, method, params, options)?;
+        let id = match about {
+            Some(reply) => self.session.send_request_related(now, reply, method, params, options)?,
+            None => self.session.send_request(now, method, params, options)?,
+        };
         self.asked.insert(id.clone(), answer);
         Ok(id)
     }

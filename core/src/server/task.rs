@@ -26,12 +26,19 @@ pub trait Link: Send + Sync {
     fn progress(&self, deferred: &Deferred, progress: f64, total: Option<f64>, message: Option<String>);
     /// Logs about the deferred request, if the client's level lets it through.
     fn log(&self, deferred: &Deferred, level: LoggingLevel, data: serde_json::Value);
-    /// Sends a request to the client and waits for its answer.
+    /// Sends a request about the deferred request to the client (on the deferred request's
+    /// route: its HTTP response stream, if it has one) and waits for the answer.
     ///
     /// # Errors
     ///
     /// How the request failed: refused, timed out, cancelled, connection closed.
-    fn ask(&self, method: &str, params: Box<RawValue>) -> Result<Box<RawValue>, CallError>;
+    fn ask(&self, deferred: &Deferred, method: &str, params: Box<RawValue>) -> Result<Box<RawValue>, CallError>;
+    /// Ends the deferred request's SSE response stream early so the client reconnects for the
+    /// rest (see `Session::close_sse_stream`); returns whether it was ended. The default does
+    /// nothing: transports without response streams have nothing to end.
+    fn close_sse_stream(&self, _deferred: &Deferred) -> bool {
+        false
+    }
     /// Answers the deferred request.
     fn complete(&self, deferred: Deferred, outcome: Result<CallToolResult, ToolError>);
 }
@@ -142,9 +149,39 @@ impl Job<'_> {
         };
         let raw = serde_json::value::to_raw_value(params)
             .map_err(|e| CallError::Local(LocalError::NotSent(format!("cannot encode {}: {e}", M::INFO.name))))?;
-        let answer = link.ask(M::INFO.name, raw)?;
+        let Some(deferred) = self.deferred else {
+            return Err(CallError::Local(LocalError::NotSent("no request to ask about".into())));
+        };
+        let answer = link.ask(deferred, M::INFO.name, raw)?;
         serde_json::from_str(answer.get())
             .map_err(|e| CallError::Local(LocalError::MalformedResponse(format!("{} result: {e}", M::INFO.name))))
+    }
+
+    /// Ends this call's SSE response stream now, while the work goes on (2025-11-25 SSE
+    /// polling): the client reconnects after the stream's `retry` delay with `Last-Event-ID` and
+    /// gets what the call sent meanwhile, the result included. Frees the client's connection
+    /// during long work. Returns whether the stream was ended: `false` where there is none
+    /// (stdio, WebSocket, a JSON reply, the stateless era, revisions before 2025-11-25).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tools::{CallToolResult, Tool};
+    /// use talaria_core::server::{Router, ToolError};
+    ///
+    /// let router = Router::<()>::builder()
+    ///     .blocking_tool(Tool::new("slow_report", Default::default()), |job, _: serde_json::Value| {
+    ///         job.close_sse_stream(); // the client polls for the result
+    ///         Ok::<_, ToolError>(CallToolResult::text("done"))
+    ///     })
+    ///     .build();
+    /// assert_eq!(router.tools().count(), 1);
+    /// ```
+    pub fn close_sse_stream(&self) -> bool {
+        match (self.link, self.deferred) {
+            (Some(link), Some(deferred)) => link.close_sse_stream(deferred),
+            _ => false,
+        }
     }
 }
 

@@ -137,7 +137,7 @@ impl World {
                         moved = true;
                     }
                     Output::Event(e) => self.client_events.push(e),
-                    Output::StreamDone(_) => {}
+                    Output::StreamDone(_) | Output::StreamDisconnect(_) => {}
                 }
             }
             while let Some(out) = self.server.poll_output() {

@@ -39,6 +39,70 @@ impl<R: Role> Session<R> {
         params: Option<Box<RawValue>>,
         options: RequestOptions,
     ) -> Result<RequestId, SendError> {
+        self.send_request_on(now, Route::Connection, method, params, options)
+    }
+
+    /// Sends a request about a peer request that is still in flight, on that request's route:
+    /// over Streamable HTTP its response stream, which is where the spec wants messages that
+    /// relate to a request, and where a client that never opened the standalone GET stream
+    /// still hears them. Otherwise as [`Session::send_request`] (a request no longer in flight
+    /// falls back to the long-lived channel).
+    ///
+    /// # Errors
+    ///
+    /// As [`Session::send_request`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use talaria_core::schema::lifecycle::ServerCapabilities;
+    /// use talaria_core::schema::Implementation;
+    /// use talaria_core::session::{Event, Output, RequestOptions, Route, Server, ServerConfig, Session, StreamId};
+    ///
+    /// let now = Instant::now();
+    /// let caps = ServerCapabilities { tools: Some(Default::default()), ..Default::default() };
+    /// let mut server = Session::<Server>::new(ServerConfig::new(Implementation::new("s", "1")).with_capabilities(caps));
+    /// let hello = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",
+    ///     "capabilities":{"sampling":{}},"clientInfo":{"name":"c","version":"1"}}}"#;
+    /// server.handle_frame(now, Route::Stream(StreamId(1)), hello.as_bytes());
+    /// server.handle_frame(now, Route::Stream(StreamId(1)), br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    /// let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
+    /// server.handle_frame(now, Route::Stream(StreamId(2)), call);
+    /// let mut reply = None;
+    /// while let Some(out) = server.poll_output() {
+    ///     if let Output::Event(Event::Request(request)) = out {
+    ///         reply = Some(request.reply);
+    ///     }
+    /// }
+    /// let reply = reply.unwrap();
+    ///
+    /// // The question about call 1 goes on call 1's response stream.
+    /// let params = serde_json::value::to_raw_value(&serde_json::json!({"messages": [], "maxTokens": 5})).unwrap();
+    /// server.send_request_related(now, &reply, "sampling/createMessage", Some(params), RequestOptions::default()).unwrap();
+    /// assert!(matches!(server.poll_output(), Some(Output::Transmit { route: Route::Stream(StreamId(2)), .. })));
+    /// # server.respond(reply, Ok(serde_json::value::to_raw_value(&serde_json::json!({"content": []})).unwrap())).unwrap();
+    /// ```
+    pub fn send_request_related(
+        &mut self,
+        now: Instant,
+        about: &ReplyToken,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Result<RequestId, SendError> {
+        let route = self.inbound.get_mut(&about.id).map_or(Route::Connection, |inflight| inflight.route);
+        self.send_request_on(now, route, method, params, options)
+    }
+
+    fn send_request_on(
+        &mut self,
+        now: Instant,
+        route: Route,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Result<RequestId, SendError> {
         if self.phase == Phase::Closed {
             return Err(SendError::Closed);
         }
@@ -51,7 +115,7 @@ impl<R: Role> Session<R> {
         }
         let (id, params) = self.register(now, method, params, options)?;
         if self.phase.is_ready() {
-            self.transmit(Route::Connection, Request { id: id.clone(), method: method.to_owned(), params }.into());
+            self.transmit(route, Request { id: id.clone(), method: method.to_owned(), params }.into());
         } else {
             self.queued.push_back((id.clone(), method.to_owned(), params));
         }
@@ -466,6 +530,54 @@ impl Session<Server> {
         };
         self.transmit(route, Notification { method: method.to_owned(), params }.into());
         Ok(())
+    }
+
+    /// Asks the adapter to end the HTTP response stream of a request that is still in flight,
+    /// so that the client reconnects later (2025-11-25 "SSE polling": the server frees the
+    /// connection during long work and the client resumes with `Last-Event-ID` after the
+    /// stream's `retry` delay). Emits [`Output::StreamDisconnect`] and returns `true` when the
+    /// request came on a response stream of a legacy-era session from 2025-11-25 on; otherwise
+    /// does nothing and returns `false` (stdio and WebSocket have no such stream; in the
+    /// stateless era closing the stream would cancel the request).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use talaria_core::schema::lifecycle::ServerCapabilities;
+    /// use talaria_core::schema::Implementation;
+    /// use talaria_core::session::{Event, Output, Route, Server, ServerConfig, Session, StreamId};
+    ///
+    /// let now = Instant::now();
+    /// let caps = ServerCapabilities { tools: Some(Default::default()), ..Default::default() };
+    /// let mut server = Session::<Server>::new(ServerConfig::new(Implementation::new("s", "1")).with_capabilities(caps));
+    /// let hello = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",
+    ///     "capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+    /// server.handle_frame(now, Route::Stream(StreamId(1)), hello.as_bytes());
+    /// server.handle_frame(now, Route::Stream(StreamId(1)), br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    /// let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"long"}}"#;
+    /// server.handle_frame(now, Route::Stream(StreamId(2)), call);
+    /// let mut reply = None;
+    /// while let Some(out) = server.poll_output() {
+    ///     if let Output::Event(Event::Request(request)) = out {
+    ///         reply = Some(request.reply);
+    ///     }
+    /// }
+    /// let reply = reply.unwrap();
+    /// assert!(server.close_sse_stream(&reply));
+    /// assert!(matches!(server.poll_output(), Some(Output::StreamDisconnect(StreamId(2)))));
+    /// # server.respond(reply, Ok(serde_json::value::to_raw_value(&serde_json::json!({})).unwrap())).unwrap();
+    /// ```
+    pub fn close_sse_stream(&mut self, reply: &ReplyToken) -> bool {
+        let polling = self.version.is_some_and(|v| v.supports(Feature::SsePolling) && !v.supports(Feature::Stateless));
+        if self.phase == Phase::Closed || !polling {
+            return false;
+        }
+        let Some(Route::Stream(stream)) = self.inbound.get_mut(&reply.id).map(|inflight| inflight.route) else {
+            return false;
+        };
+        self.out.push_back(Output::StreamDisconnect(stream));
+        true
     }
 
     /// Sends a log message if the session's level lets it through (legacy era, on the

@@ -47,6 +47,11 @@ pub enum Output {
     },
     /// Every reply due on this HTTP stream has been sent: the adapter may end it.
     StreamDone(StreamId),
+    /// End this HTTP response stream now, though its request is still in flight (2025-11-25
+    /// SSE polling, asked for with `Session::close_sse_stream`). What the session still routes
+    /// to the stream goes to the stream's event log, and the client gets it by reconnecting
+    /// with `Last-Event-ID`. A `StreamDone` for the same stream follows later.
+    StreamDisconnect(StreamId),
     /// Something for the application.
     Event(Event),
 }

@@ -30,7 +30,7 @@ fn drain<R: Role>(s: &mut Session<R>) -> (Vec<Value>, Vec<Event>) {
         match out {
             Output::Transmit { payload, .. } => sent.push(serde_json::from_slice(&payload).unwrap()),
             Output::Event(e) => events.push(e),
-            Output::StreamDone(_) => {}
+            Output::StreamDone(_) | Output::StreamDisconnect(_) => {}
         }
     }
     (sent, events)
