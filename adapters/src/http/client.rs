@@ -220,6 +220,9 @@ fn read_sse(link: &Link, body: &mut dyn Read, awaited: Option<&RequestId>, stop_
     outcome
 }
 
+/// How long the handshake waits for the GET stream to open.
+const GET_OPEN_WAIT: Duration = Duration::from_secs(2);
+
 /// How long to wait before resuming a stream whose server gave no `retry`.
 const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
 
@@ -282,7 +285,8 @@ fn resume_until_answered(link: &Link, id: &RequestId, first: SseOutcome) {
 
 /// The legacy GET stream: server requests and notifications, reconnecting (after the server's
 /// `retry`, if it gave one) until closed.
-fn get_stream(link: &Link) {
+fn get_stream(link: &Link, opened: std::sync::mpsc::Sender<()>) {
+    let mut opened = Some(opened);
     let mut last_event_id: Option<String> = None;
     let mut retry = Duration::from_millis(250);
     while !link.closed.load(Ordering::Acquire) {
@@ -293,7 +297,12 @@ fn get_stream(link: &Link) {
         if let Some(id) = &last_event_id {
             builder = builder.header("Last-Event-ID", id);
         }
-        match builder.call() {
+        let called = builder.call();
+        // The server has answered the GET (or refused it): the client may go on.
+        if let Some(opened) = opened.take() {
+            let _ = opened.send(());
+        }
+        match called {
             Ok(response) if response.status().as_u16() == 200 => {
                 let mut body = response.into_body().into_reader();
                 let outcome = read_sse(link, &mut body, None, false);
@@ -345,7 +354,14 @@ impl HttpSink {
             return;
         }
         let link = Arc::clone(&self.0);
-        let _ = std::thread::Builder::new().name("talaria-http-get".into()).spawn(move || get_stream(&link));
+        let (opened, waiting) = std::sync::mpsc::channel();
+        let spawned =
+            std::thread::Builder::new().name("talaria-http-get".into()).spawn(move || get_stream(&link, opened));
+        // Wait (briefly) until the stream is open, so that what the server sends on it right
+        // after the handshake (an answer it parks there, a server request) is not missed.
+        if spawned.is_ok() {
+            let _ = waiting.recv_timeout(GET_OPEN_WAIT);
+        }
     }
 }
 
