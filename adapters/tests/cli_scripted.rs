@@ -390,5 +390,52 @@ fn streamable_http_one_shot_commands() {
         "ping",
     ]);
     assert_eq!(code(&output), 0, "{}", stderr(&output));
-    assert_eq!(json_lines(&output)[0]["content"][0]["text"], "done after 2 steps");
+    let values = json_lines(&output);
+    assert_eq!(values[0]["content"][0]["text"], "done after 2 steps");
+    assert_eq!(values[1], serde_json::json!({}));
+    let output = talaria(&["--json", "--protocol-version", "2025-06-18", "http", &demo.url, "show-state"]);
+    let state = &json_lines(&output)[0];
+    assert_eq!(state["sessionId"].as_str().map(str::len), Some(32), "{state}");
+}
+
+#[test]
+fn raw_batches_in_2025_03_26() {
+    let batch = r#"[{"id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}},{"method":"notifications/roots/list_changed"},{"id":2,"method":"ping"}]"#;
+    let output = talaria(&[
+        "--json",
+        "--protocol-version",
+        "2025-03-26",
+        "stdio",
+        "--",
+        TALARIA,
+        "serve-demo",
+        ":::",
+        "batch",
+        batch,
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let answers = &json_lines(&output)[0];
+    assert_eq!(answers.as_array().map(Vec::len), Some(2), "{answers}");
+    assert!(answers[0]["result"]["structuredContent"].is_null(), "no structured output before 2025-06-18");
+    assert!(answers[0]["result"]["content"][0]["text"].as_str().is_some_and(|t| t.contains('3')), "{answers}");
+    assert_eq!(answers[1]["result"], serde_json::json!({}));
+    let failing = r#"[{"id":1,"method":"no/such/method"}]"#;
+    let output = talaria(&[
+        "--json",
+        "--protocol-version",
+        "2025-03-26",
+        "stdio",
+        "--",
+        TALARIA,
+        "serve-demo",
+        ":::",
+        "batch",
+        failing,
+    ]);
+    assert_eq!(code(&output), 3, "an error answer: {}", stderr(&output));
+    assert!(json_lines(&output)[0][0]["error"].is_string());
+    let output = stdio(&[], "batch [1]");
+    assert_eq!(code(&output), 2, "not messages: {}", stderr(&output));
+    let output = stdio(&["--protocol-version", "2025-06-18"], r#"batch [{"id":1,"method":"ping"}]"#);
+    assert_ne!(code(&output), 0, "no batches after 2025-03-26");
 }

@@ -37,6 +37,7 @@ fn legacy_sessions_in_json_and_sse_modes() {
         for version in [ProtocolVersion::V2025_03_26, ProtocolVersion::V2025_06_18, ProtocolVersion::V2025_11_25] {
             let (listening, url) = serve(HttpServerOptions::default().reply_mode(mode));
             let client = Client::http(&url, &[], legacy(version)).unwrap();
+            assert_eq!(client.session_id().map(|id| id.len()), Some(32), "a minted 128-bit session id");
             assert_eq!(client.protocol_version(), version);
             assert_eq!(listening.sessions(), 1);
             client.ping().unwrap();
@@ -68,6 +69,7 @@ fn legacy_sessions_in_json_and_sse_modes() {
 fn the_stateless_era_posts_every_message_on_its_own() {
     let (listening, url) = serve(HttpServerOptions::default());
     let client = Client::http(&url, &[], ClientOptions::new("stateless", "1").mode(ClientMode::Stateless)).unwrap();
+    assert_eq!(client.session_id(), None, "no sessions in the stateless era");
     assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
     assert_eq!(text_of(&client.call_tool("echo", json!({"text": "no session"})).unwrap()), "no session");
     let note = client.read_resource("notes://9").unwrap();
@@ -319,6 +321,7 @@ fn the_legacy_http_sse_transport_carries_a_whole_session() {
     let client = Client::sse(&url, &[], legacy(ProtocolVersion::V2024_11_05)).unwrap();
     assert_eq!(client.protocol_version(), ProtocolVersion::V2024_11_05);
     assert_eq!(listening.sessions(), 1);
+    assert_eq!(client.session_id().map(|id| id.len()), Some(32), "the endpoint's sessionId");
     for i in 0..20 {
         let text = format!("legacy {i}");
         assert_eq!(text_of(&client.call_tool("echo", json!({"text": text})).unwrap()), text);
@@ -557,4 +560,35 @@ fn our_client_resumes_a_stream_the_server_ended_early_after_its_retry_delay() {
         assert!(started.elapsed() >= Duration::from_millis(300), "waited for retry: {:?}", started.elapsed());
         client.ping().unwrap();
     }
+}
+
+#[test]
+fn a_2025_03_26_batch_gets_every_answer_in_json_and_sse_replies() {
+    use talaria::core::session::BatchItem;
+    let request = |method: &str, params: serde_json::Value| BatchItem::Request {
+        method: method.into(),
+        params: Some(serde_json::value::to_raw_value(&params).unwrap()),
+        options: Default::default(),
+    };
+    for mode in [ReplyMode::Json, ReplyMode::Sse] {
+        let (_listening, url) = serve(HttpServerOptions::default().reply_mode(mode));
+        let client = Client::http(&url, &[], legacy(ProtocolVersion::V2025_03_26)).unwrap();
+        let items = vec![
+            request("tools/call", json!({"name": "echo", "arguments": {"text": "first"}})),
+            BatchItem::Notification { method: "notifications/roots/list_changed".into(), params: None },
+            request("tools/call", json!({"name": "echo", "arguments": {"text": "second"}})),
+            request("no/such/method", json!({})),
+        ];
+        let answers = client.batch(items).unwrap();
+        assert_eq!(answers.len(), 3, "{mode:?}");
+        for (answer, text) in answers.iter().zip(["first", "second"]) {
+            let result: CallToolResult = serde_json::from_str(answer.as_ref().unwrap().get()).unwrap();
+            assert_eq!(text_of(&result), text);
+        }
+        assert!(answers[2].is_err(), "{mode:?}: {:?}", answers[2]);
+        client.ping().unwrap();
+    }
+    let (_listening, url) = serve(HttpServerOptions::default());
+    let client = Client::http(&url, &[], legacy(ProtocolVersion::V2025_06_18)).unwrap();
+    assert!(client.batch(vec![request("ping", json!({}))]).is_err(), "no batches after 2025-03-26");
 }

@@ -18,8 +18,8 @@ Without one, commands are read from stdin (one per line) when it is not a termin
 interactive session starts when it is. Commands: ping, list-tools, call-tool NAME [key=value |
 key:=json | @file.json | {json}]..., list-prompts, get-prompt NAME [k=v]..., list-resources,
 list-templates, read-resource URI, subscribe URI, complete REF ARG[=PARTIAL], set-log-level
-LEVEL, roots list|add|remove, show-state, rpc METHOD [JSON], notify METHOD [JSON] (`help` in the
-interactive session explains each).
+LEVEL, roots list|add|remove, show-state, rpc METHOD [JSON], notify METHOD [JSON], batch
+JSON-ARRAY (`help` in the interactive session explains each).
 
 --json prints one JSON value per command on stdout: the result, or for a failure
 {\"kind\": \"usage|protocol|transport|timeout|authorization|interrupted\",

@@ -69,6 +69,12 @@ pub(crate) const COMMANDS: &[Spec] = &[
     },
     Spec { name: "rpc", aliases: &[], usage: "METHOD [JSON]", summary: "send a raw request and show the raw result" },
     Spec { name: "notify", aliases: &[], usage: "METHOD [JSON]", summary: "send a raw notification" },
+    Spec {
+        name: "batch",
+        aliases: &[],
+        usage: "JSON-ARRAY",
+        summary: "send a raw JSON-RPC batch (2025-03-26 only): items with an id are requests",
+    },
     Spec { name: "wire", aliases: &["trace"], usage: "on|off", summary: "print the frames both ways (stdio)" },
     Spec { name: "initialize", aliases: &["reconnect"], usage: "", summary: "reconnect (a new handshake)" },
     Spec { name: "clear", aliases: &[], usage: "", summary: "clear the screen" },
@@ -135,6 +141,8 @@ pub(crate) enum Command {
     Rpc(String, Option<String>),
     /// `notify METHOD [JSON]`.
     Notify(String, Option<String>),
+    /// `batch JSON-ARRAY`.
+    Batch(String),
     /// `wire on|off`.
     Wire(bool),
     /// `initialize`.
@@ -213,6 +221,7 @@ pub(crate) fn parse(words: &[String]) -> Result<Command, Failure> {
             };
             Ok(if spec.name == "rpc" { Command::Rpc(method, params) } else { Command::Notify(method, params) })
         }
+        "batch" => Ok(Command::Batch(one()?)),
         "wire" => match one()?.as_str() {
             "on" => Ok(Command::Wire(true)),
             "off" => Ok(Command::Wire(false)),
@@ -292,6 +301,7 @@ mod tests {
         assert_eq!(parse(&words("set_log_level DEBUG")).unwrap(), Command::SetLogLevel(LoggingLevel::Debug));
         assert_eq!(parse(&words("roots add file:///x")).unwrap(), Command::RootsAdd("file:///x".into(), None));
         assert_eq!(parse(&words("rpc ping")).unwrap(), Command::Rpc("ping".into(), None));
+        assert_eq!(parse(&["batch".into(), "[]".into()]).unwrap(), Command::Batch("[]".into()));
         assert_eq!(parse(&words("quit")).unwrap(), Command::Exit);
     }
 

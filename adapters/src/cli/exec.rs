@@ -170,6 +170,10 @@ impl Exec<'_> {
             }
             Command::ShowState => (self.state(), Shape::State, false),
             Command::Rpc(method, params) => (self.rpc(method, params.as_deref())?, Shape::Raw, false),
+            Command::Batch(items) => {
+                let (answers, failed) = self.batch(items)?;
+                (answers, Shape::Raw, failed)
+            }
             Command::Notify(method, params) => {
                 let raw = raw_params(params.as_deref())?;
                 self.session.client.notify(method, raw).map_err(Failure::from)?;
@@ -383,6 +387,24 @@ impl Exec<'_> {
         serde_json::from_str(result.get()).map_err(|e| Failure::new(Kind::Protocol, format!("malformed result: {e}")))
     }
 
+    /// Sends a raw batch; shows each request's answer in order (`{"result": ...}` or
+    /// `{"error": ...}`), and whether any failed.
+    fn batch(&mut self, items: &str) -> Result<(Value, bool), Failure> {
+        let items = batch_items(items)?;
+        let client = self.session.client.clone();
+        let answers = wait::run(&self.session.client, None, move || client.batch(items), self.ui, self.printer)
+            .map_err(|f| self.session.explain(f))?;
+        let failed = answers.iter().any(Result::is_err);
+        let shown = answers
+            .into_iter()
+            .map(|answer| match answer {
+                Ok(raw) => json!({"result": serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null)}),
+                Err(e) => json!({"error": e.to_string()}),
+            })
+            .collect();
+        Ok((Value::Array(shown), failed))
+    }
+
     fn state(&self) -> Value {
         let client = &self.session.client;
         json!({
@@ -392,7 +414,7 @@ impl Exec<'_> {
             "serverInfo": client.server_info(),
             "capabilities": client.server_capabilities(),
             "instructions": client.instructions(),
-            "sessionId": Value::Null,
+            "sessionId": client.session_id(),
             "pendingRequests": client.pending_calls(),
             "roots": client.roots(),
             "connectMs": u64::try_from(self.session.connect_time.as_millis()).unwrap_or(u64::MAX),
@@ -407,6 +429,33 @@ fn to_json<T: Serialize>(value: &T) -> Result<Value, Failure> {
 
 fn done(message: &str) -> Value {
     json!({"ok": true, "message": message})
+}
+
+/// The items of a `batch` argument: a JSON array of messages; those with an `id` are requests
+/// (the session gives them its own ids), the others notifications.
+fn batch_items(text: &str) -> Result<Vec<talaria_core::session::BatchItem>, Failure> {
+    let usage = |why: &str| Failure::usage(format!("{why}; e.g. batch '[{{\"id\":1,\"method\":\"ping\"}}]'"));
+    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) else {
+        return Err(usage("batch takes a JSON array of messages"));
+    };
+    items
+        .into_iter()
+        .map(|item| {
+            let Some(method) = item.get("method").and_then(Value::as_str).map(str::to_owned) else {
+                return Err(usage("each batch item needs a \"method\""));
+            };
+            let params = item
+                .get("params")
+                .map(serde_json::value::to_raw_value)
+                .transpose()
+                .map_err(|e| usage(&format!("bad params: {e}")))?;
+            Ok(if item.get("id").is_some() {
+                talaria_core::session::BatchItem::Request { method, params, options: Default::default() }
+            } else {
+                talaria_core::session::BatchItem::Notification { method, params }
+            })
+        })
+        .collect()
 }
 
 fn raw_params(params: Option<&str>) -> Result<Option<Box<serde_json::value::RawValue>>, Failure> {

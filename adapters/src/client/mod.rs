@@ -31,7 +31,7 @@ use talaria_core::schema::utilities::Ping;
 use talaria_core::schema::{
     Implementation, LoggingLevel, Paginated, PaginatedRequestParams, RequestMethod, RequestParams,
 };
-use talaria_core::session::{Event, ReadyInfo, SendError};
+use talaria_core::session::{BatchItem, Event, ReadyInfo, SendError};
 use talaria_core::version::ProtocolVersion;
 
 pub use async_client::{AsyncClient, CallFuture};
@@ -66,6 +66,11 @@ pub(crate) trait Teardown: Send {
     fn shutdown(&mut self);
     /// How the server process ended, if it is a process and it has.
     fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        None
+    }
+    /// The transport's session id (HTTP `Mcp-Session-Id`, the legacy SSE `sessionId`), if it
+    /// has one.
+    fn session_id(&self) -> Option<String> {
         None
     }
 }
@@ -293,6 +298,24 @@ impl Client {
         self.inner.teardown.lock().unwrap_or_else(PoisonError::into_inner).exit_status()
     }
 
+    /// The transport's session id: the `Mcp-Session-Id` a Streamable HTTP server gave (legacy
+    /// era), or the `sessionId` of a legacy HTTP+SSE endpoint; `None` for stdio, WebSocket and
+    /// the stateless era.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use talaria::client::{Client, ClientOptions};
+    ///
+    /// let client = Client::http("http://127.0.0.1:8080/mcp", &[], ClientOptions::new("me", "1"))?;
+    /// println!("session: {:?}", client.session_id());
+    /// # Ok::<(), talaria::client::ClientError>(())
+    /// ```
+    #[must_use]
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.teardown.lock().unwrap_or_else(PoisonError::into_inner).session_id()
+    }
+
     /// How many calls wait for their outcome.
     #[must_use]
     pub fn pending_calls(&self) -> usize {
@@ -339,6 +362,49 @@ impl Client {
         let done = Box::new(move |r| later.run(move || tx.send(r)));
         self.inner.conn.with(|endpoint, now| endpoint.request(now, method, params, CallOptions::default(), done))?;
         flatten(rx.wait())
+    }
+
+    /// Sends requests and notifications as one JSON-RPC batch (protocol revision 2025-03-26
+    /// only, the one revision with batches) and waits for every answer. Returns one outcome
+    /// per request of `items`, in order (notifications have none).
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Send`] if the session cannot batch (another revision) or an item is not
+    /// allowed; then nothing was sent.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use talaria::client::{Client, ClientOptions};
+    /// use talaria::core::session::BatchItem;
+    /// use talaria::core::version::ProtocolVersion;
+    ///
+    /// let options = ClientOptions::new("me", "1").versions(vec![ProtocolVersion::V2025_03_26]);
+    /// let client = Client::http("http://127.0.0.1:8080/mcp", &[], options)?;
+    /// let ping = || BatchItem::Request { method: "ping".into(), params: None, options: Default::default() };
+    /// let answers = client.batch(vec![ping(), ping()])?;
+    /// assert_eq!(answers.len(), 2);
+    /// # Ok::<(), talaria::client::ClientError>(())
+    /// ```
+    pub fn batch(&self, items: Vec<BatchItem>) -> Result<Vec<Result<Box<RawValue>, ClientError>>, ClientError> {
+        let mut waiting = Vec::new();
+        let items: Vec<(BatchItem, Option<talaria_core::client::Completion>)> = items
+            .into_iter()
+            .map(|item| {
+                if matches!(item, BatchItem::Request { .. }) {
+                    let (tx, rx) = oneshot::channel();
+                    let later = self.inner.conn.later();
+                    waiting.push(rx);
+                    let done: talaria_core::client::Completion = Box::new(move |r| later.run(move || tx.send(r)));
+                    (item, Some(done))
+                } else {
+                    (item, None)
+                }
+            })
+            .collect();
+        self.inner.conn.with(|endpoint, now| endpoint.batch(now, items))?;
+        Ok(waiting.into_iter().map(|rx| flatten(rx.wait())).collect())
     }
 
     /// Sends a notification.

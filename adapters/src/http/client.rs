@@ -87,6 +87,8 @@ fn error_reply(id: &RequestId, error: &ErrorObject) -> Vec<u8> {
 fn post(link: &Link, payload: &[u8]) {
     let shape = serde_json::from_slice::<Shape<'_>>(payload).ok();
     let request_id = shape.as_ref().filter(|s| s.method.is_some()).and_then(|s| s.id.clone());
+    // The requests a reply must answer: this one, or those of a batch (2025-03-26).
+    let answers_due = request_id.clone().map_or_else(|| batch_requests(payload), |id| vec![id]);
     let mirrored = mirror(payload);
     let mut builder = link
         .request(link.agent.post(&link.url))
@@ -106,7 +108,7 @@ fn post(link: &Link, payload: &[u8]) {
     let response = match builder.send(payload) {
         Ok(response) => response,
         Err(e) => {
-            if let Some(id) = &request_id {
+            for id in &answers_due {
                 link.feed(&error_reply(id, &ErrorObject::internal(format!("HTTP transport: {e}"))));
             }
             return;
@@ -136,7 +138,7 @@ fn post(link: &Link, payload: &[u8]) {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
     let mut body = response.into_body().into_reader();
-    if status == 202 || (200..300).contains(&status) && request_id.is_none() && !is_sse {
+    if status == 202 || (200..300).contains(&status) && answers_due.is_empty() && !is_sse {
         let _ = std::io::copy(&mut body, &mut std::io::sink());
         return;
     }
@@ -155,17 +157,31 @@ fn post(link: &Link, payload: &[u8]) {
         link.feed(&bytes);
         return;
     }
-    let Some(id) = &request_id else { return };
-    // An error status: the body's JSON-RPC error if there is one, under this request's id.
+    // An error status: the body's JSON-RPC error if there is one, under each request's id.
     #[derive(serde::Deserialize)]
     struct ErrorBody {
         error: ErrorObject,
     }
     let error = serde_json::from_slice::<ErrorBody>(&bytes)
         .map_or_else(|_| ErrorObject::internal(format!("HTTP {status} from {}", link.url)), |body| body.error);
+    if answers_due.is_empty() {
+        return;
+    }
     let modern = error.code.is_mcp_reserved();
     link.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert((status, modern));
-    link.feed(&error_reply(id, &error));
+    for id in &answers_due {
+        link.feed(&error_reply(id, &error));
+    }
+}
+
+/// The ids of the requests in a batch payload (none for anything else).
+fn batch_requests(payload: &[u8]) -> Vec<RequestId> {
+    if payload.first() != Some(&b'[') {
+        return Vec::new();
+    }
+    serde_json::from_slice::<Vec<Shape<'_>>>(payload)
+        .map(|items| items.into_iter().filter(|s| s.method.is_some()).filter_map(|s| s.id).collect())
+        .unwrap_or_default()
 }
 
 /// Remembers the negotiated revision from an `initialize` result, and opens the GET stream.
@@ -330,7 +346,8 @@ impl FrameSink for HttpSink {
         for frame in frames {
             let Outgoing::Frame(_, payload) = frame else { continue };
             let is_request = serde_json::from_slice::<Shape<'_>>(&payload)
-                .is_ok_and(|s| s.method.is_some() && s.id.is_some() && s.result.is_none());
+                .is_ok_and(|s| s.method.is_some() && s.id.is_some() && s.result.is_none())
+                || !batch_requests(&payload).is_empty();
             if is_request {
                 let link = Arc::clone(&self.0);
                 self.0.pool.run(Box::new(move || post(&link, &payload)));
@@ -369,6 +386,10 @@ impl HttpSink {
 struct HttpTeardown(Arc<Link>);
 
 impl Teardown for HttpTeardown {
+    fn session_id(&self) -> Option<String> {
+        self.0.session_id()
+    }
+
     fn shutdown(&mut self) {
         self.0.closed.store(true, Ordering::Release);
         if self.0.session_id().is_some() {

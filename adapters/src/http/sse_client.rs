@@ -51,6 +51,10 @@ impl FrameSink for PostSink {
 struct StreamTeardown(Arc<Link>);
 
 impl Teardown for StreamTeardown {
+    fn session_id(&self) -> Option<String> {
+        talaria_core::http::legacy::session_in_query(&self.0.post_url).map(str::to_owned)
+    }
+
     fn shutdown(&mut self) {
         self.0.closed.store(true, Ordering::Release);
     }

@@ -13,7 +13,7 @@ use super::{check_structured_output, Handlers};
 use crate::jsonrpc::{CallError, LocalError, RequestId};
 use crate::schema::tools::{CallToolResult, ListToolsResult, Tool};
 use crate::schema::{result_type_of, JsonObject, RequestMethod, ResultType};
-use crate::session::{Client, ClientConfig, ClientMode, Event, Output, RequestOptions, SendError, Session};
+use crate::session::{BatchItem, Client, ClientConfig, ClientMode, Event, Output, RequestOptions, SendError, Session};
 use crate::version::Feature;
 
 /// What to do with a request's outcome. Called exactly once, from
@@ -270,6 +270,48 @@ impl Endpoint {
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.session.poll_timeout()
+    }
+
+    /// Sends requests and notifications as one JSON-RPC batch (2025-03-26 only). Each request
+    /// of `items` comes with its completion, called once with its outcome like
+    /// [`Endpoint::request`]'s; notifications have none. Returns the requests' ids in order.
+    ///
+    /// # Errors
+    ///
+    /// As [`Session::send_batch`]: [`SendError::BatchNotSupported`] outside a ready
+    /// 2025-03-26 session, [`SendError::EmptyBatch`], or the gating errors of any item (then
+    /// nothing is sent and no completion is called).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use talaria_core::client::{Endpoint, Handlers};
+    /// use talaria_core::schema::Implementation;
+    /// use talaria_core::session::{BatchItem, ClientConfig, SendError};
+    ///
+    /// let mut client = Endpoint::new(ClientConfig::new(Implementation::new("c", "1")), Handlers::default(), Instant::now());
+    /// let ping = BatchItem::Request { method: "ping".into(), params: None, options: Default::default() };
+    /// // Not before a 2025-03-26 handshake.
+    /// let refused = client.batch(Instant::now(), vec![(ping, Some(Box::new(|_| {})))]);
+    /// assert!(matches!(refused, Err(SendError::BatchNotSupported)));
+    /// ```
+    pub fn batch(
+        &mut self,
+        now: Instant,
+        items: Vec<(BatchItem, Option<Completion>)>,
+    ) -> Result<Vec<RequestId>, SendError> {
+        self.now = now;
+        let (items, mut completions): (Vec<BatchItem>, Vec<Option<Completion>>) = items.into_iter().unzip();
+        let ids = self.session.send_batch(now, items)?;
+        let mut sent = Vec::new();
+        for (id, done) in ids.into_iter().zip(completions.drain(..)) {
+            let (Some(id), Some(done)) = (id, done) else { continue };
+            let pending = Pending { origin: id.clone(), done, progress: None, check: Check::Nothing, retry: None };
+            self.pending.insert(id.clone(), pending);
+            sent.push(id);
+        }
+        Ok(sent)
     }
 
     /// Sends request `method` with raw `params`; `done` gets the raw outcome. Returns the id
