@@ -12,6 +12,7 @@
 //! assert_eq!(names, ["slow", "sample", "elicit"]);
 //! ```
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -61,17 +62,59 @@ pub fn slow<S: 'static>(builder: RouterBuilder<S>, default_step_ms: u64) -> Rout
     builder.blocking_tool(
         Tool::new("slow", input).with_description("Counts steps with progress; honours cancellation"),
         move |job, args: Slow| {
+            SLOW_CALLS.started.fetch_add(1, Ordering::Relaxed);
             let pause = Duration::from_millis(args.step_ms.unwrap_or(default_step_ms));
             for step in 1..=args.steps {
                 if job.is_cancelled() {
+                    SLOW_CALLS.cancelled.fetch_add(1, Ordering::Relaxed);
                     return Err(ToolError::execution("cancelled"));
                 }
                 std::thread::sleep(pause);
                 job.progress(f64::from(step), Some(f64::from(args.steps)), Some(format!("step {step}")));
             }
+            SLOW_CALLS.completed.fetch_add(1, Ordering::Relaxed);
             Ok(CallToolResult::text(format!("done after {} steps", args.steps)))
         },
     )
+}
+
+/// What became of this process's `slow` calls: how many started, ran to the end, and stopped
+/// early because the client cancelled them (the proof, for interop tests, that a cancellation
+/// stops the work).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct SlowCalls {
+    /// Calls that started.
+    pub started: u64,
+    /// Calls that ran every step.
+    pub completed: u64,
+    /// Calls that saw the cancellation and stopped.
+    pub cancelled: u64,
+}
+
+struct SlowCounters {
+    started: AtomicU64,
+    completed: AtomicU64,
+    cancelled: AtomicU64,
+}
+
+static SLOW_CALLS: SlowCounters =
+    SlowCounters { started: AtomicU64::new(0), completed: AtomicU64::new(0), cancelled: AtomicU64::new(0) };
+
+/// The counts of this process's `slow` calls so far.
+///
+/// # Examples
+///
+/// ```
+/// let before = talaria::demo::slow_calls();
+/// assert!(talaria::demo::slow_calls().started >= before.started);
+/// ```
+#[must_use]
+pub fn slow_calls() -> SlowCalls {
+    SlowCalls {
+        started: SLOW_CALLS.started.load(Ordering::Relaxed),
+        completed: SLOW_CALLS.completed.load(Ordering::Relaxed),
+        cancelled: SLOW_CALLS.cancelled.load(Ordering::Relaxed),
+    }
 }
 
 /// Adds `sample`: asks the client's model the `question` (`sampling/createMessage`) and answers

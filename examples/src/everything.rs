@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use talaria::core::http::reply::ReplyMode;
 use talaria::core::schema::completion::Completion;
 use talaria::core::schema::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 use talaria::core::schema::resources::{Resource, ResourceTemplate};
@@ -14,7 +15,7 @@ use talaria::ws::{WsServer, WsServerOptions};
 
 /// How to run it.
 pub const USAGE: &str =
-    "usage: everything-server --transport stdio|http|sse|ws [--host 127.0.0.1] [--port N] [--runtime blocking|smol]";
+    "usage: everything-server --transport stdio|http|sse|ws [--host 127.0.0.1] [--port N] [--runtime blocking|smol] [--reply-mode json|sse]";
 
 /// Which transport to serve on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +41,8 @@ pub struct Options {
     pub port: u16,
     /// Serve stdio with the smol flavour instead of the blocking one.
     pub smol: bool,
+    /// Streamable HTTP replies: JSON where possible (the default), or always SSE.
+    pub reply_mode: ReplyMode,
 }
 
 impl Options {
@@ -59,7 +62,13 @@ impl Options {
     /// assert!(Options::parse(&["--transport".into(), "pigeon".into()]).is_err());
     /// ```
     pub fn parse(args: &[String]) -> Result<Self, String> {
-        let mut options = Self { transport: Transport::Stdio, host: "127.0.0.1".into(), port: 0, smol: false };
+        let mut options = Self {
+            transport: Transport::Stdio,
+            host: "127.0.0.1".into(),
+            port: 0,
+            smol: false,
+            reply_mode: ReplyMode::Json,
+        };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
             let mut value = || it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
@@ -82,6 +91,13 @@ impl Options {
                     }
                 }
                 "--port" => options.port = value()?.parse().map_err(|e| format!("bad --port: {e}"))?,
+                "--reply-mode" => {
+                    options.reply_mode = match value()?.as_str() {
+                        "json" => ReplyMode::Json,
+                        "sse" => ReplyMode::Sse,
+                        other => return Err(format!("unknown reply mode {other:?}")),
+                    }
+                }
                 other => return Err(format!("unknown argument {other:?}")),
             }
         }
@@ -110,7 +126,7 @@ pub fn run(options: &Options) -> std::io::Result<()> {
             let listening = talaria::http::HttpServer::bind(
                 &server,
                 (options.host.as_str(), options.port),
-                talaria::http::HttpServerOptions::default(),
+                talaria::http::HttpServerOptions::default().reply_mode(options.reply_mode),
             )?;
             let path = if options.transport == Transport::Sse { "sse" } else { "mcp" };
             eprintln!("everything-server: listening on http://{}/{path}", listening.local_addr());
@@ -189,7 +205,15 @@ pub fn router() -> Router<Calls> {
         })
         .tool(Tool::new("crash", empty()).with_description("Exits the server process abruptly"), |_ctx, _: Value| {
             std::process::exit(3)
-        });
+        })
+        .tool(
+            Tool::new("slow-stats", empty())
+                .with_description("How this process's slow calls ended: {started, completed, cancelled}"),
+            |_ctx, _: Value| {
+                let stats = serde_json::to_value(talaria::demo::slow_calls()).unwrap_or_default();
+                Ok(CallToolResult::text(stats.to_string()))
+            },
+        );
     let builder = talaria::demo::elicit(talaria::demo::sample(talaria::demo::slow(builder, 100)))
         .blocking_tool(Tool::new("roots", empty()).with_description("Lists the client's roots"), |job, _: Value| {
             let roots =

@@ -265,7 +265,9 @@ impl<S: Send + 'static> Link for ConnLink<S> {
     }
 
     fn close_sse_stream(&self, deferred: &Deferred) -> bool {
-        self.conn.upgrade().is_some_and(|conn| conn.with(|s, _| s.endpoint.session_mut().close_sse_stream(deferred.reply())))
+        self.conn
+            .upgrade()
+            .is_some_and(|conn| conn.with(|s, _| s.endpoint.session_mut().close_sse_stream(deferred.reply())))
     }
 
     fn complete(&self, deferred: Deferred, outcome: Result<CallToolResult, ToolError>) {
