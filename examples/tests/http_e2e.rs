@@ -42,7 +42,7 @@ fn legacy_sessions_in_json_and_sse_modes() {
             assert_eq!(listening.sessions(), 1);
             client.ping().unwrap();
             assert_eq!(text_of(&client.call_tool("echo", json!({"text": "over http"})).unwrap()), "over http");
-            assert_eq!(client.list_all_tools().unwrap().len(), 10);
+            assert_eq!(client.list_all_tools().unwrap().len(), 11);
             let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
             let seen = std::sync::Arc::clone(&reports);
             let options = CallOptions::default().with_progress(move |p| seen.lock().unwrap().push(p.progress));

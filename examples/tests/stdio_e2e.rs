@@ -275,7 +275,7 @@ fn the_async_handle_makes_the_same_calls_and_cancels_on_drop() {
     smol::block_on(async {
         let echo = client.call_tool("echo", json!({"text": "async"})).await.unwrap();
         assert_eq!(text_of(&echo), "async");
-        assert_eq!(client.list_all_tools().await.unwrap().len(), 10);
+        assert_eq!(client.list_all_tools().await.unwrap().len(), 11);
         // Start a long call, give up on it after 50 ms: dropping the future cancels it.
         let slow = client.call_tool("slow", json!({"steps": 100, "step_ms": 20}));
         let gave_up = smol::future::or(async { Some(slow.await) }, async {

@@ -5,6 +5,7 @@
 mod client;
 mod server;
 mod sse_client;
+mod sse_out;
 mod streams;
 
 pub use server::{Authorize, HttpServer, HttpServerOptions, Rejection, SharedSessionStore};

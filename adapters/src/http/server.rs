@@ -1,7 +1,7 @@
 //! The Streamable HTTP server (`tiny_http`): one endpoint for both eras, one thread per
 //! request, sessions in a table that expires idle ones.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Receiver;
@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use talaria_core::http::event_log::{EventId, MemoryEventStore, Retention, SessionStore, StoredEvent};
+use talaria_core::http::event_log::{EventId, MemoryEventStore, Retention, SessionStore};
 use talaria_core::http::exchange::{classify, EndpointConfig, Exchange, HttpMethod, HttpRequest, Refusal};
 use talaria_core::http::headers::SESSION_ID;
 use talaria_core::http::ids::mint_session_id;
@@ -20,6 +20,7 @@ use talaria_core::session::{Event, Route, StreamId};
 use talaria_core::version::Feature;
 use tiny_http::{Header, Response};
 
+use super::sse_out::{Ending, SseOut};
 use super::streams::{Log, SharedEventStore, StreamMsg, Streams};
 use crate::conn::Conn;
 use crate::server::{Served, Server};
@@ -732,122 +733,4 @@ fn with_session<R: Read>(mut response: Response<R>, session_id: Option<&str>) ->
         response.add_header(h);
     }
     response
-}
-
-/// How an SSE response stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ending {
-    /// The stream is complete.
-    Finished,
-    /// The server ended it early; the request goes on.
-    Disconnected,
-    /// The client went away.
-    Gone,
-}
-
-/// An SSE response written by hand (`tiny_http` buffers chunked bodies; events must go out at
-/// once), each event logged before it is written when the stream has a log.
-struct SseOut {
-    writer: Box<dyn Write + Send>,
-    log: Option<(Log, u64)>,
-}
-
-impl SseOut {
-    /// Writes the head (and, on a long-lived stream, a comment saying it is open).
-    fn start(
-        request: tiny_http::Request,
-        session_id: Option<&str>,
-        log: Option<(Log, u64)>,
-        long_lived: bool,
-    ) -> io::Result<Self> {
-        let mut writer = request.into_writer();
-        let mut head = String::from(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n",
-        );
-        if let Some(id) = session_id {
-            head.push_str(&format!("{SESSION_ID}: {id}\r\n"));
-        }
-        head.push_str("\r\n");
-        writer.write_all(head.as_bytes())?;
-        if long_lived {
-            write_chunk(&mut writer, b": stream open\n\n")?;
-        }
-        writer.flush()?;
-        Ok(Self { writer, log })
-    }
-
-    /// The 2025-11-25 priming event: the stream's start id and no data, with the reconnection
-    /// delay if one is configured. Nothing on an unlogged stream (there is nothing to resume).
-    fn prime(&mut self, retry: Option<Duration>) -> io::Result<()> {
-        let Some((_, stream)) = &self.log else { return Ok(()) };
-        let mut event = talaria_core::codec::SseEvent::message("");
-        event.id = Some(EventId::start(*stream).to_string());
-        event.retry = retry.map(|r| u64::try_from(r.as_millis()).unwrap_or(u64::MAX));
-        self.write_event(&event)
-    }
-
-    /// Logs `payload` (if the stream has a log), then writes it with its event id.
-    fn event(&mut self, payload: &[u8]) -> io::Result<()> {
-        let id = self.log.as_ref().and_then(|(log, stream)| log.append(*stream, payload));
-        let mut event = talaria_core::codec::SseEvent::message(String::from_utf8_lossy(payload));
-        event.id = id.map(|id| id.to_string());
-        self.write_event(&event)
-    }
-
-    /// Writes an event from the log again, with its own id.
-    fn replayed(&mut self, stored: &StoredEvent) -> io::Result<()> {
-        let mut event = talaria_core::codec::SseEvent::message(String::from_utf8_lossy(&stored.data));
-        event.id = Some(stored.id.to_string());
-        self.write_event(&event)
-    }
-
-    fn write_event(&mut self, event: &talaria_core::codec::SseEvent) -> io::Result<()> {
-        let mut bytes = Vec::with_capacity(event.data.len() + 32);
-        talaria_core::codec::encode_event(event, &mut bytes);
-        write_chunk(&mut self.writer, &bytes)?;
-        self.writer.flush()
-    }
-
-    /// Writes a pre-encoded event (the legacy `endpoint` event).
-    fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
-        write_chunk(&mut self.writer, bytes)?;
-        self.writer.flush()
-    }
-
-    /// Writes frames as they come until the stream ends, the server ends it, or the client
-    /// goes away.
-    fn pump(&mut self, frames: &Receiver<StreamMsg>) -> Ending {
-        loop {
-            match frames.recv() {
-                Ok(StreamMsg::Frame(payload)) if payload.is_empty() => {}
-                Ok(StreamMsg::Frame(payload)) => {
-                    if self.event(&payload).is_err() {
-                        return Ending::Gone;
-                    }
-                }
-                Ok(StreamMsg::Done) | Err(_) => return Ending::Finished,
-                Ok(StreamMsg::Disconnect) => return Ending::Disconnected,
-            }
-        }
-    }
-
-    /// Ends the response.
-    fn end(&mut self) {
-        let _ = self.writer.write_all(b"0\r\n\r\n");
-        let _ = self.writer.flush();
-    }
-
-    /// Ends the response of a complete stream, marking its log stream closed.
-    fn finish(mut self) {
-        if let Some((log, stream)) = &self.log {
-            log.close(*stream);
-        }
-        self.end();
-    }
-}
-
-fn write_chunk(writer: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
-    write!(writer, "{:x}\r\n", bytes.len())?;
-    writer.write_all(bytes)?;
-    writer.write_all(b"\r\n")
 }
