@@ -269,12 +269,7 @@ fn a_dropped_get_stream_resumes_after_its_last_event_exactly_once() {
     let addr = listening.local_addr().to_string();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
     let response = post(&addr, "", init);
-    let session = response
-        .lines()
-        .find_map(|l| l.strip_prefix("Mcp-Session-Id: ").or_else(|| l.strip_prefix("mcp-session-id: ")))
-        .unwrap()
-        .trim()
-        .to_owned();
+    let session = session_of(&response);
     let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n");
     assert!(post(&addr, &headers, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).contains("202"));
     let open = |last: Option<&str>| {
@@ -402,12 +397,7 @@ fn a_2025_11_25_get_stream_starts_with_a_priming_event() {
     let addr = listening.local_addr().to_string();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
     let response = post(&addr, "", init);
-    let session = response
-        .lines()
-        .find_map(|l| l.strip_prefix("Mcp-Session-Id: ").or_else(|| l.strip_prefix("mcp-session-id: ")))
-        .unwrap()
-        .trim()
-        .to_owned();
+    let session = session_of(&response);
     let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n");
     assert!(post(&addr, &headers, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).contains("202"));
     let mut stream = TcpStream::connect(&addr).unwrap();
@@ -430,12 +420,7 @@ fn a_session_goes_on_in_another_server_sharing_the_store() {
     let b = second.local_addr().to_string();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"roaming","version":"1"}}}"#;
     let response = post(&a, "", init);
-    let session = response
-        .lines()
-        .find_map(|l| l.strip_prefix("Mcp-Session-Id: ").or_else(|| l.strip_prefix("mcp-session-id: ")))
-        .unwrap()
-        .trim()
-        .to_owned();
+    let session = session_of(&response);
     let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n");
     assert!(post(&a, &headers, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).contains("202"));
     // The second server never saw this session: it restores it from the store, no new

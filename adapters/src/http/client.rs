@@ -252,14 +252,15 @@ const MAX_FRUITLESS_RESUMES: u32 = 3;
 fn resume_until_answered(link: &Link, id: &RequestId, first: SseOutcome) {
     let mut outcome = first;
     let mut fruitless = 0;
-    while !outcome.answered && fruitless < MAX_FRUITLESS_RESUMES {
-        let still_waiting = link
-            .conn
+    let still_waiting = || {
+        link.conn
             .get()
             .and_then(Weak::upgrade)
-            .is_some_and(|conn| conn.with(|endpoint, _| endpoint.session().pending_method(id).is_some()));
+            .is_some_and(|conn| conn.with(|endpoint, _| endpoint.session().pending_method(id).is_some()))
+    };
+    while !outcome.answered && fruitless < MAX_FRUITLESS_RESUMES {
         let Some(last_id) = outcome.last_id.clone() else { break };
-        if !still_waiting || link.closed.load(Ordering::Acquire) || link.session_id().is_none() {
+        if !still_waiting() || link.closed.load(Ordering::Acquire) || link.session_id().is_none() {
             return;
         }
         std::thread::sleep(outcome.retry.unwrap_or(DEFAULT_RETRY));
@@ -288,12 +289,7 @@ fn resume_until_answered(link: &Link, id: &RequestId, first: SseOutcome) {
     if outcome.answered || link.closed.load(Ordering::Acquire) {
         return;
     }
-    let still_waiting = link
-        .conn
-        .get()
-        .and_then(Weak::upgrade)
-        .is_some_and(|conn| conn.with(|endpoint, _| endpoint.session().pending_method(id).is_some()));
-    if still_waiting {
+    if still_waiting() {
         let error = ErrorObject::internal("the server ended the response stream without answering");
         link.feed(&error_reply(id, &error));
     }

@@ -440,22 +440,10 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
                 let _ = getrandom::fill(buf);
             });
             let streams = Streams::new(Some(Log::new(Arc::clone(&shared.events), &id)));
-            let Ok(conn) =
-                shared.server.open(Box::new(streams.clone()), info.with_session_id(id.clone()), quiet_events())
-            else {
-                let _ = request.respond(Response::empty(500));
-                return;
+            let session = match start_session(shared, &id, streams, info.with_session_id(id.clone())) {
+                Ok(session) => session,
+                Err(refusal) => return respond_refusal(request, refusal),
             };
-            let session = Session::new(conn, streams);
-            let inserted = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(
-                id.clone(),
-                session.clone(),
-                Instant::now(),
-            );
-            if inserted.is_err() {
-                end_session(&session);
-                return respond_refusal(request, Refusal::too_many_sessions());
-            }
             post(shared, &session, request, &body, Some(&id));
             save(shared, &session, &id);
         }
@@ -511,21 +499,10 @@ fn legacy_open<S: Send + 'static>(shared: &Shared<S>, request: tiny_http::Reques
     let mut info = TransportInfo::new("sse").with_session_id(id.clone());
     info.remote_addr = request.remote_addr().map(ToString::to_string);
     info.identity = identity;
-    let streams = Streams::new(None);
-    let Ok(conn) = shared.server.open(Box::new(streams.clone()), info, quiet_events()) else {
-        let _ = request.respond(Response::empty(500));
-        return;
+    let session = match start_session(shared, &id, Streams::new(None), info) {
+        Ok(session) => session,
+        Err(refusal) => return respond_refusal(request, refusal),
     };
-    let session = Session::new(conn, streams);
-    let inserted = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(
-        id.clone(),
-        session.clone(),
-        Instant::now(),
-    );
-    if inserted.is_err() {
-        end_session(&session);
-        return respond_refusal(request, Refusal::too_many_sessions());
-    }
     let messages = shared.options.legacy_sse.as_ref().map_or("/messages", |(_, m)| m.as_str());
     let endpoint = talaria_core::http::legacy::endpoint_event(messages, &id);
     let frames = session.streams.open_get();
@@ -558,6 +535,31 @@ fn legacy_post<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Re
     }
     session.conn.with(|served, now| served.endpoint.handle_frame(now, Route::Connection, &body));
     let _ = request.respond(Response::empty(202));
+}
+
+/// Opens a new session's connection and enters it in the table: 500 if the connection cannot
+/// be opened, 503 past the cap on sessions.
+fn start_session<S: Send + 'static>(
+    shared: &Shared<S>,
+    id: &str,
+    streams: Streams,
+    info: TransportInfo,
+) -> Result<Session<S>, Refusal> {
+    let conn = shared
+        .server
+        .open(Box::new(streams.clone()), info, quiet_events())
+        .map_err(|_| Refusal::internal("cannot open the session"))?;
+    let session = Session::new(conn, streams);
+    let inserted = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(
+        id.to_owned(),
+        session.clone(),
+        Instant::now(),
+    );
+    if inserted.is_err() {
+        end_session(&session);
+        return Err(Refusal::too_many_sessions());
+    }
+    Ok(session)
 }
 
 /// Stores the session's record, if a store is configured and the session is initialized.

@@ -230,6 +230,21 @@ impl Refusal {
         Self::new(503, Some(ErrorObject::server_error("Too many sessions; try again later")))
     }
 
+    /// 500 with an internal error saying `why` (the server could not serve the exchange, e.g.
+    /// it failed to open the session).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::exchange::Refusal;
+    ///
+    /// assert_eq!(Refusal::internal("no connection").status, 500);
+    /// ```
+    #[must_use]
+    pub fn internal(why: &str) -> Self {
+        Self::new(500, Some(ErrorObject::internal(why)))
+    }
+
     fn method_not_allowed(allow: &str) -> Self {
         let mut refusal = Self::new(405, None);
         refusal.headers.push(("Allow", allow.to_owned()));
