@@ -577,3 +577,45 @@ fn a_2025_03_26_batch_gets_every_answer_in_json_and_sse_replies() {
     let client = Client::http(&url, &[], legacy(ProtocolVersion::V2025_06_18)).unwrap();
     assert!(client.batch(vec![request("ping", json!({}))]).is_err(), "no batches after 2025-03-26");
 }
+
+#[test]
+fn a_stateless_call_that_times_out_is_cancelled_by_closing_its_stream() {
+    // A call silent for the keep-alive interval is answered with a stream, kept alive: the
+    // keep-alive written to the closed stream is how the server notices the client left.
+    let options = HttpServerOptions::default().sse_keepalive(Duration::from_millis(50));
+    let (_listening, url) = serve(options);
+    let client = Client::http(&url, &[], ClientOptions::new("stateless", "1").mode(ClientMode::Stateless)).unwrap();
+    let before = talaria::demo::slow_calls();
+    let options = CallOptions::default().with_timeout(Duration::from_millis(300));
+    let outcome = client.call_tool_with("slow", json!({"steps": 100, "step_ms": 50}), options);
+    assert!(matches!(outcome, Err(ClientError::Call(ref e)) if e.to_string().contains("timed out")), "{outcome:?}");
+    // The server sees its stream closed and stops the work (the only cancellation 2026-07-28
+    // has over HTTP); nothing else in this process cancels slow calls through a closed stream.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while talaria::demo::slow_calls().cancelled == before.cancelled && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(talaria::demo::slow_calls().cancelled > before.cancelled, "the server stopped the work");
+    // The client goes on, on a fresh connection.
+    assert_eq!(text_of(&client.call_tool("echo", json!({"text": "still here"})).unwrap()), "still here");
+}
+
+#[test]
+fn a_long_running_tool_asks_a_stateless_client_in_rounds() {
+    use talaria::core::client::Handlers;
+    use talaria::core::schema::sampling::CreateMessageResult;
+
+    let (_listening, url) = serve(HttpServerOptions::default());
+    let handlers = Handlers::default().with_sampling(|params| {
+        let asked = serde_json::to_value(&params.messages).unwrap();
+        let text = format!("echo of {}", asked[0]["content"]["text"].as_str().unwrap_or_default());
+        Ok(serde_json::from_value::<CreateMessageResult>(json!({
+            "role": "assistant", "content": {"type": "text", "text": text}, "model": "test"
+        }))
+        .unwrap())
+    });
+    let options = ClientOptions::new("stateless", "1").mode(ClientMode::Stateless).handlers(handlers);
+    let client = Client::http(&url, &[], options).unwrap();
+    let answer = client.call_tool("sample", json!({"question": "why"})).unwrap();
+    assert!(text_of(&answer).contains("echo of why"), "{}", text_of(&answer));
+}

@@ -17,6 +17,8 @@ use crate::client::{connect, Client, ClientError, ClientOptions, Teardown};
 use crate::conn::{Conn, FrameSink, Outgoing};
 use crate::server::Pool;
 
+use super::inflight::{agent_config, Inflight};
+
 /// What every request of one client shares.
 struct Link {
     agent: ureq::Agent,
@@ -26,6 +28,8 @@ struct Link {
     version: Mutex<Option<String>>,
     conn: OnceLock<Weak<Conn<Endpoint>>>,
     pool: Pool,
+    /// Stateless-era requests in flight, each cancellable by closing its stream.
+    inflight: Inflight,
     get_started: AtomicBool,
     closed: AtomicBool,
     /// The first refusal (status, and whether its body was a modern MCP error), for the
@@ -90,11 +94,15 @@ fn post(link: &Link, payload: &[u8]) {
     // The requests a reply must answer: this one, or those of a batch (2025-03-26).
     let answers_due = request_id.clone().map_or_else(|| batch_requests(payload), |id| vec![id]);
     let mirrored = mirror(payload);
+    let stateless = mirrored.iter().any(|(name, _)| *name == PROTOCOL_VERSION);
+    // A stateless request gets a connection of its own, closed if the request is cancelled.
+    let running = request_id.clone().filter(|_| stateless).map(|id| link.inflight.start(id));
+    let cancelled = || running.as_ref().is_some_and(super::inflight::Running::cancelled);
+    let agent = running.as_ref().map_or(&link.agent, super::inflight::Running::agent);
     let mut builder = link
-        .request(link.agent.post(&link.url))
+        .request(agent.post(&link.url))
         .header("Content-Type", "application/json")
         .header("Accept", "application/json, text/event-stream");
-    let stateless = mirrored.iter().any(|(name, _)| *name == PROTOCOL_VERSION);
     if !stateless {
         if let Some(version) = link.version.lock().unwrap_or_else(PoisonError::into_inner).clone() {
             builder = builder.header(PROTOCOL_VERSION, version);
@@ -107,6 +115,7 @@ fn post(link: &Link, payload: &[u8]) {
     }
     let response = match builder.send(payload) {
         Ok(response) => response,
+        Err(_) if cancelled() => return,
         Err(e) => {
             for id in &answers_due {
                 link.feed(&error_reply(id, &ErrorObject::internal(format!("HTTP transport: {e}"))));
@@ -145,6 +154,9 @@ fn post(link: &Link, payload: &[u8]) {
     if (200..300).contains(&status) && is_sse {
         let outcome = read_sse(link, &mut body, request_id.as_ref(), false);
         drop(body);
+        if cancelled() {
+            return;
+        }
         if let Some(id) = &request_id {
             resume_until_answered(link, id, outcome);
         }
@@ -152,6 +164,9 @@ fn post(link: &Link, payload: &[u8]) {
     }
     let mut bytes = Vec::new();
     let _ = body.read_to_end(&mut bytes);
+    if cancelled() {
+        return;
+    }
     if (200..300).contains(&status) {
         learn_version(link, &bytes);
         link.feed(&bytes);
@@ -172,6 +187,22 @@ fn post(link: &Link, payload: &[u8]) {
     for id in &answers_due {
         link.feed(&error_reply(id, &error));
     }
+}
+
+/// The request a `notifications/cancelled` payload cancels.
+fn cancelled_request(payload: &[u8]) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    struct Cancelled {
+        method: String,
+        params: CancelledParams,
+    }
+    #[derive(serde::Deserialize)]
+    struct CancelledParams {
+        #[serde(rename = "requestId")]
+        request_id: RequestId,
+    }
+    let cancelled = serde_json::from_slice::<Cancelled>(payload).ok()?;
+    (cancelled.method == "notifications/cancelled").then_some(cancelled.params.request_id)
 }
 
 /// The ids of the requests in a batch payload (none for anything else).
@@ -347,6 +378,8 @@ impl FrameSink for HttpSink {
             if is_request {
                 let link = Arc::clone(&self.0);
                 self.0.pool.run(Box::new(move || post(&link, &payload)));
+            } else if cancelled_request(&payload).is_some_and(|id| self.0.inflight.cancel(&id)) {
+                // 2026-07-28: the request's stream is closed; that is the cancellation.
             } else {
                 post(&self.0, &payload);
                 self.start_get_stream();
@@ -423,10 +456,9 @@ pub(super) fn connect_http(
     options: ClientOptions,
 ) -> Result<Client, (ClientError, Option<(u16, bool)>)> {
     {
-        let config =
-            ureq::Agent::config_builder().http_status_as_error(false).max_idle_connections_per_host(64).build();
         let link = Arc::new(Link {
-            agent: ureq::Agent::new_with_config(config),
+            inflight: Inflight::new(),
+            agent: ureq::Agent::new_with_config(agent_config(64)),
             url: url.to_owned(),
             headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
             session_id: Mutex::new(None),

@@ -3,6 +3,7 @@
 //! the bytes.
 
 mod client;
+mod inflight;
 mod server;
 mod sse_client;
 mod sse_out;

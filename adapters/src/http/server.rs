@@ -4,7 +4,7 @@
 use std::io::{self, Read};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -72,7 +72,15 @@ pub struct HttpServerOptions {
     /// a client waits before resuming a stream the server ended early; `None` leaves it to the
     /// client.
     pub sse_retry: Option<Duration>,
+    /// How long an SSE stream may stay silent before the server writes a keep-alive comment
+    /// (default 15 s). Besides keeping proxies from timing the stream out, the write is how the
+    /// server notices a client that closed the stream: in 2026-07-28 that cancels the stream's
+    /// request, and a gone GET stream is freed.
+    pub sse_keepalive: Duration,
 }
+
+/// The default of [`HttpServerOptions::sse_keepalive`].
+const DEFAULT_SSE_KEEPALIVE: Duration = Duration::from_secs(15);
 
 /// A session store shared by the servers that serve the same sessions.
 pub type SharedSessionStore = Arc<Mutex<dyn SessionStore + Send>>;
@@ -88,6 +96,7 @@ impl std::fmt::Debug for HttpServerOptions {
             .field("session_store", &self.session_store.is_some())
             .field("event_store", &self.event_store.is_some())
             .field("sse_retry", &self.sse_retry)
+            .field("sse_keepalive", &self.sse_keepalive)
             .finish()
     }
 }
@@ -103,6 +112,7 @@ impl Default for HttpServerOptions {
             session_store: None,
             event_store: None,
             sse_retry: None,
+            sse_keepalive: DEFAULT_SSE_KEEPALIVE,
         }
     }
 }
@@ -142,6 +152,13 @@ impl HttpServerOptions {
     /// a stream the server ended early (see `Job::close_sse_stream`).
     pub const fn sse_retry(mut self, retry: Duration) -> Self {
         self.sse_retry = Some(retry);
+        self
+    }
+
+    /// Writes a keep-alive comment on SSE streams silent for `every` (see
+    /// [`HttpServerOptions::sse_keepalive`]).
+    pub const fn sse_keepalive(mut self, every: Duration) -> Self {
+        self.sse_keepalive = every;
         self
     }
 
@@ -507,7 +524,7 @@ fn legacy_open<S: Send + 'static>(shared: &Shared<S>, request: tiny_http::Reques
     let endpoint = talaria_core::http::legacy::endpoint_event(messages, &id);
     let frames = session.streams.open_get();
     if let Ok(mut out) = SseOut::start(request, None, None, true) {
-        if out.raw(&endpoint).is_ok() && out.pump(&frames) == Ending::Finished {
+        if out.raw(&endpoint).is_ok() && out.pump(&frames, shared.options.sse_keepalive) == Ending::Finished {
             out.end();
         }
     }
@@ -613,10 +630,13 @@ fn post<S: Send + 'static>(
     let frames = session.streams.open_post(stream);
     session.conn.with(|served, now| served.endpoint.handle_frame(now, Route::Stream(stream), body));
     let mut reply = Reply::new(shared.options.reply_mode);
+    let keepalive = shared.options.sse_keepalive.max(Duration::from_millis(10));
     let (first, disconnect) = loop {
-        let (steps, disconnect) = match frames.recv() {
+        let (steps, disconnect) = match frames.recv_timeout(keepalive) {
             Ok(StreamMsg::Frame(payload)) => (reply.frame(payload), false),
-            Ok(StreamMsg::Done) | Err(_) => (reply.done(), false),
+            Ok(StreamMsg::Done) | Err(RecvTimeoutError::Disconnected) => (reply.done(), false),
+            // A long wait: answer with a stream, kept alive, so a client that leaves is noticed.
+            Err(RecvTimeoutError::Timeout) => (reply.idle(), false),
             // The handler frees the connection: the client needs a stream to resume.
             Ok(StreamMsg::Disconnect) => (reply.start_stream(), true),
         };
@@ -653,7 +673,7 @@ fn post<S: Send + 'static>(
     } else if disconnect {
         Ending::Disconnected
     } else {
-        out.pump(&frames)
+        out.pump(&frames, shared.options.sse_keepalive)
     };
     match ending {
         Ending::Finished => out.finish(),
@@ -710,7 +730,7 @@ fn open_stream<S: Send + 'static>(
             ok = ok && out.replayed(event).is_ok();
         }
         let Some(frames) = resumed.frames else { return out.end() };
-        let ending = if ok { out.pump(&frames) } else { Ending::Gone };
+        let ending = if ok { out.pump(&frames, shared.options.sse_keepalive) } else { Ending::Gone };
         match (ending, resumed.post) {
             // The POST stream's request is answered: its log stream is complete.
             (Ending::Finished, Some(_)) => out.finish(),
@@ -725,7 +745,9 @@ fn open_stream<S: Send + 'static>(
     let Ok(mut out) = SseOut::start(request, None, log, true) else { return };
     // 2025-11-25: a priming event (an id, no data) lets the client resume even before the
     // first message arrives.
-    if (!polling || out.prime(shared.options.sse_retry).is_ok()) && out.pump(&frames) == Ending::Finished {
+    if (!polling || out.prime(shared.options.sse_retry).is_ok())
+        && out.pump(&frames, shared.options.sse_keepalive) == Ending::Finished
+    {
         out.end();
     }
 }

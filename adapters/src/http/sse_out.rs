@@ -3,7 +3,7 @@
 //! written, and the end.
 
 use std::io::{self, Write};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 use talaria_core::codec::{encode_event, SseEvent};
@@ -93,18 +93,20 @@ impl SseOut {
     }
 
     /// Writes frames as they come until the stream ends, the server ends it, or the client
-    /// goes away.
-    pub(super) fn pump(&mut self, frames: &Receiver<StreamMsg>) -> Ending {
+    /// goes away; a stream silent for `keepalive` gets a comment, which is how a client that
+    /// closed it is noticed.
+    pub(super) fn pump(&mut self, frames: &Receiver<StreamMsg>, keepalive: Duration) -> Ending {
+        let keepalive = keepalive.max(Duration::from_millis(10));
         loop {
-            match frames.recv() {
-                Ok(StreamMsg::Frame(payload)) if payload.is_empty() => {}
-                Ok(StreamMsg::Frame(payload)) => {
-                    if self.event(&payload).is_err() {
-                        return Ending::Gone;
-                    }
-                }
-                Ok(StreamMsg::Done) | Err(_) => return Ending::Finished,
+            let written = match frames.recv_timeout(keepalive) {
+                Ok(StreamMsg::Frame(payload)) if payload.is_empty() => Ok(()),
+                Ok(StreamMsg::Frame(payload)) => self.event(&payload),
+                Err(RecvTimeoutError::Timeout) => self.raw(b": keepalive\n\n"),
+                Ok(StreamMsg::Done) | Err(RecvTimeoutError::Disconnected) => return Ending::Finished,
                 Ok(StreamMsg::Disconnect) => return Ending::Disconnected,
+            };
+            if written.is_err() {
+                return Ending::Gone;
             }
         }
     }

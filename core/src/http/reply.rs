@@ -108,6 +108,32 @@ impl Reply {
         }
     }
 
+    /// Nothing came for the adapter's keep-alive interval: a reply with nothing written yet
+    /// turns into an SSE stream now (steps as [`Reply::start_stream`]), so that the adapter can
+    /// keep it alive and notice a client that closes it (in 2026-07-28, the request's
+    /// cancellation). Empty otherwise: a held JSON response goes out as soon as the stream is
+    /// done, and a stream is kept alive by the adapter.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::reply::{Reply, ReplyMode, ReplyStep};
+    ///
+    /// let mut reply = Reply::new(ReplyMode::Json);
+    /// assert_eq!(reply.idle(), vec![ReplyStep::StartSse]);
+    /// assert!(reply.idle().is_empty(), "already streaming");
+    ///
+    /// let mut reply = Reply::new(ReplyMode::Json);
+    /// assert!(reply.frame(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec()).is_empty());
+    /// assert!(reply.idle().is_empty(), "the response is held for its JSON body");
+    /// ```
+    pub fn idle(&mut self) -> Vec<ReplyStep> {
+        match self.state {
+            State::Waiting(None) => self.start_stream(),
+            _ => Vec::new(),
+        }
+    }
+
     /// A frame the session routed to this POST's stream.
     pub fn frame(&mut self, payload: Vec<u8>) -> Vec<ReplyStep> {
         match std::mem::replace(&mut self.state, State::Finished) {

@@ -327,6 +327,11 @@ pub enum LocalError {
     /// The peer's answer could not be understood (malformed response or result).
     #[error("malformed response: {0}")]
     MalformedResponse(String),
+    /// The request (the method named) goes to the client as an input request of the call's
+    /// `input_required` answer, and its answer comes with the client's retry (2026-07-28, see
+    /// `Job::ask`): return from the work now.
+    #[error("{0} is asked in the client's next round (input_required)")]
+    InputRequired(String),
 }
 
 /// How a request failed: the peer answered with an error, or it failed locally.

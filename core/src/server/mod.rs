@@ -38,6 +38,7 @@ mod extras;
 pub mod pagination;
 mod prompts;
 mod resources;
+mod rounds;
 mod router;
 mod task;
 mod tools;

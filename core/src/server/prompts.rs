@@ -37,5 +37,6 @@ pub(super) fn error_of(e: ToolError) -> ErrorObject {
     match e {
         ToolError::Execution(message) => ErrorObject::internal(message),
         ToolError::Protocol(error) => error,
+        ToolError::InputRequired(_) => ErrorObject::internal("input_required is answered to tools/call only"),
     }
 }

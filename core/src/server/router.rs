@@ -566,6 +566,13 @@ fn answer(
         Ok(result) => result,
         Err(ToolError::Execution(message)) => CallToolResult::error(message),
         Err(ToolError::Protocol(error)) => return session.respond(reply, Err(error)),
+        Err(ToolError::InputRequired(needed)) => {
+            if session.version().is_some_and(|v| v.supports(crate::version::Feature::Mrtr)) {
+                return respond_adapted(session, reply, *needed);
+            }
+            let error = ErrorObject::internal("the tool asked for input_required outside 2026-07-28");
+            return session.respond(reply, Err(error));
+        }
     };
     respond_adapted(session, reply, result)
 }

@@ -14,11 +14,13 @@ use serde_json::value::RawValue;
 use super::builder::RouterBuilder;
 use super::context::Context;
 use super::extras::CancelFlag;
+use super::rounds::Rounds;
 use super::router::Deferred;
 use super::tools::ToolError;
-use crate::jsonrpc::{CallError, LocalError};
+use crate::jsonrpc::{CallError, ErrorObject, LocalError};
 use crate::schema::tools::{CallToolResult, Tool};
 use crate::schema::{LoggingLevel, RequestMethod};
+use crate::version::Feature;
 
 /// What a running task reaches its connection through. Implemented by each adapter.
 pub trait Link: Send + Sync {
@@ -56,6 +58,8 @@ type Work = Box<dyn FnOnce(&Job<'_>) -> Result<CallToolResult, ToolError> + Send
 pub struct Task {
     deferred: Deferred,
     work: Work,
+    /// 2026-07-28: the answers the client gave to the job's asks in earlier rounds.
+    rounds: Option<Rounds>,
 }
 
 impl std::fmt::Debug for Task {
@@ -73,11 +77,17 @@ impl Task {
     /// Runs the work, then answers through `link`. A task whose request was cancelled before
     /// it started is answered without running (the answer is dropped anyway).
     pub fn run(self, link: &dyn Link) {
-        let Self { deferred, work } = self;
+        let Self { deferred, work, rounds } = self;
         let outcome = if deferred.cancel_flag().is_cancelled() {
             Err(ToolError::Execution("cancelled".into()))
         } else {
-            work(&Job { deferred: Some(&deferred), cancel: deferred.cancel_flag().clone(), link: Some(link) })
+            let job = Job {
+                deferred: Some(&deferred),
+                cancel: deferred.cancel_flag().clone(),
+                link: Some(link),
+                rounds: rounds.as_ref(),
+            };
+            settle(work(&job), rounds.as_ref())
         };
         link.complete(deferred, outcome);
     }
@@ -108,6 +118,7 @@ pub struct Job<'a> {
     deferred: Option<&'a Deferred>,
     cancel: CancelFlag,
     link: Option<&'a dyn Link>,
+    rounds: Option<&'a Rounds>,
 }
 
 impl std::fmt::Debug for Job<'_> {
@@ -137,13 +148,43 @@ impl Job<'_> {
         }
     }
 
-    /// Asks the client (sampling, elicitation, roots) and waits for the answer. Legacy era
-    /// only: in 2026-07-28 a server asks with `Context::require_input` instead.
+    /// Asks the client (sampling, elicitation, roots) and waits for the answer.
+    ///
+    /// Before 2026-07-28 this sends a request to the client on the call's route. In
+    /// 2026-07-28, where servers send no requests, the ask becomes an input request of the
+    /// call's `input_required` answer: the first time, it fails with
+    /// [`LocalError::InputRequired`] and the job should return (with `?`); the client answers
+    /// and calls again, the job runs again from the start, and this time the ask returns the
+    /// answer. Work done before the last ask therefore runs once per round: keep it cheap or
+    /// idempotent. See the `rounds` notes in the source for the state carried between rounds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::roots::ListRoots;
+    /// use talaria_core::schema::tools::{CallToolResult, Tool};
+    /// use talaria_core::server::{Router, ToolError};
+    ///
+    /// let router = Router::<()>::builder()
+    ///     .blocking_tool(Tool::new("count_roots", Default::default()), |job, _: serde_json::Value| {
+    ///         let roots = job.ask::<ListRoots>(&Default::default()).map_err(|e| ToolError::execution(e.to_string()))?;
+    ///         Ok(CallToolResult::text(roots.roots.len().to_string()))
+    ///     })
+    ///     .build();
+    /// assert_eq!(router.tools().count(), 1);
+    /// ```
     ///
     /// # Errors
     ///
-    /// How the request failed; [`LocalError::NotSent`] when the job runs inline (no adapter).
+    /// How the request failed; [`LocalError::InputRequired`] when the answer comes in the next
+    /// round; [`LocalError::NotSent`] when the job runs inline (no adapter) before 2026-07-28,
+    /// or the client did not declare the capability the request needs.
     pub fn ask<M: RequestMethod>(&self, params: &M::Params) -> Result<M::Result, CallError> {
+        if let Some(rounds) = self.rounds {
+            let params = serde_json::to_value(params)
+                .map_err(|e| CallError::Local(LocalError::NotSent(format!("cannot encode {}: {e}", M::INFO.name))))?;
+            return rounds.ask(M::INFO.name, &params);
+        }
         let Some(link) = self.link else {
             return Err(CallError::Local(LocalError::NotSent("no connection to ask through".into())));
         };
@@ -189,10 +230,14 @@ impl<S> Context<'_, S> {
     /// Runs `work` off the I/O loop if the adapter provided a [`Spawn`], answering when it
     /// finishes; otherwise runs it here, now. Returns the outcome when it ran here.
     fn spawn_or_run(&mut self, work: Work) -> Option<Result<CallToolResult, ToolError>> {
+        let rounds = match self.job_rounds() {
+            Ok(rounds) => rounds,
+            Err(refused) => return Some(Err(ToolError::Protocol(refused))),
+        };
         let spawner = self.extras.spawner.clone();
         match (spawner, self.defer()) {
             (Some(spawner), Some(deferred)) => {
-                spawner.spawn(Task { deferred, work });
+                spawner.spawn(Task { deferred, work, rounds });
                 None
             }
             (_, deferred) => {
@@ -200,9 +245,29 @@ impl<S> Context<'_, S> {
                 if let Some(deferred) = deferred {
                     self.reply = Some(deferred.reply);
                 }
-                Some(work(&Job { deferred: None, cancel: self.cancel_flag(), link: None }))
+                let job = Job { deferred: None, cancel: self.cancel_flag(), link: None, rounds: rounds.as_ref() };
+                Some(settle(work(&job), rounds.as_ref()))
             }
         }
+    }
+
+    /// In 2026-07-28, the round a long-running call is in (see [`Job::ask`]).
+    fn job_rounds(&mut self) -> Result<Option<Rounds>, ErrorObject> {
+        if !self.version().is_some_and(|v| v.supports(Feature::Mrtr)) {
+            return Ok(None);
+        }
+        let responses = self.input_responses.take();
+        let capabilities = self.client_capabilities().cloned();
+        Rounds::start(self.request_state.as_deref(), responses, capabilities).map(Some)
+    }
+}
+
+/// A job's outcome, unless it asked for something the client has yet to answer: then the
+/// call is answered with `input_required`.
+fn settle(outcome: Result<CallToolResult, ToolError>, rounds: Option<&Rounds>) -> Result<CallToolResult, ToolError> {
+    match rounds.and_then(Rounds::input_required) {
+        Some(needed) => Err(ToolError::InputRequired(Box::new(needed))),
+        None => outcome,
     }
 }
 

@@ -109,10 +109,19 @@ impl World {
     }
 
     fn with(version: ProtocolVersion, router: Router<u32>) -> Self {
+        Self::with_client(version, router, crate::schema::lifecycle::ClientCapabilities::default())
+    }
+
+    fn with_client(
+        version: ProtocolVersion,
+        router: Router<u32>,
+        capabilities: crate::schema::lifecycle::ClientCapabilities,
+    ) -> Self {
         let now = crate::test_clock::t0();
         let config = ServerConfig::new(Implementation::new("s", "1")).with_capabilities(router.capabilities());
         let mode = if version == ProtocolVersion::V2026_07_28 { ClientMode::Stateless } else { ClientMode::Legacy };
-        let mut client_config = ClientConfig::new(Implementation::new("c", "1")).with_mode(mode);
+        let mut client_config =
+            ClientConfig::new(Implementation::new("c", "1")).with_mode(mode).with_capabilities(capabilities);
         client_config.session.versions = vec![version];
         let mut world = Self {
             client: Session::<Client>::new(client_config, now),
@@ -544,6 +553,72 @@ fn a_tool_asks_for_input_and_the_client_answers_in_rounds() {
         step,
         MrtrStep::Done(Err(crate::jsonrpc::CallError::Local(crate::jsonrpc::LocalError::NotSent(_))))
     ));
+}
+
+#[test]
+fn a_blocking_tool_asks_in_rounds_in_the_stateless_era() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use crate::client::{Handlers, MrtrCall, MrtrStep};
+    use crate::schema::elicitation::{Elicit, ElicitRequestParams, ElicitResult};
+    use crate::schema::roots::{ListRoots, Root};
+
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&runs);
+    let router = Router::<u32>::builder()
+        .blocking_tool(Tool::new("survey", schema(json!({}))), move |job, _: Value| {
+            counted.fetch_add(1, Ordering::Relaxed);
+            let to_text = |e: crate::jsonrpc::CallError| ToolError::execution(e.to_string());
+            let roots = job.ask::<ListRoots>(&Default::default()).map_err(to_text)?;
+            let question: ElicitRequestParams = serde_json::from_value(json!({"mode": "form", "message": "Name?",
+                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}))
+            .unwrap();
+            let answer = job.ask::<Elicit>(&question).map_err(to_text)?;
+            let name = answer.content.and_then(|c| c.get("name").cloned()).unwrap_or_default();
+            Ok(CallToolResult::text(format!("{} roots, {name}", roots.roots.len())))
+        })
+        .build();
+    let mut handlers = Handlers::default().with_elicitation(false, |params| {
+        assert_eq!(params.message(), Some("Name?"));
+        Ok(ElicitResult::accept([("name".to_owned(), json!("Ada"))].into()))
+    });
+    handlers.add_root(Root::new("file:///work"));
+    let mut w = World::with_client(ProtocolVersion::V2026_07_28, router, handlers.capabilities());
+    let params = json!({"name": "survey", "arguments": {}}).as_object().unwrap().clone();
+    let mut call = MrtrCall::start(&mut w.client, w.now, "tools/call", params, 5).unwrap();
+    let result = loop {
+        w.settle();
+        let id = call.pending().clone();
+        let outcome = w.outcome_raw(&id).expect("a response");
+        match call.on_response(&mut w.client, w.now, &handlers, &id, outcome) {
+            MrtrStep::Retrying => {}
+            MrtrStep::Done(result) => break result,
+            other => panic!("{other:?}"),
+        }
+    };
+    let result: Value = serde_json::from_str(result.unwrap().get()).unwrap();
+    assert_eq!(result["content"][0]["text"], "1 roots, \"Ada\"");
+    assert_eq!(call.rounds(), 2, "one round per ask");
+    assert_eq!(runs.load(Ordering::Relaxed), 3, "the job runs once per round");
+
+    // A client without elicitation gets the tool's error, not an input request it cannot answer.
+    let mut bare = Handlers::default();
+    bare.add_root(Root::new("file:///work"));
+    let router = Router::<u32>::builder()
+        .blocking_tool(Tool::new("ask", schema(json!({}))), |job, _: Value| {
+            let question: ElicitRequestParams = serde_json::from_value(
+                json!({"message": "?", "requestedSchema": {"type": "object", "properties": {}}}),
+            )
+            .unwrap();
+            job.ask::<Elicit>(&question).map_err(|e| ToolError::execution(e.to_string()))?;
+            Ok(CallToolResult::text("unreachable"))
+        })
+        .build();
+    let mut w = World::with_client(ProtocolVersion::V2026_07_28, router, bare.capabilities());
+    let answer = w.call("tools/call", &json!({"name": "ask"}), RequestOptions::default()).unwrap();
+    assert_eq!(answer["isError"], true, "{answer}");
+    assert!(answer["content"][0]["text"].as_str().unwrap().contains("did not declare"), "{answer}");
 }
 
 #[test]

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::context::Context;
 use crate::jsonrpc::ErrorObject;
+use crate::schema::mrtr::InputRequiredResult;
 use crate::schema::tools::{CallToolResult, Tool};
 use crate::schema::JsonObject;
 
@@ -32,6 +33,11 @@ pub enum ToolError {
     /// The request is wrong; the client gets this JSON-RPC error.
     #[error(transparent)]
     Protocol(ErrorObject),
+    /// Not a failure: the tool needs the client's input first (2026-07-28), and the call is
+    /// answered with this `input_required` result. `Job::ask` produces it for long-running
+    /// tools; outside 2026-07-28 it is answered as an internal error.
+    #[error("input required from the client")]
+    InputRequired(Box<InputRequiredResult>),
 }
 
 impl ToolError {

@@ -1,0 +1,137 @@
+//! Cancelling a stateless-era (2026-07-28) HTTP request: its POST's stream is closed, the only
+//! cancellation that revision has over HTTP. Each such request runs on a `ureq` agent of its
+//! own, so that shutting that agent down ends its connection and no other; an agent whose
+//! request finished keeps its idle connection and serves the next request.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use talaria_core::jsonrpc::RequestId;
+
+/// How many finished agents (each with at most one idle connection) are kept for reuse.
+const SPARE_AGENTS: usize = 16;
+
+/// The stateless requests in flight, by id, each with the agent carrying it.
+pub(super) struct Inflight {
+    config: ureq::config::Config,
+    running: Mutex<HashMap<RequestId, ureq::Agent>>,
+    spare: Mutex<Vec<ureq::Agent>>,
+}
+
+impl Inflight {
+    /// No request running yet; each agent keeps at most one idle connection.
+    pub(super) fn new() -> Self {
+        Self { config: agent_config(1), running: Mutex::new(HashMap::new()), spare: Mutex::new(Vec::new()) }
+    }
+
+    /// An agent for request `id`, registered as running until the returned guard drops.
+    pub(super) fn start(&self, id: RequestId) -> Running<'_> {
+        let agent = lock(&self.spare).pop().unwrap_or_else(|| ureq::Agent::new_with_config(self.config.clone()));
+        lock(&self.running).insert(id.clone(), agent.clone());
+        Running { inflight: self, id, agent }
+    }
+
+    /// Closes request `id`'s connection, if it is running; whether it was.
+    pub(super) fn cancel(&self, id: &RequestId) -> bool {
+        let agent = lock(&self.running).remove(id);
+        agent.map(ureq::Agent::shutdown).is_some()
+    }
+}
+
+/// A stateless request in flight; hands its agent back for reuse when it ends uncancelled.
+pub(super) struct Running<'a> {
+    inflight: &'a Inflight,
+    id: RequestId,
+    agent: ureq::Agent,
+}
+
+impl Running<'_> {
+    /// The agent to send the request with.
+    pub(super) const fn agent(&self) -> &ureq::Agent {
+        &self.agent
+    }
+
+    /// Whether the request was cancelled: its connection is closed, and nothing it read
+    /// since means anything.
+    pub(super) fn cancelled(&self) -> bool {
+        !lock(&self.inflight.running).contains_key(&self.id)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        if lock(&self.inflight.running).remove(&self.id).is_some() {
+            let mut spare = lock(&self.inflight.spare);
+            if spare.len() < SPARE_AGENTS {
+                spare.push(self.agent.clone());
+            }
+        }
+    }
+}
+
+/// How the client's agents are configured: HTTP error statuses are answers to read, not
+/// errors; at most `idle` idle connections are kept.
+pub(super) fn agent_config(idle: usize) -> ureq::config::Config {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_idle_connections(idle)
+        .max_idle_connections_per_host(idle)
+        .build()
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    use super::*;
+
+    #[test]
+    fn cancelling_closes_only_that_request_and_finished_agents_are_reused() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        // A server that sends the head of an SSE reply and then nothing: the read blocks.
+        let (head_sent, sent) = std::sync::mpsc::channel();
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut head = [0u8; 1024];
+            let _ = socket.read(&mut head).unwrap();
+            socket.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n").unwrap();
+            head_sent.send(()).unwrap();
+            // EOF on our side means the client closed its stream.
+            let mut rest = Vec::new();
+            let _ = socket.read_to_end(&mut rest);
+        });
+        let inflight = Inflight::new();
+        let id = RequestId::Number(7);
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let running = inflight.start(RequestId::Number(7));
+                // Cancelled before or after the head arrived, the request ends with nothing read.
+                let ended = running.agent().post(&url).send("{}").map_or(true, |response| {
+                    let mut body = Vec::new();
+                    let read = response.into_body().into_reader().read_to_end(&mut body);
+                    read.is_err() || body.is_empty()
+                });
+                (ended, running.cancelled())
+            });
+            sent.recv().unwrap();
+            assert!(inflight.cancel(&id));
+            let (ended, cancelled) = reader.join().unwrap();
+            assert!(ended && cancelled);
+        });
+        server.join().unwrap();
+        assert!(!inflight.cancel(&id), "a request is cancelled once");
+        assert!(lock(&inflight.spare).is_empty(), "a cancelled agent is not reused");
+
+        drop(inflight.start(RequestId::Number(8)));
+        assert_eq!(lock(&inflight.spare).len(), 1, "a finished agent is kept");
+        let _again = inflight.start(RequestId::Number(9));
+        assert!(lock(&inflight.spare).is_empty(), "and reused");
+    }
+}
