@@ -324,6 +324,9 @@ fn network_failures_exit_4_and_refused_credentials_exit_5() {
     let output =
         talaria(&["--json", "-H", "Authorization: Bearer wrong", "http", &format!("http://{addr}/mcp"), "ping"]);
     assert_eq!(code(&output), 5, "{}", String::from_utf8_lossy(&output.stdout));
+    let failure = &json_lines(&output)[0];
+    assert_eq!(failure["kind"], "authorization");
+    assert!(failure["message"].as_str().unwrap().contains("HTTP 401"), "{failure}");
 }
 
 /// A server answering every request with 401 (on a thread that lives as long as the tests).
@@ -438,4 +441,51 @@ fn raw_batches_in_2025_03_26() {
     assert_eq!(code(&output), 2, "not messages: {}", stderr(&output));
     let output = stdio(&["--protocol-version", "2025-06-18"], r#"batch [{"id":1,"method":"ping"}]"#);
     assert_ne!(code(&output), 0, "no batches after 2025-03-26");
+}
+
+#[test]
+fn scripted_mode_answers_server_requests_as_its_flags_say() {
+    for version in ["2025-06-18", "2026-07-28"] {
+        // Declined by default: the sampling call fails, the elicitation is declined.
+        let output =
+            stdio(&["--protocol-version", version], "call-tool sample question=q ::: call-tool elicit question=q");
+        let values = json_lines(&output);
+        assert_eq!(code(&output), 3, "{version}: {}", stderr(&output));
+        // Legacy: the tool reports the refusal (isError); 2026-07-28: the client cannot answer
+        // the input request, and says so.
+        let refusal = values[0]["message"].as_str().or_else(|| values[0]["content"][0]["text"].as_str());
+        assert!(refusal.unwrap().contains("User rejected sampling"), "{version}: {}", values[0]);
+        assert_eq!(values[1]["content"][0]["text"], r#"{"action":"decline"}"#, "{version}");
+        // Flags answer instead: a fixed sampling reply, and a cancelled elicitation.
+        let flags = ["--protocol-version", version, "--sampling-reply", "forty-two", "--elicitation", "cancel"];
+        let output = stdio(&flags, "call-tool sample question=q ::: call-tool elicit question=q");
+        assert_eq!(code(&output), 0, "{version}: {}", stderr(&output));
+        let values = json_lines(&output);
+        assert!(values[0]["content"][0]["text"].as_str().unwrap().contains("forty-two"), "{version}: {}", values[0]);
+        assert_eq!(values[1]["content"][0]["text"], r#"{"action":"cancel"}"#, "{version}");
+    }
+    let output = talaria(&["--elicitation", "maybe", "stdio", "--", TALARIA, "serve-demo", "ping"]);
+    assert_eq!(code(&output), 2, "an unknown answer is a usage error");
+}
+
+#[test]
+fn trace_shows_http_heads_and_redacts_credentials() {
+    let demo = NetDemo::start("http");
+    let output = talaria(&[
+        "--trace",
+        "--protocol-version",
+        "2025-11-25",
+        "-H",
+        "Authorization: Bearer very-secret",
+        "http",
+        &demo.url,
+        "ping",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains(&format!("→ POST {}", demo.url)), "{err}");
+    assert!(err.contains("← HTTP 200") && err.contains("← HTTP 202"), "{err}");
+    assert!(err.contains("authorization: Bearer [redacted]") && !err.contains("very-secret"), "{err}");
+    assert!(err.contains(r#"→ {"jsonrpc":"2.0","id":1,"method":"ping""#), "{err}");
+    assert!(err.contains("mcp-session-id: "), "{err}");
 }

@@ -619,3 +619,65 @@ fn a_long_running_tool_asks_a_stateless_client_in_rounds() {
     let answer = client.call_tool("sample", json!({"question": "why"})).unwrap();
     assert!(text_of(&answer).contains("echo of why"), "{}", text_of(&answer));
 }
+
+#[test]
+fn a_refused_handshake_reports_its_status_and_www_authenticate() {
+    let hook = |headers: &[(String, String)]| {
+        let bearer = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization")).map(|(_, v)| v.as_str());
+        match bearer {
+            Some("Bearer let-me-in") => Ok(Some("tester".to_owned())),
+            _ => Err(Rejection { www_authenticate: "Bearer resource_metadata=\"http://x/.well-known\"".into() }),
+        }
+    };
+    let (_listening, url) = serve(HttpServerOptions::default().authorize(hook));
+    for mode in [ClientMode::Auto, ClientMode::Legacy, ClientMode::Stateless] {
+        let refused = Client::http(&url, &[], ClientOptions::new("no-credentials", "1").mode(mode)).unwrap_err();
+        match refused {
+            ClientError::HttpStatus { status, www_authenticate, url: refused_url, .. } => {
+                assert_eq!(status, 401, "{mode:?}");
+                assert_eq!(www_authenticate.as_deref(), Some("Bearer resource_metadata=\"http://x/.well-known\""));
+                assert_eq!(refused_url, url);
+            }
+            other => panic!("{mode:?}: {other:?}"),
+        }
+    }
+    let client = Client::http(&url, &[("Authorization", "Bearer let-me-in")], ClientOptions::new("ok", "1")).unwrap();
+    assert_eq!(client.list_all_tools().unwrap().len(), 11);
+    let sse = url.replace("/mcp", "/sse");
+    let refused = Client::sse(&sse, &[], ClientOptions::new("no-credentials", "1")).unwrap_err();
+    assert!(matches!(refused, ClientError::HttpStatus { status: 401, www_authenticate: Some(_), .. }), "{refused:?}");
+}
+
+#[test]
+fn a_trace_sees_frames_heads_and_sse_fields() {
+    use std::sync::{Arc, Mutex};
+    use talaria::client::TraceEvent;
+
+    let (_listening, url) = serve(HttpServerOptions::default().reply_mode(ReplyMode::Sse));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let options = legacy(ProtocolVersion::V2025_11_25).trace(move |event| {
+        let line = match event {
+            TraceEvent::Sent(frame) => format!("sent {}", String::from_utf8_lossy(frame)),
+            TraceEvent::Received(frame) => format!("received {}", String::from_utf8_lossy(frame)),
+            TraceEvent::HttpRequest { method, headers, .. } => {
+                format!("{method} {}", headers.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "))
+            }
+            TraceEvent::HttpResponse { status, .. } => format!("status {status}"),
+            TraceEvent::SseEvent { id, .. } => format!("sse id {}", id.unwrap_or("-")),
+            _ => "other".into(),
+        };
+        log.lock().unwrap().push(line);
+    });
+    let client = Client::http(&url, &[("Authorization", "Bearer t")], options).unwrap();
+    client.ping().unwrap();
+    client.close();
+    let seen = seen.lock().unwrap().clone();
+    let has = |prefix: &str| seen.iter().any(|line| line.starts_with(prefix));
+    assert!(has("sent {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\""), "{seen:#?}");
+    assert!(has("received {\"jsonrpc\":\"2.0\",\"id\":0,\"result\""), "{seen:#?}");
+    assert!(seen.iter().any(|l| l.starts_with("POST ") && l.contains("authorization=Bearer t")), "{seen:#?}");
+    assert!(has("status 200") && has("status 202"), "{seen:#?}");
+    assert!(has("sse id "), "2025-11-25 SSE replies carry event ids: {seen:#?}");
+    assert!(has("DELETE "), "{seen:#?}");
+}

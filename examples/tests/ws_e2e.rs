@@ -88,7 +88,7 @@ fn upgrades_are_checked_for_path_and_origin() {
     assert!(upgrade(addr, "/ws", Some("https://evil.example")).contains("403"));
     assert!(upgrade(addr, "/elsewhere", None).contains("404"));
     let refused = Client::websocket(&format!("ws://{addr}/nope"), &[], ClientOptions::new("c", "1"));
-    assert!(matches!(refused, Err(ClientError::Connect(_))), "{refused:?}");
+    assert!(matches!(refused, Err(ClientError::HttpStatus { status: 404, .. })), "{refused:?}");
 }
 
 #[test]

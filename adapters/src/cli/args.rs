@@ -95,6 +95,26 @@ pub(crate) struct Global {
     /// Ask the server for log messages at LEVEL and above (debug, info, warning, ...).
     #[arg(long, global = true, value_name = "LEVEL", value_parser = parse_level)]
     pub(crate) log_level: Option<LoggingLevel>,
+    /// Non-interactive answer to the server's elicitation requests: decline (the default),
+    /// cancel, or accept-defaults (accept forms filled with their fields' defaults).
+    #[arg(long, global = true, value_name = "ANSWER", value_enum, default_value_t = ElicitAnswer::Decline)]
+    pub(crate) elicitation: ElicitAnswer,
+    /// Non-interactive answer to the server's sampling requests: reply with TEXT (model
+    /// `talaria-cli`) instead of declining.
+    #[arg(long, global = true, value_name = "TEXT")]
+    pub(crate) sampling_reply: Option<String>,
+}
+
+/// What scripted mode answers to elicitation requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ElicitAnswer {
+    /// Refuse explicitly.
+    Decline,
+    /// Dismiss without choosing.
+    Cancel,
+    /// Accept forms filled with their fields' defaults (declined when a required field has
+    /// none, and for URL elicitations).
+    AcceptDefaults,
 }
 
 /// The modes.

@@ -85,6 +85,8 @@ pub(crate) struct Connector {
     pub(crate) log_level: Option<LoggingLevel>,
     /// Start stdio servers through the trace proxy (frames can then be printed).
     pub(crate) proxy: bool,
+    /// What scripted mode answers to the server's requests.
+    pub(crate) scripted: server_requests::Scripted,
 }
 
 /// What a connection reports to, and who answers the server's questions.
@@ -151,13 +153,6 @@ impl Connector {
                 }
             }
             Target::WebSocket(url) => {
-                if hooks.printer.tracing() {
-                    hooks.printer.line(&format!("→ GET {url} (WebSocket upgrade, subprotocol mcp)"));
-                    for (name, value) in &self.headers {
-                        hooks.printer.line(&format!("  {}", trace::header_line(name, value)));
-                    }
-                    hooks.printer.line("  (frames over WebSocket cannot be traced yet: the client has no frame hook)");
-                }
                 let headers: Vec<(&str, &str)> = self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
                 match Client::websocket(url, &headers, options) {
                     Ok(client) => (client, None),
@@ -165,13 +160,6 @@ impl Connector {
                 }
             }
             Target::Http(url) => {
-                if hooks.printer.tracing() {
-                    hooks.printer.line(&format!("→ POST {url} (Streamable HTTP)"));
-                    for (name, value) in &self.headers {
-                        hooks.printer.line(&format!("  {}", trace::header_line(name, value)));
-                    }
-                    hooks.printer.line("  (HTTP exchanges cannot be traced yet: the client has no frame hook)");
-                }
                 let headers: Vec<(&str, &str)> = self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
                 // The spec's backwards-compatibility probe: legacy HTTP+SSE when the URL refuses
                 // Streamable HTTP.
@@ -181,9 +169,6 @@ impl Connector {
                 }
             }
             Target::Sse(url) => {
-                if hooks.printer.tracing() {
-                    hooks.printer.line(&format!("→ GET {url} (legacy HTTP+SSE)"));
-                }
                 let headers: Vec<(&str, &str)> = self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
                 match Client::sse(url, &headers, options) {
                     Ok(client) => (client, None),
@@ -266,8 +251,13 @@ impl Connector {
         options.config_mut().log_level = self.log_level;
         let handlers = match &hooks.questions {
             Some(questions) => server_requests::asking(questions.clone(), hooks.waiting),
-            None => server_requests::declining(&hooks.printer),
+            None => server_requests::scripted(&hooks.printer, &self.scripted),
         };
+        if !matches!(self.target, Target::Stdio { .. }) {
+            // Stdio frames are reported by the trace proxy; everything else by the client.
+            let printer = Arc::clone(&hooks.printer);
+            options = options.trace(move |event| trace::print_event(&printer, event));
+        }
         let (log_printer, note_printer) = (Arc::clone(&hooks.printer), Arc::clone(&hooks.printer));
         let catalog = Arc::clone(&hooks.catalog);
         options

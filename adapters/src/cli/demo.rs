@@ -45,6 +45,7 @@ pub(crate) fn run(args: &DemoArgs, settings: &Settings, printer: &Arc<Printer>) 
         timeout: None,
         log_level: Some(LoggingLevel::Info),
         proxy: false,
+        scripted: super::server_requests::Scripted::default(),
     };
     printer.set_logs(true);
     let style = printer.style;

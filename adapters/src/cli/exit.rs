@@ -186,6 +186,18 @@ impl From<ClientError> for Failure {
             }
             ClientError::Call(CallError::Local(local)) => from_local(&local),
             ClientError::Connect(why) => from_connect(&why),
+            ClientError::HttpStatus { url, status, www_authenticate, detail } => {
+                let kind = if matches!(status, 401 | 403) { Kind::Authorization } else { Kind::Transport };
+                let detail = detail.map(|d| format!(": {d}")).unwrap_or_default();
+                let failure = Self::new(kind, format!("cannot connect: {url}: HTTP {status}{detail}"));
+                match www_authenticate {
+                    Some(asked) => failure.with_hint(format!("the server asks for: WWW-Authenticate: {asked}")),
+                    None if kind == Kind::Authorization => {
+                        failure.with_hint("pass credentials with --header 'Authorization: Bearer ...'")
+                    }
+                    None => failure,
+                }
+            }
             ClientError::Io(e) => Self::transport(e.to_string()),
             other => Self::transport(other.to_string()),
         }

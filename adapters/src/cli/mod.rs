@@ -6,7 +6,8 @@
 //! - **Scripted**: `talaria [--json] stdio -- CMD ARGS... ::: call-tool echo text=hi ::: ping`
 //!   (or `stdio --cmd 'CMD ARGS' call-tool ...`, `ws URL call-tool ...`, `--config FILE NAME
 //!   call-tool ...`); without one-shot commands and with stdin not a terminal, one command per
-//!   line of stdin. Never prompts: server requests (sampling, elicitation) are declined.
+//!   line of stdin. Never prompts: server requests (sampling, elicitation) are declined, or
+//!   answered as `--sampling-reply TEXT` and `--elicitation accept-defaults|cancel` say.
 //!   `--json` prints one JSON value per command on stdout; failures as
 //!   `{"kind", "code", "message"}`. Exit codes: see [`Exit`].
 //! - **Interactive** (stdin is a terminal): a REPL with history, completion of commands, names
@@ -15,12 +16,12 @@
 //! - `talaria demo [--no-interactive]`, `talaria serve-demo --transport stdio|ws`: the bundled
 //!   [`demo_server`].
 //!
-//! Seams this module would use if the client had them (kept as workarounds meanwhile): a frame
-//! hook on the client (so `--trace` works on every transport; stdio goes through a tracing
-//! proxy process instead, see `trace`), a batch call (`batch` is not offered), structured
-//! HTTP status on connect errors (authorization is recognised from the error text), and
-//! handlers that may answer later (sampling and elicitation block the connection while the
-//! user types).
+//! `--trace` prints what the client's trace hook reports (frames, HTTP heads, SSE fields) for
+//! network transports; a stdio server is started through a tracing proxy process instead, so
+//! that its frames are seen exactly as the pipe carries them (see `trace`).
+//!
+//! A seam this module would use if the client had it: handlers that may answer later
+//! (sampling and elicitation block the connection's reader while the user types).
 
 mod args;
 mod catalog;
@@ -135,6 +136,10 @@ where
         timeout: global.timeout,
         log_level: global.log_level,
         proxy: is_stdio && (global.trace || interactive),
+        scripted: server_requests::Scripted {
+            elicitation: global.elicitation,
+            sampling_reply: global.sampling_reply.clone(),
+        },
     };
     if interactive {
         repl::run(&connector, &settings, &printer, None)

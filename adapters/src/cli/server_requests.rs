@@ -1,5 +1,6 @@
 //! What the server asks of the client: sampling and elicitation. In scripted mode they are
-//! declined (scripts never hang); in interactive mode the request travels to the thread that
+//! answered at once, declined unless `--elicitation` or `--sampling-reply` say otherwise
+//! (scripts never hang); in interactive mode the request travels to the thread that
 //! owns the terminal, which shows it and asks the user (accept, decline or cancel; the form's
 //! fields one by one).
 //!
@@ -16,8 +17,9 @@ use serde_json::{json, Value};
 use talaria_core::client::Handlers;
 use talaria_core::jsonrpc::{ErrorCode, ErrorObject};
 use talaria_core::schema::elicitation::{ElicitAction, ElicitRequestParams, ElicitResult};
-use talaria_core::schema::sampling::{CreateMessageRequestParams, CreateMessageResult, SamplingContent};
+use talaria_core::schema::sampling::{CreateMessageRequestParams, CreateMessageResult, SamplingContent, StopReason};
 
+use super::args::ElicitAnswer;
 use super::coerce;
 use super::printer::Printer;
 
@@ -37,18 +39,62 @@ fn declined(why: &str) -> ErrorObject {
     ErrorObject::new(ErrorCode(-1), format!("User rejected sampling request: {why}"))
 }
 
-/// Handlers that decline every request (scripted mode), saying so on stderr with `-v`.
-pub(crate) fn declining(printer: &Arc<Printer>) -> Handlers {
+/// What scripted mode answers to the server's requests (`--elicitation`, `--sampling-reply`):
+/// declining both by default, so that scripts never hang.
+#[derive(Debug, Clone)]
+pub(crate) struct Scripted {
+    /// The answer to elicitation requests.
+    pub(crate) elicitation: ElicitAnswer,
+    /// The text sampling requests get, if they are not declined.
+    pub(crate) sampling_reply: Option<String>,
+}
+
+impl Default for Scripted {
+    fn default() -> Self {
+        Self { elicitation: ElicitAnswer::Decline, sampling_reply: None }
+    }
+}
+
+/// Handlers that answer without asking anyone (scripted mode), as `answers` says, saying what
+/// they did on stderr with `-v`.
+pub(crate) fn scripted(printer: &Arc<Printer>, answers: &Scripted) -> Handlers {
     let (p1, p2) = (Arc::clone(printer), Arc::clone(printer));
+    let (reply, elicitation) = (answers.sampling_reply.clone(), answers.elicitation);
     Handlers::default()
         .with_sampling(move |_| {
-            p1.verbose(1, "the server asked for sampling: declined (non-interactive)");
-            Err(declined("talaria runs non-interactively"))
+            let Some(text) = &reply else {
+                p1.verbose(1, "the server asked for sampling: declined (non-interactive; see --sampling-reply)");
+                return Err(declined("talaria runs non-interactively"));
+            };
+            p1.verbose(1, "the server asked for sampling: answered with --sampling-reply");
+            Ok(scripted_sample(text))
         })
-        .with_elicitation(false, move |_| {
-            p2.verbose(1, "the server asked for input (elicitation): declined (non-interactive)");
-            Ok(ElicitResult::new(ElicitAction::Decline))
+        .with_elicitation(false, move |params| {
+            let result = scripted_elicit(elicitation, params);
+            let action = serde_json::to_value(result.action).unwrap_or_default();
+            p2.verbose(1, &format!("the server asked for input (elicitation): {action} (non-interactive)"));
+            Ok(result)
         })
+}
+
+/// The sampling answer `--sampling-reply TEXT` gives.
+fn scripted_sample(text: &str) -> CreateMessageResult {
+    let mut result = CreateMessageResult::new("talaria-cli", SamplingContent::text(text));
+    result.stop_reason = Some(StopReason::EndTurn);
+    result
+}
+
+/// The elicitation answer `--elicitation` gives to `params`.
+fn scripted_elicit(answer: ElicitAnswer, params: &ElicitRequestParams) -> ElicitResult {
+    match (answer, params) {
+        (ElicitAnswer::AcceptDefaults, ElicitRequestParams::Form(form))
+            if form.requested_schema.missing_from_defaults().is_empty() =>
+        {
+            ElicitResult::accept(form.requested_schema.defaults())
+        }
+        (ElicitAnswer::Cancel, _) => ElicitResult::new(ElicitAction::Cancel),
+        _ => ElicitResult::new(ElicitAction::Decline),
+    }
 }
 
 /// Handlers that pass requests to `questions` while `waiting()` says someone answers them.

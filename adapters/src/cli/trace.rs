@@ -3,8 +3,9 @@
 //! its stderr, which the client already captures. Secrets are redacted from what is printed
 //! (`Authorization`, tokens, passwords, API keys), never from what is sent.
 //!
-//! Other transports have no such seam: the client would need a frame hook (see the module
-//! docs of [`crate::cli`]).
+//! Other transports (HTTP, legacy SSE, WebSocket, the in-process demo) are traced through the
+//! client's own hook ([`ClientOptions::trace`](crate::client::ClientOptions::trace)):
+//! [`print_event`] prints what it reports, HTTP heads and SSE fields included.
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -12,6 +13,9 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 use super::exit::Exit;
+use super::printer::Printer;
+use super::stderr::describe_frame;
+use crate::client::TraceEvent;
 
 /// Starts a frame the proxy sends towards the server, on its stderr.
 const OUT: &str = "\u{1f}talaria-frame> ";
@@ -89,6 +93,48 @@ fn copy_lines(mut input: impl BufRead, output: &mut impl Write, prefix: &str) ->
         let text = text.trim_end_matches(['\n', '\r']);
         if !text.is_empty() {
             eprintln!("{prefix}{}", redact(text));
+        }
+    }
+}
+
+/// Prints one event of the client's trace (a frame, an HTTP head, SSE fields), secrets
+/// redacted, if tracing is on.
+pub(crate) fn print_event(printer: &Printer, event: &TraceEvent<'_>) {
+    if !printer.tracing() {
+        return;
+    }
+    let dim = |text: &str| printer.style.dim(text);
+    let (out, back) = (printer.style.cyan("→"), printer.style.green("←"));
+    match event {
+        TraceEvent::Sent(frame) | TraceEvent::Received(frame) => {
+            let outgoing = matches!(event, TraceEvent::Sent(_));
+            let text = redact(String::from_utf8_lossy(frame).trim_end());
+            printer.line(&describe_frame(printer, &Frame { outgoing, text }));
+        }
+        TraceEvent::HttpRequest { method, url, headers } => {
+            printer.line(&format!("{out} {method} {}", redact_bearer(url)));
+            for (name, value) in *headers {
+                printer.line(&format!("  {}", dim(&header_line(name, value))));
+            }
+        }
+        TraceEvent::HttpResponse { status, headers } => {
+            printer.line(&format!("{back} HTTP {status}"));
+            for (name, value) in *headers {
+                printer.line(&format!("  {}", dim(&header_line(name, value))));
+            }
+        }
+        TraceEvent::SseEvent { event, id, retry } => {
+            let mut fields = Vec::new();
+            if let Some(event) = event {
+                fields.push(format!("event: {event}"));
+            }
+            if let Some(id) = id {
+                fields.push(format!("id: {id}"));
+            }
+            if let Some(retry) = retry {
+                fields.push(format!("retry: {retry}"));
+            }
+            printer.line(&format!("{back} {}", dim(&format!("SSE {}", fields.join(", ")))));
         }
     }
 }

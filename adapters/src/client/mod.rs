@@ -7,12 +7,13 @@
 
 mod async_client;
 mod options;
+mod trace;
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
-use talaria_core::client::{CallOptions, Endpoint};
+use talaria_core::client::{CallOptions, Endpoint, FrameDirection};
 use talaria_core::jsonrpc::{CallError, LocalError, RequestId};
 use talaria_core::schema::completion::{Complete, CompleteRequestParams, CompleteResult};
 use talaria_core::schema::lifecycle::{Discover, ServerCapabilities};
@@ -36,6 +37,9 @@ use talaria_core::version::ProtocolVersion;
 
 pub use async_client::{AsyncClient, CallFuture};
 pub use options::ClientOptions;
+#[cfg(any(feature = "http", feature = "ws"))]
+pub(crate) use trace::header_pairs;
+pub use trace::{TraceEvent, TraceFn};
 
 use crate::conn::{Conn, Engine, EventSink, FrameSink};
 use crate::oneshot;
@@ -55,6 +59,20 @@ pub enum ClientError {
     /// The connection could not be set up.
     #[error("cannot connect: {0}")]
     Connect(String),
+    /// The server refused the connection with an HTTP status (the Streamable HTTP handshake,
+    /// the legacy SSE stream, the WebSocket upgrade): 401 and 403 mean the credentials, and
+    /// `www_authenticate` says what the server wants (see the MCP authorization spec).
+    #[error("cannot connect: {url}: HTTP {status}{}", detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
+    HttpStatus {
+        /// The URL refused.
+        url: String,
+        /// The status code.
+        status: u16,
+        /// The `WWW-Authenticate` header, if any.
+        www_authenticate: Option<String>,
+        /// What the body said, if it said anything useful (a JSON-RPC error's message).
+        detail: Option<String>,
+    },
     /// An I/O error setting up the transport.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -159,7 +177,7 @@ pub(crate) fn start_connecting(
     teardown: Box<dyn Teardown>,
     start_reader: impl FnOnce(Arc<Conn<Endpoint>>) -> std::io::Result<()>,
 ) -> Result<(Connecting, Handshake), ClientError> {
-    let ClientOptions { config, handlers, on_log, on_notification, connect_timeout } = options;
+    let ClientOptions { config, handlers, on_log, on_notification, connect_timeout, trace } = options;
     let (ready_tx, ready) = oneshot::channel();
     let ready_tx = Mutex::new(Some(ready_tx));
     let announce = move |outcome: Result<Box<ReadyInfo>, String>| {
@@ -182,7 +200,15 @@ pub(crate) fn start_connecting(
         }
         _ => {}
     });
-    let endpoint = Endpoint::new(config, handlers, Instant::now());
+    let mut endpoint = Endpoint::new(config, handlers, Instant::now());
+    if let Some(trace) = trace {
+        endpoint.observe_frames(Box::new(move |direction, frame| {
+            trace(&match direction {
+                FrameDirection::Sent => TraceEvent::Sent(frame),
+                _ => TraceEvent::Received(frame),
+            });
+        }));
+    }
     let conn = Conn::start(endpoint, sink, events)?;
     if let Err(e) = start_reader(Arc::clone(&conn)) {
         shut(&conn, Some(teardown));

@@ -10,6 +10,8 @@ use talaria_core::schema::Implementation;
 use talaria_core::session::{ClientConfig, ClientMode};
 use talaria_core::version::ProtocolVersion;
 
+use super::trace::{TraceEvent, TraceFn};
+
 /// A log callback.
 pub(crate) type LogFn = Arc<dyn Fn(&LoggingMessageNotificationParams) + Send + Sync>;
 /// A notification callback: method and raw params.
@@ -42,6 +44,7 @@ pub struct ClientOptions {
     pub(crate) on_log: Option<LogFn>,
     pub(crate) on_notification: Option<NotificationFn>,
     pub(crate) connect_timeout: Duration,
+    pub(crate) trace: Option<TraceFn>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -50,6 +53,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("config", &self.config)
             .field("handlers", &self.handlers)
             .field("connect_timeout", &self.connect_timeout)
+            .field("trace", &self.trace.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -69,6 +73,7 @@ impl ClientOptions {
             on_log: None,
             on_notification: None,
             connect_timeout: Duration::from_secs(30),
+            trace: None,
         }
     }
 
@@ -116,6 +121,27 @@ impl ClientOptions {
         on_notification: impl Fn(&str, Option<&RawValue>) + Send + Sync + 'static,
     ) -> Self {
         self.on_notification = Some(Arc::new(on_notification));
+        self
+    }
+
+    /// Hands `trace` everything on the wire as it happens: each JSON-RPC frame both ways and,
+    /// over HTTP and WebSocket, the HTTP heads and SSE event fields. Values are as sent:
+    /// redact secrets before printing them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::client::{ClientOptions, TraceEvent};
+    ///
+    /// let options = ClientOptions::new("me", "1").trace(|event| {
+    ///     if let TraceEvent::Sent(frame) = event {
+    ///         eprintln!("> {}", String::from_utf8_lossy(frame));
+    ///     }
+    /// });
+    /// # let _ = options;
+    /// ```
+    pub fn trace(mut self, trace: impl Fn(&TraceEvent<'_>) + Send + Sync + 'static) -> Self {
+        self.trace = Some(Arc::new(trace));
         self
     }
 

@@ -13,11 +13,26 @@ use talaria_core::http::headers::{mirror, PROTOCOL_VERSION, SESSION_ID};
 use talaria_core::jsonrpc::{ErrorObject, RequestId};
 use talaria_core::session::Route;
 
-use crate::client::{connect, Client, ClientError, ClientOptions, Teardown};
+use crate::client::{connect, Client, ClientError, ClientOptions, Teardown, TraceFn};
 use crate::conn::{Conn, FrameSink, Outgoing};
 use crate::server::Pool;
 
 use super::inflight::{agent_config, Inflight};
+use super::traced::{self, Response};
+
+/// How the server first refused a request with an HTTP error status.
+#[derive(Debug, Clone)]
+struct Refusal {
+    /// The status.
+    status: u16,
+    /// Whether the body was a JSON-RPC error with a code MCP reserves (a modern server
+    /// refusing, not a legacy one that does not know the method).
+    modern: bool,
+    /// The `WWW-Authenticate` header.
+    www_authenticate: Option<String>,
+    /// The body's JSON-RPC error message, if it had one.
+    detail: Option<String>,
+}
 
 /// What every request of one client shares.
 struct Link {
@@ -32,9 +47,10 @@ struct Link {
     inflight: Inflight,
     get_started: AtomicBool,
     closed: AtomicBool,
-    /// The first refusal (status, and whether its body was a modern MCP error), for the
-    /// backwards-compatibility probe.
-    first_refusal: Mutex<Option<(u16, bool)>>,
+    /// The first refusal, for the backwards-compatibility probe and the connect error.
+    first_refusal: Mutex<Option<Refusal>>,
+    /// Where HTTP heads and SSE fields are traced, if anywhere.
+    trace: Option<TraceFn>,
 }
 
 impl Link {
@@ -46,6 +62,11 @@ impl Link {
 
     fn session_id(&self) -> Option<String> {
         self.session_id.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Sends a request without a body, tracing both heads.
+    fn call(&self, builder: ureq::RequestBuilder<ureq::typestate::WithoutBody>) -> Result<Response, ureq::Error> {
+        traced::call(self.trace.as_ref(), builder)
     }
 
     fn request<B>(&self, builder: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
@@ -113,7 +134,7 @@ fn post(link: &Link, payload: &[u8]) {
             builder = builder.header(*name, value);
         }
     }
-    let response = match builder.send(payload) {
+    let response = match traced::send(link.trace.as_ref(), builder, payload) {
         Ok(response) => response,
         Err(_) if cancelled() => return,
         Err(e) => {
@@ -141,6 +162,7 @@ fn post(link: &Link, payload: &[u8]) {
     if let Some(id) = response.headers().get(SESSION_ID).and_then(|v| v.to_str().ok()) {
         *link.session_id.lock().unwrap_or_else(PoisonError::into_inner) = Some(id.to_owned());
     }
+    let www_authenticate = response.headers().get("WWW-Authenticate").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let is_sse = response
         .headers()
         .get("Content-Type")
@@ -177,13 +199,19 @@ fn post(link: &Link, payload: &[u8]) {
     struct ErrorBody {
         error: ErrorObject,
     }
-    let error = serde_json::from_slice::<ErrorBody>(&bytes)
-        .map_or_else(|_| ErrorObject::internal(format!("HTTP {status} from {}", link.url)), |body| body.error);
+    let decoded = serde_json::from_slice::<ErrorBody>(&bytes).ok().map(|body| body.error);
+    let detail = decoded.as_ref().map(|e| e.message.clone());
+    let error = decoded.unwrap_or_else(|| ErrorObject::internal(format!("HTTP {status} from {}", link.url)));
     if answers_due.is_empty() {
         return;
     }
     let modern = error.code.is_mcp_reserved();
-    link.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert((status, modern));
+    link.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(Refusal {
+        status,
+        modern,
+        www_authenticate,
+        detail,
+    });
     for id in &answers_due {
         link.feed(&error_reply(id, &error));
     }
@@ -247,6 +275,7 @@ fn read_sse(link: &Link, body: &mut dyn Read, awaited: Option<&RequestId>, stop_
         };
         decoder.decode(&buf[..n], |event| {
             let Ok(event) = event else { return };
+            traced::sse_fields(link.trace.as_ref(), &event);
             if event.id.is_some() {
                 outcome.last_id.clone_from(&event.id);
             }
@@ -302,7 +331,7 @@ fn resume_until_answered(link: &Link, id: &RequestId, first: SseOutcome) {
         if let Some(version) = link.version.lock().unwrap_or_else(PoisonError::into_inner).clone() {
             builder = builder.header(PROTOCOL_VERSION, version);
         }
-        let Ok(response) = builder.call() else {
+        let Ok(response) = link.call(builder) else {
             fruitless += 1;
             continue;
         };
@@ -340,7 +369,7 @@ fn get_stream(link: &Link, opened: std::sync::mpsc::Sender<()>) {
         if let Some(id) = &last_event_id {
             builder = builder.header("Last-Event-ID", id);
         }
-        let called = builder.call();
+        let called = link.call(builder);
         // The server has answered the GET (or refused it): the client may go on.
         if let Some(opened) = opened.take() {
             let _ = opened.send(());
@@ -422,7 +451,7 @@ impl Teardown for HttpTeardown {
     fn shutdown(&mut self) {
         self.0.closed.store(true, Ordering::Release);
         if self.0.session_id().is_some() {
-            let _ = self.0.request(self.0.agent.delete(&self.0.url)).call();
+            let _ = self.0.call(self.0.request(self.0.agent.delete(&self.0.url)));
         }
     }
 }
@@ -449,7 +478,8 @@ impl Client {
     }
 }
 
-/// [`Client::http`], telling on failure how the server first refused (for the probe).
+/// [`Client::http`], telling on failure how the server first refused (for the probe): its
+/// status, and whether the body was a modern MCP error.
 pub(super) fn connect_http(
     url: &str,
     headers: &[(&str, &str)],
@@ -468,6 +498,7 @@ pub(super) fn connect_http(
             get_started: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             first_refusal: Mutex::new(None),
+            trace: options.trace.clone(),
         });
         let registering = Arc::clone(&link);
         let probe = Arc::clone(&link);
@@ -475,6 +506,19 @@ pub(super) fn connect_http(
             let _ = registering.conn.set(Arc::downgrade(&conn));
             Ok(())
         })
-        .map_err(|e| (e, *probe.first_refusal.lock().unwrap_or_else(PoisonError::into_inner)))
+        .map_err(|e| {
+            let refusal = probe.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            // A handshake the server refused with an HTTP status says so, WWW-Authenticate and all.
+            let e = match (e, &refusal) {
+                (ClientError::Connect(_), Some(r)) => ClientError::HttpStatus {
+                    url: url.to_owned(),
+                    status: r.status,
+                    www_authenticate: r.www_authenticate.clone(),
+                    detail: r.detail.clone(),
+                },
+                (e, _) => e,
+            };
+            (e, refusal.map(|r| (r.status, r.modern)))
+        })
     }
 }

@@ -8,6 +8,7 @@ mod server;
 mod sse_client;
 mod sse_out;
 mod streams;
+mod traced;
 
 pub use server::{Authorize, HttpServer, HttpServerOptions, Rejection, SharedSessionStore};
 pub use streams::SharedEventStore;

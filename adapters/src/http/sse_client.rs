@@ -8,9 +8,11 @@ use std::sync::{Arc, OnceLock, Weak};
 use talaria_core::client::Endpoint;
 use talaria_core::codec::SseDecoder;
 use talaria_core::http::legacy::resolve_endpoint;
-use talaria_core::session::Route;
+use talaria_core::session::{ClientMode, Route};
 
-use crate::client::{connect, Client, ClientError, ClientOptions, Teardown};
+use crate::client::{connect, Client, ClientError, ClientOptions, Teardown, TraceFn};
+
+use super::traced;
 use crate::conn::{Conn, FrameSink, Outgoing};
 
 struct Link {
@@ -19,6 +21,7 @@ struct Link {
     post_url: String,
     conn: OnceLock<Weak<Conn<Endpoint>>>,
     closed: AtomicBool,
+    trace: Option<TraceFn>,
 }
 
 /// Posts every frame to the endpoint URL (the server answers 202; replies come on the stream).
@@ -32,7 +35,7 @@ impl FrameSink for PostSink {
             for (name, value) in &self.0.headers {
                 builder = builder.header(name, value);
             }
-            match builder.send(&payload[..]) {
+            match traced::send(self.0.trace.as_ref(), builder, &payload) {
                 Ok(response) if response.status().is_success() => {
                     let _ = std::io::copy(&mut response.into_body().into_reader(), &mut std::io::sink());
                 }
@@ -71,6 +74,7 @@ fn read_messages(link: &Link, mut body: impl Read, mut decoder: SseDecoder) {
         let mut frames = Vec::new();
         decoder.decode(&buf[..n], |event| {
             if let Ok(event) = event {
+                traced::sse_fields(link.trace.as_ref(), &event);
                 if event.event.as_deref().is_none_or(|kind| kind == "message") && !event.data.is_empty() {
                     frames.push(event.data);
                 }
@@ -105,6 +109,11 @@ impl Client {
     /// # Ok::<(), talaria::client::ClientError>(())
     /// ```
     pub fn sse(url: &str, headers: &[(&str, &str)], options: ClientOptions) -> Result<Self, ClientError> {
+        let mut options = options;
+        if options.config.mode == ClientMode::Auto {
+            // 2026-07-28 is not spoken over this transport: no probe, straight to `initialize`.
+            options.config.mode = ClientMode::Legacy;
+        }
         let bad = |why: String| ClientError::Connect(format!("{url}: {why}"));
         let config = ureq::Agent::config_builder().http_status_as_error(false).build();
         let agent = ureq::Agent::new_with_config(config);
@@ -112,9 +121,17 @@ impl Client {
         for (name, value) in headers {
             builder = builder.header(*name, *value);
         }
-        let response = builder.call().map_err(|e| bad(e.to_string()))?;
+        let trace = options.trace.clone();
+        let response = traced::call(trace.as_ref(), builder).map_err(|e| bad(e.to_string()))?;
         if !response.status().is_success() {
-            return Err(bad(format!("HTTP {}", response.status())));
+            let www_authenticate =
+                response.headers().get("WWW-Authenticate").and_then(|v| v.to_str().ok()).map(str::to_owned);
+            return Err(ClientError::HttpStatus {
+                url: url.to_owned(),
+                status: response.status().as_u16(),
+                www_authenticate,
+                detail: None,
+            });
         }
         let mut body = response.into_body().into_reader();
         // The first event names the POST URL.
@@ -129,6 +146,7 @@ impl Client {
             }
             decoder.decode(&buf[..n], |event| match event {
                 Ok(event) if event.event.as_deref() == Some("endpoint") && endpoint.is_none() => {
+                    traced::sse_fields(trace.as_ref(), &event);
                     endpoint = Some(event.data);
                 }
                 Ok(event) if !event.data.is_empty() => pending.push(event.data),
@@ -143,6 +161,7 @@ impl Client {
             post_url,
             conn: OnceLock::new(),
             closed: AtomicBool::new(false),
+            trace,
         });
         let reading = Arc::clone(&link);
         connect(options, Box::new(PostSink(Arc::clone(&link))), Box::new(StreamTeardown(link)), move |conn| {

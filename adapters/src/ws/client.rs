@@ -11,7 +11,7 @@ use tungstenite::http::HeaderValue;
 use tungstenite::protocol::Role;
 use tungstenite::WebSocket;
 
-use super::{config, read_loop, ReadHalf, WsSink, SUBPROTOCOL};
+use super::{read_loop, upgrade, ReadHalf, WsSink, SUBPROTOCOL};
 use crate::client::{connect, Client, ClientError, ClientOptions, Teardown};
 use crate::conn::Conn;
 
@@ -64,8 +64,7 @@ impl Client {
         stream.set_nodelay(true)?;
         let writes = Arc::new(AtomicBool::new(true));
         let half = ReadHalf { stream: stream.try_clone()?, writes: Arc::clone(&writes) };
-        let (reader, response) =
-            tungstenite::client::client_with_config(request, half, Some(config())).map_err(|e| bad(e.to_string()))?;
+        let (reader, response) = upgrade(request, half, &options)?;
         writes.store(false, Ordering::Release);
         let protocol = response.headers().get("Sec-WebSocket-Protocol").and_then(|v| v.to_str().ok());
         if protocol.is_some_and(|p| p != SUBPROTOCOL) {

@@ -22,6 +22,7 @@ pub use server::{WsServer, WsServerOptions};
 #[cfg(feature = "tls")]
 pub use tls::default_tls_config;
 
+use crate::client::{ClientError, TraceEvent};
 use crate::conn::{FrameSink, Outgoing};
 
 /// The subprotocol MCP speaks over WebSocket.
@@ -29,6 +30,50 @@ pub const SUBPROTOCOL: &str = "mcp";
 
 /// The largest message accepted (the core's frame limit).
 const MAX_MESSAGE: usize = talaria_core::codec::DEFAULT_MAX_FRAME_LEN;
+
+/// Runs the upgrade handshake over `stream`, tracing both heads if `options` trace.
+fn upgrade<S: Read + Write>(
+    request: tungstenite::handshake::client::Request,
+    stream: S,
+    options: &crate::client::ClientOptions,
+) -> Result<(WebSocket<S>, tungstenite::handshake::client::Response), ClientError> {
+    let url = request.uri().to_string();
+    let trace = options.trace.as_ref();
+    if let Some(trace) = trace {
+        let headers = header_pairs(request.headers());
+        trace(&TraceEvent::HttpRequest { method: request.method().as_str(), url: &url, headers: &headers });
+    }
+    let (socket, response) = match tungstenite::client::client_with_config(request, stream, Some(config())) {
+        Ok(upgraded) => upgraded,
+        // The server answered the upgrade with an HTTP status (401 and 403: the credentials).
+        Err(tungstenite::HandshakeError::Failure(tungstenite::Error::Http(refused))) => {
+            if let Some(trace) = trace {
+                let headers = header_pairs(refused.headers());
+                trace(&TraceEvent::HttpResponse { status: refused.status().as_u16(), headers: &headers });
+            }
+            let www_authenticate =
+                refused.headers().get("WWW-Authenticate").and_then(|v| v.to_str().ok()).map(str::to_owned);
+            let detail = refused.body().as_ref().map(|b| String::from_utf8_lossy(b).trim().to_owned());
+            return Err(ClientError::HttpStatus {
+                url,
+                status: refused.status().as_u16(),
+                www_authenticate,
+                detail: detail.filter(|d| !d.is_empty()),
+            });
+        }
+        Err(e) => return Err(ClientError::Connect(format!("{url}: {e}"))),
+    };
+    if let Some(trace) = trace {
+        let headers = header_pairs(response.headers());
+        trace(&TraceEvent::HttpResponse { status: response.status().as_u16(), headers: &headers });
+    }
+    Ok((socket, response))
+}
+
+/// A head's headers as name/value pairs, for a trace.
+fn header_pairs(headers: &tungstenite::http::HeaderMap) -> Vec<(String, String)> {
+    crate::client::header_pairs(headers.iter().map(|(name, value)| (name.as_str(), value.as_bytes())))
+}
 
 fn config() -> WebSocketConfig {
     WebSocketConfig::default().max_message_size(Some(MAX_MESSAGE)).max_frame_size(Some(MAX_MESSAGE))

@@ -15,7 +15,7 @@ use talaria_core::session::Route;
 use tungstenite::client::IntoClientRequest;
 use tungstenite::{Message, WebSocket};
 
-use super::{config, SUBPROTOCOL};
+use super::{upgrade, SUBPROTOCOL};
 use crate::client::{connect, Client, ClientError, ClientOptions, Teardown};
 use crate::conn::{Conn, FrameSink, Outgoing};
 
@@ -136,8 +136,7 @@ impl Client {
         let control = tcp.try_clone()?;
         let connection = ClientConnection::new(tls, name).map_err(|e| bad(e.to_string()))?;
         let stream = StreamOwned::new(connection, tcp);
-        let (socket, _) =
-            tungstenite::client::client_with_config(request, stream, Some(config())).map_err(|e| bad(e.to_string()))?;
+        let (socket, _) = upgrade(request, stream, &options)?;
         // From now on reads are short slices, so writers get the socket in between.
         control.set_read_timeout(Some(READ_SLICE))?;
         let socket = Arc::new(Mutex::new(socket));

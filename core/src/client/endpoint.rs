@@ -199,6 +199,30 @@ impl Endpoint {
         }
     }
 
+    /// Shows `observer` every frame received (before it is handled) and every frame to
+    /// transmit (as [`Endpoint::poll_output`] hands it out): the seam for wire traces. See
+    /// [`Session::observe_frames`](crate::session::Session::observe_frames).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use std::time::Instant;
+    /// use talaria_core::client::{Endpoint, FrameDirection, Handlers};
+    /// use talaria_core::schema::Implementation;
+    /// use talaria_core::session::ClientConfig;
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// let mut client = Endpoint::new(ClientConfig::new(Implementation::new("c", "1")), Handlers::default(), Instant::now());
+    /// client.observe_frames(Box::new(move |direction, frame| log.lock().unwrap().push((direction, frame.len()))));
+    /// while client.poll_output().is_some() {}
+    /// assert_eq!(seen.lock().unwrap()[0].0, FrameDirection::Sent, "the handshake's first request");
+    /// ```
+    pub fn observe_frames(&mut self, observer: crate::session::FrameObserver) {
+        self.session.observe_frames(observer);
+    }
+
     /// Caps the `input_required` rounds of one call (default [`DEFAULT_MAX_INPUT_ROUNDS`]).
     pub const fn set_max_input_rounds(&mut self, rounds: usize) {
         self.max_input_rounds = rounds;

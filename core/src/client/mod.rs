@@ -35,6 +35,7 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+pub use crate::session::{FrameDirection, FrameObserver};
 pub use endpoint::{CallOptions, Completion, Endpoint, Progress, ProgressFn, DEFAULT_MAX_INPUT_ROUNDS};
 pub use handlers::{ElicitationFn, Handlers, SamplingFn};
 pub use list_all::{ListAll, ListStep};

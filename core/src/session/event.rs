@@ -164,3 +164,35 @@ pub enum Event {
         reason: Option<String>,
     },
 }
+
+/// Which way a frame went, for a [`FrameObserver`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameDirection {
+    /// To the peer.
+    Sent,
+    /// From the peer.
+    Received,
+}
+
+/// Sees each frame a session receives or transmits, as it is (see
+/// [`Session::observe_frames`](super::Session::observe_frames)).
+pub type FrameObserver = Box<dyn FnMut(FrameDirection, &[u8]) + Send>;
+
+/// The installed [`FrameObserver`], if any.
+#[derive(Default)]
+pub(super) struct Observer(pub(super) Option<FrameObserver>);
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Observer(installed)" } else { "Observer(none)" })
+    }
+}
+
+impl Observer {
+    /// Shows the observer a frame, if there is one.
+    pub(super) fn see(&mut self, direction: FrameDirection, frame: &[u8]) {
+        if let Some(observe) = &mut self.0 {
+            observe(direction, frame);
+        }
+    }
+}

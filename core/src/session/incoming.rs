@@ -34,6 +34,7 @@ impl<R: Role> Session<R> {
         if self.phase == Phase::Closed {
             return;
         }
+        self.observer.see(super::FrameDirection::Received, bytes);
         let max = self.config().max_frame_len;
         if bytes.len() > max {
             self.emit(Event::PeerMisbehaved(ProtocolError::FrameTooLong { len: bytes.len(), max }));

@@ -86,7 +86,9 @@ use std::time::Instant;
 pub use batch::BatchItem;
 pub use config::{ClientConfig, ClientMode, ServerConfig, SessionConfig};
 pub use error::{ProtocolError, SendError};
-pub use event::{Event, IncomingRequest, Output, ReadyInfo, ReplyToken, Route, StreamId};
+pub use event::{
+    Event, FrameDirection, FrameObserver, IncomingRequest, Output, ReadyInfo, ReplyToken, Route, StreamId,
+};
 pub use lifecycle::{Phase, Transition};
 pub use snapshot::SessionSnapshot;
 
@@ -204,6 +206,8 @@ pub struct Session<R> {
     out: VecDeque<Output>,
     lines: LineDecoder,
     late_responses: u64,
+    /// Sees every frame both ways (wire traces).
+    observer: event::Observer,
     role: PhantomData<R>,
 }
 
@@ -229,6 +233,7 @@ impl<R: Role> Session<R> {
             out: VecDeque::new(),
             lines: LineDecoder::with_max_frame_len(max_frame),
             late_responses: 0,
+            observer: event::Observer::default(),
             role: PhantomData,
         }
     }
@@ -318,7 +323,35 @@ impl<R: Role> Session<R> {
     /// The next output, if any. Call until `None` after every input or command.
     #[must_use]
     pub fn poll_output(&mut self) -> Option<Output> {
-        self.out.pop_front()
+        let output = self.out.pop_front();
+        if let Some(Output::Transmit { payload, .. }) = &output {
+            self.observer.see(FrameDirection::Sent, payload);
+        }
+        output
+    }
+
+    /// Shows `observer` every frame: each one received (from `handle_frame`, or split from
+    /// `handle_bytes`) before it is handled, and each one to transmit as `poll_output` hands it
+    /// out. The seam for wire traces; replaces any earlier observer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use talaria_core::schema::Implementation;
+    /// use talaria_core::session::{ClientConfig, FrameDirection, Server, ServerConfig, Session};
+    ///
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let mut server = Session::<Server>::new(ServerConfig::new(Implementation::new("s", "1")));
+    /// server.observe_frames(Box::new(move |direction, frame| tx.send((direction, frame.to_vec())).unwrap()));
+    /// server.handle_bytes(Instant::now(), b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+    /// while server.poll_output().is_some() {}
+    /// let seen: Vec<_> = rx.try_iter().collect();
+    /// assert_eq!(seen[0].0, FrameDirection::Received);
+    /// assert!(seen.iter().any(|(d, _)| *d == FrameDirection::Sent), "the answer (an error: not initialized)");
+    /// ```
+    pub fn observe_frames(&mut self, observer: FrameObserver) {
+        self.observer = event::Observer(Some(observer));
     }
 
     /// When `handle_timeout` must next be called, if ever.

@@ -18,7 +18,6 @@
 //! Exit status: 0 done, 1 a call failed, 2 usage or an unsupported scenario (the `auth/*`
 //! ones).
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
@@ -80,16 +79,7 @@ fn accept_defaults(params: &ElicitRequestParams) -> Result<ElicitResult, ErrorOb
     let ElicitRequestParams::Form(form) = params else {
         return Ok(ElicitResult::new(ElicitAction::Decline));
     };
-    let content: BTreeMap<String, Value> = form
-        .requested_schema
-        .properties
-        .iter()
-        .filter_map(|(name, field)| {
-            let default = serde_json::to_value(field).ok()?.get("default")?.clone();
-            Some((name.clone(), default))
-        })
-        .collect();
-    Ok(ElicitResult::accept(content))
+    Ok(ElicitResult::accept(form.requested_schema.defaults()))
 }
 
 /// Calls `name` and prints its text content.

@@ -177,6 +177,39 @@ mcp_struct! {
     }
 }
 
+impl ElicitationSchema {
+    /// The form filled with each field's `default` (fields without one are left out): what a
+    /// non-interactive client that accepts forms answers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::ElicitationSchema;
+    ///
+    /// let s: ElicitationSchema = serde_json::from_str(
+    ///     r#"{"type":"object","properties":{"n":{"type":"integer","default":3},"name":{"type":"string"}}}"#,
+    /// ).unwrap();
+    /// assert_eq!(serde_json::to_string(&s.defaults()).unwrap(), r#"{"n":3}"#);
+    /// ```
+    #[must_use]
+    pub fn defaults(&self) -> BTreeMap<String, serde_json::Value> {
+        self.properties
+            .iter()
+            .filter_map(|(name, field)| {
+                let default = serde_json::to_value(field).ok()?.get("default")?.clone();
+                Some((name.clone(), default))
+            })
+            .collect()
+    }
+
+    /// The required fields the [defaults](ElicitationSchema::defaults) leave empty.
+    #[must_use]
+    pub fn missing_from_defaults(&self) -> Vec<&str> {
+        let defaults = self.defaults();
+        self.required.iter().flatten().filter(|name| !defaults.contains_key(*name)).map(String::as_str).collect()
+    }
+}
+
 /// The user's answer to an elicitation.
 ///
 /// # Examples
