@@ -75,7 +75,7 @@ pub(crate) const COMMANDS: &[Spec] = &[
         usage: "JSON-ARRAY",
         summary: "send a raw JSON-RPC batch (2025-03-26 only): items with an id are requests",
     },
-    Spec { name: "wire", aliases: &["trace"], usage: "on|off", summary: "print the frames both ways (stdio)" },
+    Spec { name: "wire", aliases: &["trace"], usage: "on|off", summary: "print the frames both ways (and HTTP heads)" },
     Spec { name: "initialize", aliases: &["reconnect"], usage: "", summary: "reconnect (a new handshake)" },
     Spec { name: "clear", aliases: &[], usage: "", summary: "clear the screen" },
     Spec { name: "exit", aliases: &["quit"], usage: "", summary: "leave" },

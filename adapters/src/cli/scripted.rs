@@ -109,8 +109,12 @@ pub(crate) fn step(
         Command::Wire(on) => {
             printer.set_tracing(*on);
             let note = match (&session.target, connector.proxy) {
-                (super::connect::Target::Stdio { .. }, true) => format!("wire {}", if *on { "on" } else { "off" }),
-                _ => "frames can be printed for stdio servers started with --trace (or interactively) only".to_owned(),
+                // A stdio server's frames are seen through the proxy it was started with.
+                (super::connect::Target::Stdio { .. }, false) => {
+                    "a stdio server's frames can be printed when it was started with --trace (or interactively)"
+                        .to_owned()
+                }
+                _ => format!("wire {}", if *on { "on" } else { "off" }),
             };
             emit_done(settings, printer, &note);
             Step::Continue(Exit::Ok)

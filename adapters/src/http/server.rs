@@ -23,7 +23,7 @@ use tiny_http::{Header, Response};
 use super::sse_out::{Ending, SseOut};
 use super::streams::{Log, SharedEventStore, StreamMsg, Streams};
 use crate::conn::Conn;
-use crate::server::{Served, Server};
+use crate::server::{Pool, Served, Server};
 
 /// Why an authorization hook refused a request: sent as `401` with `WWW-Authenticate`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -271,6 +271,8 @@ impl HttpServer {
         });
         let accept = {
             let (http, shared) = (Arc::clone(&http), Arc::clone(&shared));
+            // Exchange threads are kept for the next exchanges rather than started for each.
+            let workers = Pool::new(MAX_ACTIVE_EXCHANGES);
             std::thread::Builder::new().name("talaria-http-accept".into()).spawn(move || {
                 for request in http.incoming_requests() {
                     if shared.stop.load(Ordering::Acquire) {
@@ -284,14 +286,10 @@ impl HttpServer {
                         continue;
                     }
                     let worker = Arc::clone(&shared);
-                    let spawned = std::thread::Builder::new().name("talaria-http".into()).spawn(move || {
+                    workers.run(Box::new(move || {
                         handle(&worker, request);
                         worker.active.fetch_sub(1, Ordering::AcqRel);
-                    });
-                    if spawned.is_err() {
-                        // No thread: the request is dropped and its client sees the connection close.
-                        shared.active.fetch_sub(1, Ordering::AcqRel);
-                    }
+                    }));
                 }
             })?
         };
