@@ -460,6 +460,7 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
                 Err(refusal) => return respond_refusal(request, refusal),
             };
             post(shared, &session, request, &body, Some(&id));
+            forget_headers(&session);
             save(shared, &session, &id);
         }
         Exchange::Post { session: id } => {
@@ -469,6 +470,7 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
             };
             session.conn.with(|served, _| served.endpoint.set_transport(info));
             post(shared, &session, request, &body, Some(&id));
+            forget_headers(&session);
             save(shared, &session, &id);
         }
         Exchange::OpenStream { session: id, last_event_id } => {
@@ -601,6 +603,20 @@ fn restore<S: Send + 'static>(shared: &Shared<S>, id: &str, info: TransportInfo)
         return None;
     }
     Some(session)
+}
+
+/// After an exchange, the session keeps what it knows of its transport but not the request's
+/// headers: an idle session holds no copy of its last request (handlers that ran saw them).
+fn forget_headers<S: Send + 'static>(session: &Session<S>) {
+    session.conn.with(|served, _| {
+        if let Some(info) = served.endpoint.transport().filter(|info| !info.headers.is_empty()) {
+            let mut kept = TransportInfo::new(info.kind.clone());
+            kept.session_id.clone_from(&info.session_id);
+            kept.remote_addr.clone_from(&info.remote_addr);
+            kept.identity.clone_from(&info.identity);
+            served.endpoint.set_transport(kept);
+        }
+    });
 }
 
 fn lookup<S>(shared: &Shared<S>, id: &str) -> Option<Session<S>> {

@@ -57,7 +57,8 @@ impl<S> std::fmt::Debug for Server<S> {
 
 pub(crate) struct Shared<S> {
     router: RwLock<Router<S>>,
-    config: ServerConfig,
+    /// Shared by every session.
+    config: Arc<ServerConfig>,
     new_state: Box<dyn Fn() -> S + Send + Sync>,
     conns: Mutex<Vec<Weak<Conn<Served<S>>>>>,
     pool: Pool,
@@ -91,7 +92,7 @@ impl<S: Send + 'static> Server<S> {
         Self {
             shared: Arc::new(Shared {
                 router: RwLock::new(router),
-                config,
+                config: Arc::new(config),
                 new_state: Box::new(new_state),
                 conns: Mutex::new(Vec::new()),
                 pool: Pool::new(64),
@@ -103,7 +104,8 @@ impl<S: Send + 'static> Server<S> {
     #[must_use]
     pub fn instructions(self, instructions: impl Into<String>) -> Self {
         let mut shared = Arc::try_unwrap(self.shared).unwrap_or_else(|_| unreachable_shared());
-        shared.config = shared.config.with_instructions(instructions);
+        let config = Arc::unwrap_or_clone(shared.config);
+        shared.config = Arc::new(config.with_instructions(instructions));
         Self { shared: Arc::new(shared) }
     }
 
@@ -177,8 +179,8 @@ impl<S: Send + 'static> Server<S> {
     ) -> std::io::Result<Arc<Conn<Served<S>>>> {
         let state = (self.shared.new_state)();
         let mut endpoint = match snapshot {
-            Some(snapshot) => Endpoint::restore(self.shared.config.clone(), snapshot, state),
-            None => Endpoint::new(self.shared.config.clone(), state),
+            Some(snapshot) => Endpoint::restore(Arc::clone(&self.shared.config), snapshot, state),
+            None => Endpoint::new(Arc::clone(&self.shared.config), state),
         };
         endpoint.set_transport(transport);
         let spawner = Arc::new(PoolSpawn { shared: Arc::clone(&self.shared), conn: OnceLock::new() });

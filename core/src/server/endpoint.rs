@@ -98,7 +98,7 @@ impl<S> Endpoint<S> {
     /// A connection served with `config` (put the router's
     /// [`capabilities`](Router::capabilities) in it), starting with per-session `state`.
     #[must_use]
-    pub fn new(config: crate::session::ServerConfig, state: S) -> Self {
+    pub fn new(config: impl Into<Arc<crate::session::ServerConfig>>, state: S) -> Self {
         Self::around(Session::<Server>::new(config), state)
     }
 
@@ -106,7 +106,11 @@ impl<S> Endpoint<S> {
     /// (see [`Session::restore`]), with fresh per-session `state`. Resource subscriptions are
     /// not part of a snapshot: clients subscribe again.
     #[must_use]
-    pub fn restore(config: crate::session::ServerConfig, snapshot: crate::session::SessionSnapshot, state: S) -> Self {
+    pub fn restore(
+        config: impl Into<Arc<crate::session::ServerConfig>>,
+        snapshot: crate::session::SessionSnapshot,
+        state: S,
+    ) -> Self {
         Self::around(Session::<Server>::restore(config, snapshot), state)
     }
 
@@ -128,6 +132,12 @@ impl<S> Endpoint<S> {
     /// Requests dispatched from now on see it.
     pub fn set_transport(&mut self, info: TransportInfo) {
         self.transport = Some(Arc::new(info));
+    }
+
+    /// What the adapter last said about the transport (see [`Endpoint::set_transport`]).
+    #[must_use]
+    pub fn transport(&self) -> Option<&TransportInfo> {
+        self.transport.as_deref()
     }
 
     /// Where long-running tools ([`RouterBuilder::blocking_tool`](super::RouterBuilder::blocking_tool))

@@ -178,7 +178,8 @@ impl RequestOptions {
 #[derive(Debug, Clone)]
 enum Local {
     Client(Box<ClientConfig>),
-    Server(Box<ServerConfig>),
+    /// Shared: every session of a server reads the same configuration.
+    Server(std::sync::Arc<ServerConfig>),
 }
 
 /// An MCP session, one per connection (or per stateless exchange), for role `R`.
@@ -380,10 +381,11 @@ impl Session<Client> {
 }
 
 impl Session<Server> {
-    /// A server session, waiting for its client.
+    /// A server session, waiting for its client. A server with many sessions passes one
+    /// `Arc<ServerConfig>` to them all, so that each does not hold a copy.
     #[must_use]
-    pub fn new(config: ServerConfig) -> Self {
-        Self::with_local(Local::Server(Box::new(config)))
+    pub fn new(config: impl Into<std::sync::Arc<ServerConfig>>) -> Self {
+        Self::with_local(Local::Server(config.into()))
     }
 }
 

@@ -77,7 +77,7 @@ impl Session<Server> {
 
     /// A session that goes on from `snapshot`, ready for requests, served with `config`.
     #[must_use]
-    pub fn restore(config: ServerConfig, snapshot: SessionSnapshot) -> Self {
+    pub fn restore(config: impl Into<std::sync::Arc<ServerConfig>>, snapshot: SessionSnapshot) -> Self {
         let mut session = Self::new(config);
         session.phase = Phase::Ready;
         session.version = Some(snapshot.version);
