@@ -1,5 +1,5 @@
-//! The Streamable HTTP server (`tiny_http`): one endpoint for both eras, one thread per
-//! request, sessions in a table that expires idle ones.
+//! The Streamable HTTP server (`tiny_http`): one endpoint for both eras, each exchange on a
+//! pooled thread (kept for the next exchanges), sessions in a table that expires idle ones.
 
 use std::io::{self, Read};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
