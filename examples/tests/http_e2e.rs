@@ -171,15 +171,23 @@ fn post(addr: &str, headers: &str, body: &str) -> String {
     )
 }
 
-#[test]
-fn malformed_exchanges_get_their_documented_status() {
-    let hook = |headers: &[(String, String)]| {
+/// An authorization hook letting `Bearer let-me-in` in (as `tester`) and refusing anything
+/// else with `www_authenticate`.
+fn bearer_hook(
+    www_authenticate: &'static str,
+) -> impl Fn(&[(String, String)]) -> Result<Option<String>, Rejection> + Send + Sync + 'static {
+    move |headers| {
         let bearer = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization")).map(|(_, v)| v.as_str());
         match bearer {
             Some("Bearer let-me-in") => Ok(Some("tester".to_owned())),
-            _ => Err(Rejection { www_authenticate: "Bearer realm=\"mcp\"".into() }),
+            _ => Err(Rejection { www_authenticate: www_authenticate.into() }),
         }
-    };
+    }
+}
+
+#[test]
+fn malformed_exchanges_get_their_documented_status() {
+    let hook = bearer_hook("Bearer realm=\"mcp\"");
     let mut endpoint = EndpointConfig::default();
     endpoint.max_body = 1024;
     let (listening, _) = serve(HttpServerOptions::default().endpoint(endpoint).authorize(hook));
@@ -622,13 +630,7 @@ fn a_long_running_tool_asks_a_stateless_client_in_rounds() {
 
 #[test]
 fn a_refused_handshake_reports_its_status_and_www_authenticate() {
-    let hook = |headers: &[(String, String)]| {
-        let bearer = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization")).map(|(_, v)| v.as_str());
-        match bearer {
-            Some("Bearer let-me-in") => Ok(Some("tester".to_owned())),
-            _ => Err(Rejection { www_authenticate: "Bearer resource_metadata=\"http://x/.well-known\"".into() }),
-        }
-    };
+    let hook = bearer_hook("Bearer resource_metadata=\"http://x/.well-known\"");
     let (_listening, url) = serve(HttpServerOptions::default().authorize(hook));
     for mode in [ClientMode::Auto, ClientMode::Legacy, ClientMode::Stateless] {
         let refused = Client::http(&url, &[], ClientOptions::new("no-credentials", "1").mode(mode)).unwrap_err();
