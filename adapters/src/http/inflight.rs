@@ -8,8 +8,9 @@ use std::sync::{Mutex, PoisonError};
 
 use talaria_core::jsonrpc::RequestId;
 
-/// How many finished agents (each with at most one idle connection) are kept for reuse.
-const SPARE_AGENTS: usize = 16;
+/// How many finished agents (each with at most one idle connection) are kept for reuse: as
+/// many as the shared agent keeps idle connections.
+const SPARE_AGENTS: usize = 64;
 
 /// The stateless requests in flight, by id, each with the agent carrying it.
 pub(super) struct Inflight {
