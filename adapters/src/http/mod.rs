@@ -2,6 +2,7 @@
 //! client. What each exchange means is decided in `talaria_core::http`; this module moves
 //! the bytes.
 
+mod chan;
 mod client;
 mod inflight;
 mod server;

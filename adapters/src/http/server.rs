@@ -4,7 +4,7 @@
 use std::io::{self, Read};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -20,6 +20,7 @@ use talaria_core::session::{Event, Route, StreamId};
 use talaria_core::version::Feature;
 use tiny_http::{Header, Response};
 
+use super::chan::Receiver;
 use super::sse_out::{Ending, SseOut};
 use super::streams::{Log, SharedEventStore, StreamMsg, Streams};
 use crate::conn::Conn;

@@ -3,13 +3,14 @@
 //! written, and the end.
 
 use std::io::{self, Write};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
 use talaria_core::codec::{encode_event, SseEvent};
 use talaria_core::http::event_log::{EventId, StoredEvent};
 use talaria_core::http::headers::SESSION_ID;
 
+use super::chan::Receiver;
 use super::streams::{Log, StreamMsg};
 
 /// How an SSE response stopped.

@@ -7,9 +7,9 @@
 //! the sink appends what the session still routes to it straight to the log, and a GET with
 //! `Last-Event-ID` later *resumes* it, replaying the log and taking over the rest.
 
+use super::chan::{channel, Receiver, Sender};
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
-use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use talaria_core::http::event_log::{EventId, EventStore, StoredEvent};

@@ -1,0 +1,191 @@
+//! A one-sender, one-receiver channel that a thread can wait on (with a timeout) and a task can
+//! await: how an HTTP response stream gets its frames in both the blocking and the smol server.
+
+use std::collections::VecDeque;
+use std::sync::mpsc::{RecvError, RecvTimeoutError, TryRecvError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+struct State<T> {
+    queue: VecDeque<T>,
+    sender: bool,
+    receiver: bool,
+    waker: Option<Waker>,
+}
+
+struct Inner<T> {
+    state: Mutex<State<T>>,
+    ready: Condvar,
+}
+
+impl<T> Inner<T> {
+    fn lock(&self) -> MutexGuard<'_, State<T>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wakes whoever waits: a thread, or a task.
+    fn wake(&self, mut state: MutexGuard<'_, State<T>>) {
+        let waker = state.waker.take();
+        drop(state);
+        self.ready.notify_one();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+/// A channel: what the sender sends, the receiver gets, in order.
+pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
+    let inner = Arc::new(Inner {
+        state: Mutex::new(State { queue: VecDeque::new(), sender: true, receiver: true, waker: None }),
+        ready: Condvar::new(),
+    });
+    (Sender(Arc::clone(&inner)), Receiver(inner))
+}
+
+/// The sending half.
+pub(crate) struct Sender<T>(Arc<Inner<T>>);
+
+impl<T> Sender<T> {
+    /// Sends `value`; gives it back if the receiver is gone.
+    pub(crate) fn send(&self, value: T) -> Result<(), T> {
+        let mut state = self.0.lock();
+        if !state.receiver {
+            return Err(value);
+        }
+        state.queue.push_back(value);
+        self.0.wake(state);
+        Ok(())
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.sender = false;
+        self.0.wake(state);
+    }
+}
+
+/// The receiving half.
+pub(crate) struct Receiver<T>(Arc<Inner<T>>);
+
+impl<T> Receiver<T> {
+    /// The next value if there is one now.
+    pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
+        let mut state = self.0.lock();
+        match state.queue.pop_front() {
+            Some(value) => Ok(value),
+            None if state.sender => Err(TryRecvError::Empty),
+            None => Err(TryRecvError::Disconnected),
+        }
+    }
+
+    /// Waits for the next value; an error once the sender is gone and everything was taken.
+    #[cfg(test)]
+    pub(crate) fn recv(&self) -> Result<T, RecvError> {
+        let mut state = self.0.lock();
+        loop {
+            if let Some(value) = state.queue.pop_front() {
+                return Ok(value);
+            }
+            if !state.sender {
+                return Err(RecvError);
+            }
+            state = self.0.ready.wait(state).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Waits at most `timeout` for the next value.
+    pub(crate) fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.0.lock();
+        loop {
+            if let Some(value) = state.queue.pop_front() {
+                return Ok(value);
+            }
+            if !state.sender {
+                return Err(RecvTimeoutError::Disconnected);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(RecvTimeoutError::Timeout);
+            }
+            state = self.0.ready.wait_timeout(state, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
+    }
+
+    /// Awaits the next value; an error once the sender is gone and everything was taken.
+    #[cfg(feature = "smol")]
+    pub(crate) fn recv_async(&self) -> impl std::future::Future<Output = Result<T, RecvError>> + '_ {
+        std::future::poll_fn(move |cx| {
+            let mut state = self.0.lock();
+            if let Some(value) = state.queue.pop_front() {
+                return std::task::Poll::Ready(Ok(value));
+            }
+            if !state.sender {
+                return std::task::Poll::Ready(Err(RecvError));
+            }
+            state.waker = Some(cx.waker().clone());
+            std::task::Poll::Pending
+        })
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        self.0.lock().receiver = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn values_arrive_in_order_and_the_end_is_seen() {
+        let (tx, rx) = channel();
+        tx.send(1).unwrap();
+        tx.send(2).unwrap();
+        assert_eq!(rx.try_recv(), Ok(1));
+        assert_eq!(rx.recv_timeout(Duration::ZERO), Ok(2));
+        assert_eq!(rx.recv_timeout(Duration::ZERO), Err(RecvTimeoutError::Timeout));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        tx.send(3).unwrap();
+        drop(tx);
+        assert_eq!(rx.recv(), Ok(3), "what was sent before the end is still received");
+        assert_eq!(rx.recv(), Err(RecvError));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Err(RecvTimeoutError::Disconnected));
+    }
+
+    #[test]
+    fn a_gone_receiver_refuses_values_and_a_waiting_thread_is_woken() {
+        let (tx, rx) = channel::<u8>();
+        let waiting = std::thread::spawn(move || rx.recv());
+        tx.send(7).unwrap();
+        assert_eq!(waiting.join().unwrap(), Ok(7));
+        assert_eq!(tx.send(8), Err(8), "the receiver is gone");
+    }
+
+    #[cfg(feature = "smol")]
+    #[test]
+    fn a_task_awaits_values() {
+        let (tx, rx) = channel();
+        let sender = std::thread::spawn(move || {
+            for i in 0..100 {
+                tx.send(i).unwrap();
+            }
+        });
+        let got = smol::block_on(async {
+            let mut got = Vec::new();
+            while let Ok(value) = rx.recv_async().await {
+                got.push(value);
+            }
+            got
+        });
+        sender.join().unwrap();
+        assert_eq!(got, (0..100).collect::<Vec<_>>());
+    }
+}
