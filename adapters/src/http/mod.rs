@@ -5,11 +5,14 @@
 mod chan;
 mod client;
 mod inflight;
+mod options;
 mod server;
+mod shared;
 mod sse_client;
 mod sse_out;
 mod streams;
 mod traced;
 
-pub use server::{Authorize, HttpServer, HttpServerOptions, Rejection, SharedSessionStore};
+pub use options::{Authorize, HttpServerOptions, Rejection, SharedSessionStore};
+pub use server::HttpServer;
 pub use streams::SharedEventStore;

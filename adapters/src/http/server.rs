@@ -7,204 +7,29 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use talaria_core::http::event_log::{EventId, MemoryEventStore, Retention, SessionStore};
-use talaria_core::http::exchange::{classify, EndpointConfig, Exchange, HttpMethod, HttpRequest, Refusal};
+use talaria_core::http::event_log::{EventId, MemoryEventStore, Retention};
+use talaria_core::http::exchange::{HttpMethod, Refusal};
 use talaria_core::http::headers::SESSION_ID;
 use talaria_core::http::ids::mint_session_id;
-use talaria_core::http::reply::{Reply, ReplyMode, ReplyStep};
+use talaria_core::http::reply::{Reply, ReplyStep};
 use talaria_core::http::sessions::SessionTable;
 use talaria_core::server::TransportInfo;
-use talaria_core::session::{Event, Route, StreamId};
-use talaria_core::version::Feature;
+use talaria_core::session::{Route, StreamId};
 use tiny_http::{Header, Response};
 
-use super::chan::Receiver;
+use super::options::HttpServerOptions;
+use super::shared::{
+    detach_or_close, end_session, expire_due, finish_post, legacy_message, plan, start_session, supports_polling,
+    target, Plan, Session, Shared, Target,
+};
 use super::sse_out::{Ending, SseOut};
-use super::streams::{Log, SharedEventStore, StreamMsg, Streams};
-use crate::conn::Conn;
-use crate::server::{Pool, Served, Server};
-
-/// Why an authorization hook refused a request: sent as `401` with `WWW-Authenticate`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejection {
-    /// The `WWW-Authenticate` challenge (e.g. `Bearer resource_metadata="..."`).
-    pub www_authenticate: String,
-}
-
-/// An authorization hook: sees the request headers; refuses, or names the caller (the identity
-/// handlers see in [`TransportInfo::identity`]).
-pub type Authorize = Arc<dyn Fn(&[(String, String)]) -> Result<Option<String>, Rejection> + Send + Sync>;
-
-/// How the HTTP server serves.
-///
-/// # Examples
-///
-/// ```
-/// use talaria::core::http::reply::ReplyMode;
-/// use talaria::http::HttpServerOptions;
-///
-/// let options = HttpServerOptions::default().reply_mode(ReplyMode::Sse).path("/mcp");
-/// assert_eq!(options.path, "/mcp");
-/// ```
-#[derive(Clone)]
-#[non_exhaustive]
-#[must_use]
-pub struct HttpServerOptions {
-    /// The MCP endpoint's path (default `/mcp`).
-    pub path: String,
-    /// Eras, limits, origins and session expiry.
-    pub endpoint: EndpointConfig,
-    /// JSON replies where possible, or always SSE.
-    pub reply_mode: ReplyMode,
-    /// The authorization hook, if any.
-    pub authorize: Option<Authorize>,
-    /// The legacy HTTP+SSE transport (2024-11-05): the stream path and the messages path
-    /// (default `/sse` and `/messages`); `None` turns it off.
-    pub legacy_sse: Option<(String, String)>,
-    /// Where session records go, so that a session another process (or this one before a
-    /// restart) initialized goes on here; `None`: sessions live in this process only.
-    pub session_store: Option<SharedSessionStore>,
-    /// Where SSE events are logged for resumption; `None`: an in-memory log with the default
-    /// [`Retention`].
-    pub event_store: Option<SharedEventStore>,
-    /// The reconnection delay sent with each stream's priming event (2025-11-25), the `retry`
-    /// a client waits before resuming a stream the server ended early; `None` leaves it to the
-    /// client.
-    pub sse_retry: Option<Duration>,
-    /// How long an SSE stream may stay silent before the server writes a keep-alive comment
-    /// (default 15 s). Besides keeping proxies from timing the stream out, the write is how the
-    /// server notices a client that closed the stream: in 2026-07-28 that cancels the stream's
-    /// request, and a gone GET stream is freed.
-    pub sse_keepalive: Duration,
-}
-
-/// The default of [`HttpServerOptions::sse_keepalive`].
-const DEFAULT_SSE_KEEPALIVE: Duration = Duration::from_secs(15);
-
-/// A session store shared by the servers that serve the same sessions.
-pub type SharedSessionStore = Arc<Mutex<dyn SessionStore + Send>>;
-
-impl std::fmt::Debug for HttpServerOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpServerOptions")
-            .field("path", &self.path)
-            .field("endpoint", &self.endpoint)
-            .field("reply_mode", &self.reply_mode)
-            .field("authorize", &self.authorize.is_some())
-            .field("legacy_sse", &self.legacy_sse)
-            .field("session_store", &self.session_store.is_some())
-            .field("event_store", &self.event_store.is_some())
-            .field("sse_retry", &self.sse_retry)
-            .field("sse_keepalive", &self.sse_keepalive)
-            .finish()
-    }
-}
-
-impl Default for HttpServerOptions {
-    fn default() -> Self {
-        Self {
-            path: "/mcp".into(),
-            endpoint: EndpointConfig::default(),
-            reply_mode: ReplyMode::Json,
-            authorize: None,
-            legacy_sse: Some(("/sse".into(), "/messages".into())),
-            session_store: None,
-            event_store: None,
-            sse_retry: None,
-            sse_keepalive: DEFAULT_SSE_KEEPALIVE,
-        }
-    }
-}
-
-impl HttpServerOptions {
-    /// Serves the endpoint at `path`.
-    pub fn path(mut self, path: impl Into<String>) -> Self {
-        self.path = path.into();
-        self
-    }
-
-    /// Chooses JSON or SSE replies.
-    pub const fn reply_mode(mut self, mode: ReplyMode) -> Self {
-        self.reply_mode = mode;
-        self
-    }
-
-    /// Sets the endpoint configuration (eras, limits, origins, expiry).
-    pub fn endpoint(mut self, endpoint: EndpointConfig) -> Self {
-        self.endpoint = endpoint;
-        self
-    }
-
-    /// Keeps session records in `store` (see [`HttpServerOptions::session_store`]).
-    pub fn session_store(mut self, store: SharedSessionStore) -> Self {
-        self.session_store = Some(store);
-        self
-    }
-
-    /// Logs SSE events in `store` (see [`HttpServerOptions::event_store`]).
-    pub fn event_store(mut self, store: SharedEventStore) -> Self {
-        self.event_store = Some(store);
-        self
-    }
-
-    /// Sends `retry` with each stream's priming event: how long a client waits before resuming
-    /// a stream the server ended early (see `Job::close_sse_stream`).
-    pub const fn sse_retry(mut self, retry: Duration) -> Self {
-        self.sse_retry = Some(retry);
-        self
-    }
-
-    /// Writes a keep-alive comment on SSE streams silent for `every` (see
-    /// [`HttpServerOptions::sse_keepalive`]).
-    pub const fn sse_keepalive(mut self, every: Duration) -> Self {
-        self.sse_keepalive = every;
-        self
-    }
-
-    /// Installs an authorization hook.
-    pub fn authorize(
-        mut self,
-        hook: impl Fn(&[(String, String)]) -> Result<Option<String>, Rejection> + Send + Sync + 'static,
-    ) -> Self {
-        self.authorize = Some(Arc::new(hook));
-        self
-    }
-}
+use super::streams::{StreamMsg, Streams};
+use crate::server::{Pool, Server};
 
 /// The most exchanges handled at once (each on its own thread); past it, 503.
 const MAX_ACTIVE_EXCHANGES: usize = 4096;
-
-/// A live legacy session: its connection and its response streams.
-struct Session<S> {
-    conn: Arc<Conn<Served<S>>>,
-    streams: Streams,
-}
-
-impl<S> Clone for Session<S> {
-    fn clone(&self) -> Self {
-        Self { conn: Arc::clone(&self.conn), streams: self.streams.clone() }
-    }
-}
-
-impl<S> Session<S> {
-    const fn new(conn: Arc<Conn<Served<S>>>, streams: Streams) -> Self {
-        Self { conn, streams }
-    }
-}
-
-struct Shared<S> {
-    server: Server<S>,
-    options: HttpServerOptions,
-    sessions: Mutex<SessionTable<Session<S>>>,
-    /// The SSE event log, for resuming after `Last-Event-ID`.
-    events: SharedEventStore,
-    next_stream: AtomicU64,
-    stop: AtomicBool,
-    /// Exchanges being handled now.
-    active: std::sync::atomic::AtomicUsize,
-}
 
 /// A Streamable HTTP server listening on a background thread.
 ///
@@ -296,7 +121,11 @@ impl HttpServer {
         };
         let expiry = {
             let shared = Arc::clone(&shared);
-            std::thread::Builder::new().name("talaria-http-expiry".into()).spawn(move || expire_loop(&shared))?
+            std::thread::Builder::new().name("talaria-http-expiry".into()).spawn(move || {
+                while !shared.stop.load(Ordering::Acquire) {
+                    std::thread::sleep(expire_due(&shared));
+                }
+            })?
         };
         let stopping = Arc::clone(&shared);
         let unblock = Arc::clone(&http);
@@ -349,29 +178,6 @@ impl Drop for HttpServer {
     }
 }
 
-/// Expires idle sessions until the server stops.
-fn expire_loop<S: Send + 'static>(shared: &Shared<S>) {
-    while !shared.stop.load(Ordering::Acquire) {
-        let now = Instant::now();
-        let (expired, next) = {
-            let mut table = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-            let expired = table.expire(now);
-            (expired, table.poll_timeout())
-        };
-        for (id, session) in expired {
-            end_session(&session);
-            let _ = shared.events.lock().unwrap_or_else(PoisonError::into_inner).drop_session(&id);
-        }
-        let pause = next.map_or(Duration::from_millis(200), |at| at.saturating_duration_since(now));
-        std::thread::sleep(pause.clamp(Duration::from_millis(5), Duration::from_millis(200)));
-    }
-}
-
-fn end_session<S: Send + 'static>(session: &Session<S>) {
-    session.conn.with(|served, now| served.endpoint.handle_closed(now));
-    session.streams.close_all();
-}
-
 fn header(name: &str, value: &str) -> Option<Header> {
     Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
 }
@@ -390,15 +196,8 @@ fn respond_refusal(request: tiny_http::Request, refusal: Refusal) {
 }
 
 fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request) {
-    let path = request.url().split('?').next().unwrap_or("").to_owned();
-    let legacy = shared.options.legacy_sse.as_ref().and_then(|(sse, messages)| {
-        if path == *sse {
-            Some(true)
-        } else {
-            (path == *messages).then_some(false)
-        }
-    });
-    if path != shared.options.path && legacy.is_none() {
+    let target = target(&shared.options, request.url());
+    if target == Target::Elsewhere {
         let _ = request.respond(Response::empty(404));
         return;
     }
@@ -418,8 +217,10 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
             }
         }
     }
-    if let Some(open) = legacy {
-        return if open { legacy_open(shared, request, identity) } else { legacy_post(shared, request) };
+    match target {
+        Target::LegacyOpen => return legacy_open(shared, request, identity),
+        Target::LegacyPost => return legacy_post(shared, request),
+        _ => {}
     }
     let method = HttpMethod::parse(request.method().as_str());
     let limit = shared.options.endpoint.max_body;
@@ -431,72 +232,17 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
             return;
         }
     }
-    let exchange = match classify(&HttpRequest { method, headers: &headers[..], body: &body }, &shared.options.endpoint)
-    {
-        Ok(exchange) => exchange,
-        Err(refusal) => return respond_refusal(request, refusal),
-    };
-    let mut info = TransportInfo::new("http");
-    info.remote_addr = request.remote_addr().map(ToString::to_string);
-    info.identity = identity;
-    info.headers = headers;
-    match exchange {
-        Exchange::Stateless { .. } => {
-            let streams = Streams::new(None);
-            let Ok(conn) = shared.server.open(Box::new(streams.clone()), info, quiet_events()) else {
-                let _ = request.respond(Response::empty(500));
-                return;
-            };
-            let session = Session::new(conn, streams);
-            post(shared, &session, request, &body, None);
-            session.conn.with(|served, now| served.endpoint.handle_closed(now));
+    let remote_addr = request.remote_addr().map(ToString::to_string);
+    match plan(shared, method, headers, &body, identity, remote_addr) {
+        Plan::Refuse(refusal) => respond_refusal(request, refusal),
+        Plan::Ended => {
+            let _ = request.respond(Response::empty(200));
         }
-        Exchange::Initialize => {
-            let id = mint_session_id(&mut |buf: &mut [u8]| {
-                let _ = getrandom::fill(buf);
-            });
-            let streams = Streams::new(Some(Log::new(Arc::clone(&shared.events), &id)));
-            let session = match start_session(shared, &id, streams, info.with_session_id(id.clone())) {
-                Ok(session) => session,
-                Err(refusal) => return respond_refusal(request, refusal),
-            };
-            post(shared, &session, request, &body, Some(&id));
-            forget_headers(&session);
-            save(shared, &session, &id);
+        Plan::Post { session, session_id } => {
+            post(shared, &session, request, &body, session_id.as_deref());
+            finish_post(shared, &session, session_id.as_deref());
         }
-        Exchange::Post { session: id } => {
-            let info = info.with_session_id(id.clone());
-            let Some(session) = lookup(shared, &id).or_else(|| restore(shared, &id, info.clone())) else {
-                return respond_refusal(request, Refusal::unknown_session());
-            };
-            session.conn.with(|served, _| served.endpoint.set_transport(info));
-            post(shared, &session, request, &body, Some(&id));
-            forget_headers(&session);
-            save(shared, &session, &id);
-        }
-        Exchange::OpenStream { session: id, last_event_id } => {
-            let Some(session) = lookup(shared, &id) else {
-                return respond_refusal(request, Refusal::unknown_session());
-            };
-            open_stream(shared, &session, request, last_event_id.as_deref());
-        }
-        Exchange::Terminate { session: id } => {
-            let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
-            if let Some(store) = &shared.options.session_store {
-                let _ = store.lock().unwrap_or_else(PoisonError::into_inner).delete(&id);
-            }
-            match removed {
-                Some(session) => {
-                    end_session(&session);
-                    let _ = shared.events.lock().unwrap_or_else(PoisonError::into_inner).drop_session(&id);
-                    let _ = request.respond(Response::empty(200));
-                }
-                None => respond_refusal(request, Refusal::unknown_session()),
-            }
-        }
-        _ => {
-            let _ = request.respond(Response::empty(500));
-        }
+        Plan::OpenStream { session, last_event_id } => open_stream(shared, &session, request, last_event_id.as_deref()),
     }
 }
 
@@ -541,95 +287,18 @@ fn legacy_post<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Re
     if request.method() != &tiny_http::Method::Post {
         return respond_refusal(request, Refusal::bad_request("send legacy messages with POST"));
     }
-    let Some(id) = talaria_core::http::legacy::session_in_query(request.url()).map(str::to_owned) else {
-        return respond_refusal(request, Refusal::bad_request("the messages URL needs its sessionId"));
-    };
-    let Some(session) = lookup(shared, &id) else { return respond_refusal(request, Refusal::unknown_session()) };
     let limit = shared.options.endpoint.max_body;
     let mut body = Vec::new();
     if request.as_reader().take(limit as u64 + 1).read_to_end(&mut body).is_err() || body.len() > limit {
         let _ = request.respond(Response::empty(413));
         return;
     }
-    session.conn.with(|served, now| served.endpoint.handle_frame(now, Route::Connection, &body));
-    let _ = request.respond(Response::empty(202));
-}
-
-/// Opens a new session's connection and enters it in the table: 500 if the connection cannot
-/// be opened, 503 past the cap on sessions.
-fn start_session<S: Send + 'static>(
-    shared: &Shared<S>,
-    id: &str,
-    streams: Streams,
-    info: TransportInfo,
-) -> Result<Session<S>, Refusal> {
-    let conn = shared
-        .server
-        .open(Box::new(streams.clone()), info, quiet_events())
-        .map_err(|_| Refusal::internal("cannot open the session"))?;
-    let session = Session::new(conn, streams);
-    let inserted = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(
-        id.to_owned(),
-        session.clone(),
-        Instant::now(),
-    );
-    if inserted.is_err() {
-        end_session(&session);
-        return Err(Refusal::too_many_sessions());
-    }
-    Ok(session)
-}
-
-/// Stores the session's record, if a store is configured and the session is initialized.
-fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, id: &str) {
-    let Some(store) = &shared.options.session_store else { return };
-    let Some(snapshot) = session.conn.with(|served, _| served.endpoint.session().snapshot()) else { return };
-    let Ok(record) = serde_json::to_vec(&snapshot) else { return };
-    let _ = store.lock().unwrap_or_else(PoisonError::into_inner).store(id, record, Instant::now());
-}
-
-/// A session this process does not hold, brought back from the store (another process, or
-/// this one before a restart, initialized it).
-fn restore<S: Send + 'static>(shared: &Shared<S>, id: &str, info: TransportInfo) -> Option<Session<S>> {
-    let store = shared.options.session_store.as_ref()?;
-    let record = store.lock().unwrap_or_else(PoisonError::into_inner).load(id).ok().flatten()?;
-    let snapshot = serde_json::from_slice(&record.data).ok()?;
-    let streams = Streams::new(Some(Log::new(Arc::clone(&shared.events), id)));
-    let conn = shared.server.open_from(Box::new(streams.clone()), info, quiet_events(), Some(snapshot)).ok()?;
-    let session = Session::new(conn, streams);
-    let mut table = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-    if table.insert(id.to_owned(), session.clone(), Instant::now()).is_err() {
-        drop(table);
-        end_session(&session);
-        return None;
-    }
-    Some(session)
-}
-
-/// After an exchange, the session keeps what it knows of its transport but not the request's
-/// headers: an idle session holds no copy of its last request (handlers that ran saw them).
-fn forget_headers<S: Send + 'static>(session: &Session<S>) {
-    session.conn.with(|served, _| {
-        if let Some(info) = served.endpoint.transport().filter(|info| !info.headers.is_empty()) {
-            let mut kept = TransportInfo::new(info.kind.clone());
-            kept.session_id.clone_from(&info.session_id);
-            kept.remote_addr.clone_from(&info.remote_addr);
-            kept.identity.clone_from(&info.identity);
-            served.endpoint.set_transport(kept);
+    match legacy_message(shared, request.url(), &body) {
+        Ok(()) => {
+            let _ = request.respond(Response::empty(202));
         }
-    });
-}
-
-fn lookup<S>(shared: &Shared<S>, id: &str) -> Option<Session<S>> {
-    shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).get_mut(id, Instant::now()).cloned()
-}
-
-fn quiet_events() -> Box<dyn Fn(Event) + Send + Sync> {
-    Box::new(|event| {
-        if let Event::PeerMisbehaved(problem) = event {
-            eprintln!("talaria: http peer error: {problem}");
-        }
-    })
+        Err(refusal) => respond_refusal(request, refusal),
+    }
 }
 
 /// Feeds one POST body to the session and writes its reply: 202, a JSON body, or an SSE stream
@@ -698,23 +367,6 @@ fn post<S: Send + 'static>(
         }
         Ending::Gone => detach_or_close(session, stream, &frames),
     }
-}
-
-/// A POST stream's writer left before the request was answered: a logged stream waits for the
-/// client to resume it; an unlogged one is closed, which cancels its request in the stateless
-/// era.
-fn detach_or_close<S: Send + 'static>(session: &Session<S>, stream: StreamId, frames: &Receiver<StreamMsg>) {
-    if !session.streams.release_post(stream, frames) {
-        session.conn.with(|served, now| served.endpoint.session_mut().handle_stream_closed(now, stream));
-    }
-}
-
-/// Whether the session's revision primes its SSE streams and may end them early (2025-11-25).
-fn supports_polling<S: Send + 'static>(session: &Session<S>) -> bool {
-    session
-        .conn
-        .with(|served, _| served.endpoint.session().version())
-        .is_some_and(|v| v.supports(Feature::SsePolling) && !v.supports(Feature::Stateless))
 }
 
 /// GET with `Mcp-Session-Id`: the session's stream for server messages, or, with

@@ -1,0 +1,160 @@
+//! How an HTTP server serves (both flavours, blocking and smol): paths, eras and limits,
+//! reply mode, authorization hook, stores, SSE timings.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use talaria_core::http::event_log::SessionStore;
+use talaria_core::http::exchange::EndpointConfig;
+use talaria_core::http::reply::ReplyMode;
+
+use super::streams::SharedEventStore;
+#[cfg(doc)]
+use talaria_core::server::TransportInfo;
+
+/// Why an authorization hook refused a request: sent as `401` with `WWW-Authenticate`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    /// The `WWW-Authenticate` challenge (e.g. `Bearer resource_metadata="..."`).
+    pub www_authenticate: String,
+}
+
+/// An authorization hook: sees the request headers; refuses, or names the caller (the identity
+/// handlers see in [`TransportInfo::identity`]).
+pub type Authorize = Arc<dyn Fn(&[(String, String)]) -> Result<Option<String>, Rejection> + Send + Sync>;
+
+/// How the HTTP server serves.
+///
+/// # Examples
+///
+/// ```
+/// use talaria::core::http::reply::ReplyMode;
+/// use talaria::http::HttpServerOptions;
+///
+/// let options = HttpServerOptions::default().reply_mode(ReplyMode::Sse).path("/mcp");
+/// assert_eq!(options.path, "/mcp");
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+#[must_use]
+pub struct HttpServerOptions {
+    /// The MCP endpoint's path (default `/mcp`).
+    pub path: String,
+    /// Eras, limits, origins and session expiry.
+    pub endpoint: EndpointConfig,
+    /// JSON replies where possible, or always SSE.
+    pub reply_mode: ReplyMode,
+    /// The authorization hook, if any.
+    pub authorize: Option<Authorize>,
+    /// The legacy HTTP+SSE transport (2024-11-05): the stream path and the messages path
+    /// (default `/sse` and `/messages`); `None` turns it off.
+    pub legacy_sse: Option<(String, String)>,
+    /// Where session records go, so that a session another process (or this one before a
+    /// restart) initialized goes on here; `None`: sessions live in this process only.
+    pub session_store: Option<SharedSessionStore>,
+    /// Where SSE events are logged for resumption; `None`: an in-memory log with the default
+    /// [`Retention`].
+    pub event_store: Option<SharedEventStore>,
+    /// The reconnection delay sent with each stream's priming event (2025-11-25), the `retry`
+    /// a client waits before resuming a stream the server ended early; `None` leaves it to the
+    /// client.
+    pub sse_retry: Option<Duration>,
+    /// How long an SSE stream may stay silent before the server writes a keep-alive comment
+    /// (default 15 s). Besides keeping proxies from timing the stream out, the write is how the
+    /// server notices a client that closed the stream: in 2026-07-28 that cancels the stream's
+    /// request, and a gone GET stream is freed.
+    pub sse_keepalive: Duration,
+}
+
+/// The default of [`HttpServerOptions::sse_keepalive`].
+const DEFAULT_SSE_KEEPALIVE: Duration = Duration::from_secs(15);
+
+/// A session store shared by the servers that serve the same sessions.
+pub type SharedSessionStore = Arc<Mutex<dyn SessionStore + Send>>;
+
+impl std::fmt::Debug for HttpServerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServerOptions")
+            .field("path", &self.path)
+            .field("endpoint", &self.endpoint)
+            .field("reply_mode", &self.reply_mode)
+            .field("authorize", &self.authorize.is_some())
+            .field("legacy_sse", &self.legacy_sse)
+            .field("session_store", &self.session_store.is_some())
+            .field("event_store", &self.event_store.is_some())
+            .field("sse_retry", &self.sse_retry)
+            .field("sse_keepalive", &self.sse_keepalive)
+            .finish()
+    }
+}
+
+impl Default for HttpServerOptions {
+    fn default() -> Self {
+        Self {
+            path: "/mcp".into(),
+            endpoint: EndpointConfig::default(),
+            reply_mode: ReplyMode::Json,
+            authorize: None,
+            legacy_sse: Some(("/sse".into(), "/messages".into())),
+            session_store: None,
+            event_store: None,
+            sse_retry: None,
+            sse_keepalive: DEFAULT_SSE_KEEPALIVE,
+        }
+    }
+}
+
+impl HttpServerOptions {
+    /// Serves the endpoint at `path`.
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Chooses JSON or SSE replies.
+    pub const fn reply_mode(mut self, mode: ReplyMode) -> Self {
+        self.reply_mode = mode;
+        self
+    }
+
+    /// Sets the endpoint configuration (eras, limits, origins, expiry).
+    pub fn endpoint(mut self, endpoint: EndpointConfig) -> Self {
+        self.endpoint = endpoint;
+        self
+    }
+
+    /// Keeps session records in `store` (see [`HttpServerOptions::session_store`]).
+    pub fn session_store(mut self, store: SharedSessionStore) -> Self {
+        self.session_store = Some(store);
+        self
+    }
+
+    /// Logs SSE events in `store` (see [`HttpServerOptions::event_store`]).
+    pub fn event_store(mut self, store: SharedEventStore) -> Self {
+        self.event_store = Some(store);
+        self
+    }
+
+    /// Sends `retry` with each stream's priming event: how long a client waits before resuming
+    /// a stream the server ended early (see `Job::close_sse_stream`).
+    pub const fn sse_retry(mut self, retry: Duration) -> Self {
+        self.sse_retry = Some(retry);
+        self
+    }
+
+    /// Writes a keep-alive comment on SSE streams silent for `every` (see
+    /// [`HttpServerOptions::sse_keepalive`]).
+    pub const fn sse_keepalive(mut self, every: Duration) -> Self {
+        self.sse_keepalive = every;
+        self
+    }
+
+    /// Installs an authorization hook.
+    pub fn authorize(
+        mut self,
+        hook: impl Fn(&[(String, String)]) -> Result<Option<String>, Rejection> + Send + Sync + 'static,
+    ) -> Self {
+        self.authorize = Some(Arc::new(hook));
+        self
+    }
+}

@@ -1,0 +1,301 @@
+//! What both HTTP server flavours share: the session table and its records, the streams of
+//! each session, and the steps of an exchange that do no I/O.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use talaria_core::http::exchange::{classify, Exchange, HttpMethod, HttpRequest, Refusal};
+use talaria_core::http::ids::mint_session_id;
+use talaria_core::http::sessions::SessionTable;
+use talaria_core::server::TransportInfo;
+use talaria_core::session::{Event, StreamId};
+use talaria_core::version::Feature;
+
+use super::chan::Receiver;
+use super::options::HttpServerOptions;
+use super::streams::{Log, SharedEventStore, StreamMsg, Streams};
+use crate::conn::Conn;
+use crate::server::{Served, Server};
+
+/// A live legacy session: its connection and its response streams.
+pub(super) struct Session<S> {
+    pub(super) conn: Arc<Conn<Served<S>>>,
+    pub(super) streams: Streams,
+}
+
+impl<S> Clone for Session<S> {
+    fn clone(&self) -> Self {
+        Self { conn: Arc::clone(&self.conn), streams: self.streams.clone() }
+    }
+}
+
+impl<S> Session<S> {
+    pub(super) const fn new(conn: Arc<Conn<Served<S>>>, streams: Streams) -> Self {
+        Self { conn, streams }
+    }
+}
+
+pub(super) struct Shared<S> {
+    pub(super) server: Server<S>,
+    pub(super) options: HttpServerOptions,
+    pub(super) sessions: Mutex<SessionTable<Session<S>>>,
+    /// The SSE event log, for resuming after `Last-Event-ID`.
+    pub(super) events: SharedEventStore,
+    pub(super) next_stream: AtomicU64,
+    pub(super) stop: AtomicBool,
+    /// Exchanges being handled now.
+    pub(super) active: AtomicUsize,
+}
+
+/// Ends the sessions idle past their expiry; how long until it is worth looking again.
+pub(super) fn expire_due<S: Send + 'static>(shared: &Shared<S>) -> Duration {
+    let now = Instant::now();
+    let (expired, next) = {
+        let mut table = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let expired = table.expire(now);
+        (expired, table.poll_timeout())
+    };
+    for (id, session) in expired {
+        end_session(&session);
+        let _ = shared.events.lock().unwrap_or_else(PoisonError::into_inner).drop_session(&id);
+    }
+    let pause = next.map_or(Duration::from_millis(200), |at| at.saturating_duration_since(now));
+    pause.clamp(Duration::from_millis(5), Duration::from_millis(200))
+}
+
+pub(super) fn end_session<S: Send + 'static>(session: &Session<S>) {
+    session.conn.with(|served, now| served.endpoint.handle_closed(now));
+    session.streams.close_all();
+}
+
+/// Opens a new session's connection and enters it in the table: 500 if the connection cannot
+/// be opened, 503 past the cap on sessions.
+pub(super) fn start_session<S: Send + 'static>(
+    shared: &Shared<S>,
+    id: &str,
+    streams: Streams,
+    info: TransportInfo,
+) -> Result<Session<S>, Refusal> {
+    let conn = shared
+        .server
+        .open(Box::new(streams.clone()), info, quiet_events())
+        .map_err(|_| Refusal::internal("cannot open the session"))?;
+    let session = Session::new(conn, streams);
+    let inserted = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(
+        id.to_owned(),
+        session.clone(),
+        Instant::now(),
+    );
+    if inserted.is_err() {
+        end_session(&session);
+        return Err(Refusal::too_many_sessions());
+    }
+    Ok(session)
+}
+
+/// Stores the session's record, if a store is configured and the session is initialized.
+pub(super) fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, id: &str) {
+    let Some(store) = &shared.options.session_store else { return };
+    let Some(snapshot) = session.conn.with(|served, _| served.endpoint.session().snapshot()) else { return };
+    let Ok(record) = serde_json::to_vec(&snapshot) else { return };
+    let _ = store.lock().unwrap_or_else(PoisonError::into_inner).store(id, record, Instant::now());
+}
+
+/// A session this process does not hold, brought back from the store (another process, or
+/// this one before a restart, initialized it).
+pub(super) fn restore<S: Send + 'static>(shared: &Shared<S>, id: &str, info: TransportInfo) -> Option<Session<S>> {
+    let store = shared.options.session_store.as_ref()?;
+    let record = store.lock().unwrap_or_else(PoisonError::into_inner).load(id).ok().flatten()?;
+    let snapshot = serde_json::from_slice(&record.data).ok()?;
+    let streams = Streams::new(Some(Log::new(Arc::clone(&shared.events), id)));
+    let conn = shared.server.open_from(Box::new(streams.clone()), info, quiet_events(), Some(snapshot)).ok()?;
+    let session = Session::new(conn, streams);
+    let mut table = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+    if table.insert(id.to_owned(), session.clone(), Instant::now()).is_err() {
+        drop(table);
+        end_session(&session);
+        return None;
+    }
+    Some(session)
+}
+
+/// After an exchange, the session keeps what it knows of its transport but not the request's
+/// headers: an idle session holds no copy of its last request (handlers that ran saw them).
+pub(super) fn forget_headers<S: Send + 'static>(session: &Session<S>) {
+    session.conn.with(|served, _| {
+        if let Some(info) = served.endpoint.transport().filter(|info| !info.headers.is_empty()) {
+            let mut kept = TransportInfo::new(info.kind.clone());
+            kept.session_id.clone_from(&info.session_id);
+            kept.remote_addr.clone_from(&info.remote_addr);
+            kept.identity.clone_from(&info.identity);
+            served.endpoint.set_transport(kept);
+        }
+    });
+}
+
+pub(super) fn lookup<S>(shared: &Shared<S>, id: &str) -> Option<Session<S>> {
+    shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).get_mut(id, Instant::now()).cloned()
+}
+
+pub(super) fn quiet_events() -> Box<dyn Fn(Event) + Send + Sync> {
+    Box::new(|event| {
+        if let Event::PeerMisbehaved(problem) = event {
+            eprintln!("talaria: http peer error: {problem}");
+        }
+    })
+}
+
+/// A POST stream's writer left before the request was answered: a logged stream waits for the
+/// client to resume it; an unlogged one is closed, which cancels its request in the stateless
+/// era.
+pub(super) fn detach_or_close<S: Send + 'static>(session: &Session<S>, stream: StreamId, frames: &Receiver<StreamMsg>) {
+    if !session.streams.release_post(stream, frames) {
+        session.conn.with(|served, now| served.endpoint.session_mut().handle_stream_closed(now, stream));
+    }
+}
+
+/// Whether the session's revision primes its SSE streams and may end them early (2025-11-25).
+pub(super) fn supports_polling<S: Send + 'static>(session: &Session<S>) -> bool {
+    session
+        .conn
+        .with(|served, _| served.endpoint.session().version())
+        .is_some_and(|v| v.supports(Feature::SsePolling) && !v.supports(Feature::Stateless))
+}
+
+/// Which part of the server a request path is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Target {
+    /// The MCP endpoint.
+    Mcp,
+    /// The legacy HTTP+SSE stream path.
+    LegacyOpen,
+    /// The legacy HTTP+SSE messages path.
+    LegacyPost,
+    /// Nothing here: 404.
+    Elsewhere,
+}
+
+/// Where a request for `path` (query included or not) goes.
+pub(super) fn target(options: &HttpServerOptions, path: &str) -> Target {
+    let path = path.split('?').next().unwrap_or("");
+    if path == options.path {
+        return Target::Mcp;
+    }
+    match &options.legacy_sse {
+        Some((sse, _)) if path == sse => Target::LegacyOpen,
+        Some((_, messages)) if path == messages => Target::LegacyPost,
+        _ => Target::Elsewhere,
+    }
+}
+
+/// What to do with a request for the MCP endpoint, decided without I/O.
+pub(super) enum Plan<S> {
+    /// Answer with this refusal.
+    Refuse(Refusal),
+    /// Answer `200` with no body (the session ended).
+    Ended,
+    /// Feed the body to the session and write its reply, then [`finish_post`].
+    Post {
+        /// The session (a fresh one for a stateless request).
+        session: Session<S>,
+        /// The `Mcp-Session-Id` to answer with, for a legacy session.
+        session_id: Option<String>,
+    },
+    /// Open the session's GET stream, or resume a stream after `last_event_id`.
+    OpenStream {
+        /// The session.
+        session: Session<S>,
+        /// `Last-Event-ID`, if sent.
+        last_event_id: Option<String>,
+    },
+}
+
+/// Plans a request for the MCP endpoint: `method`, `headers`, `body` as received, from the
+/// caller `identity` (the authorization hook's) at `remote_addr`.
+pub(super) fn plan<S: Send + 'static>(
+    shared: &Shared<S>,
+    method: HttpMethod,
+    headers: Vec<(String, String)>,
+    body: &[u8],
+    identity: Option<String>,
+    remote_addr: Option<String>,
+) -> Plan<S> {
+    let exchange = match classify(&HttpRequest { method, headers: &headers[..], body }, &shared.options.endpoint) {
+        Ok(exchange) => exchange,
+        Err(refusal) => return Plan::Refuse(refusal),
+    };
+    let mut info = TransportInfo::new("http");
+    info.remote_addr = remote_addr;
+    info.identity = identity;
+    info.headers = headers;
+    match exchange {
+        Exchange::Stateless { .. } => {
+            let streams = Streams::new(None);
+            match shared.server.open(Box::new(streams.clone()), info, quiet_events()) {
+                Ok(conn) => Plan::Post { session: Session::new(conn, streams), session_id: None },
+                Err(_) => Plan::Refuse(Refusal::internal("cannot open the session")),
+            }
+        }
+        Exchange::Initialize => {
+            let id = mint_session_id(&mut |buf: &mut [u8]| {
+                let _ = getrandom::fill(buf);
+            });
+            let streams = Streams::new(Some(Log::new(Arc::clone(&shared.events), &id)));
+            match start_session(shared, &id, streams, info.with_session_id(id.clone())) {
+                Ok(session) => Plan::Post { session, session_id: Some(id) },
+                Err(refusal) => Plan::Refuse(refusal),
+            }
+        }
+        Exchange::Post { session: id } => {
+            let info = info.with_session_id(id.clone());
+            let Some(session) = lookup(shared, &id).or_else(|| restore(shared, &id, info.clone())) else {
+                return Plan::Refuse(Refusal::unknown_session());
+            };
+            session.conn.with(|served, _| served.endpoint.set_transport(info));
+            Plan::Post { session, session_id: Some(id) }
+        }
+        Exchange::OpenStream { session: id, last_event_id } => match lookup(shared, &id) {
+            Some(session) => Plan::OpenStream { session, last_event_id },
+            None => Plan::Refuse(Refusal::unknown_session()),
+        },
+        Exchange::Terminate { session: id } => {
+            let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+            if let Some(store) = &shared.options.session_store {
+                let _ = store.lock().unwrap_or_else(PoisonError::into_inner).delete(&id);
+            }
+            match removed {
+                Some(session) => {
+                    end_session(&session);
+                    let _ = shared.events.lock().unwrap_or_else(PoisonError::into_inner).drop_session(&id);
+                    Plan::Ended
+                }
+                None => Plan::Refuse(Refusal::unknown_session()),
+            }
+        }
+        _ => Plan::Refuse(Refusal::internal("an exchange this server does not know")),
+    }
+}
+
+/// After a POST's reply: a stateless session ends; a legacy one forgets the request's headers
+/// and is stored.
+pub(super) fn finish_post<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, session_id: Option<&str>) {
+    match session_id {
+        None => session.conn.with(|served, now| served.endpoint.handle_closed(now)),
+        Some(id) => {
+            forget_headers(session);
+            save(shared, session, id);
+        }
+    }
+}
+
+/// A POST on the legacy messages path (`path` with its query) carrying `body`: fed to the
+/// session the query names. `Ok` means answer 202; the replies travel on the session's stream.
+pub(super) fn legacy_message<S: Send + 'static>(shared: &Shared<S>, path: &str, body: &[u8]) -> Result<(), Refusal> {
+    let Some(id) = talaria_core::http::legacy::session_in_query(path) else {
+        return Err(Refusal::bad_request("the messages URL needs its sessionId"));
+    };
+    let Some(session) = lookup(shared, id) else { return Err(Refusal::unknown_session()) };
+    session.conn.with(|served, now| served.endpoint.handle_frame(now, talaria_core::session::Route::Connection, body));
+    Ok(())
+}
