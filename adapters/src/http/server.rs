@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use talaria_core::http::event_log::{EventId, MemoryEventStore, Retention};
 use talaria_core::http::exchange::{HttpMethod, Refusal};
@@ -24,7 +23,7 @@ use super::shared::{
     detach_or_close, end_session, expire_due, finish_post, legacy_message, plan, start_session, supports_polling,
     target, Plan, Session, Shared, Target,
 };
-use super::sse_out::{Ending, SseOut};
+use super::sse_out::{keepalive_interval, Ending, SseOut};
 use super::streams::{StreamMsg, Streams};
 use crate::server::{Pool, Server};
 
@@ -314,7 +313,7 @@ fn post<S: Send + 'static>(
     let frames = session.streams.open_post(stream);
     session.conn.with(|served, now| served.endpoint.handle_frame(now, Route::Stream(stream), body));
     let mut reply = Reply::new(shared.options.reply_mode);
-    let keepalive = shared.options.sse_keepalive.max(Duration::from_millis(10));
+    let keepalive = keepalive_interval(shared.options.sse_keepalive);
     let (first, disconnect) = loop {
         let (steps, disconnect) = match frames.recv_timeout(keepalive) {
             Ok(StreamMsg::Frame(payload)) => (reply.frame(payload), false),
