@@ -36,7 +36,8 @@ use talaria::http::{HttpServer, HttpServerOptions};
 use talaria::server::Server;
 
 /// How to run it.
-pub const USAGE: &str = "usage: conformance-server [--transport http|stdio] [--host 127.0.0.1] [--port N]";
+pub const USAGE: &str =
+    "usage: conformance-server [--transport http|stdio] [--host 127.0.0.1] [--port N] [--runtime blocking|smol]";
 
 /// A 1x1 red PNG, base64.
 pub const RED_PIXEL_PNG: &str =
@@ -63,6 +64,8 @@ pub struct Options {
     pub host: String,
     /// The port to bind (HTTP; 0, the default: any free port).
     pub port: u16,
+    /// Serve HTTP with the smol server instead of the blocking one (`--runtime smol`).
+    pub smol: bool,
 }
 
 impl Options {
@@ -82,7 +85,7 @@ impl Options {
     /// assert!(Options::parse(&["--transport".into(), "ws".into()]).is_err());
     /// ```
     pub fn parse(args: &[String]) -> Result<Self, String> {
-        let mut options = Self { transport: Transport::Http, host: "127.0.0.1".into(), port: 0 };
+        let mut options = Self { transport: Transport::Http, host: "127.0.0.1".into(), port: 0, smol: false };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
             let mut value = || it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
@@ -96,6 +99,13 @@ impl Options {
                 }
                 "--host" => options.host = value()?,
                 "--port" => options.port = value()?.parse().map_err(|e| format!("bad --port: {e}"))?,
+                "--runtime" => {
+                    options.smol = match value()?.as_str() {
+                        "blocking" => false,
+                        "smol" => true,
+                        other => return Err(format!("unknown runtime {other:?}")),
+                    }
+                }
                 other => return Err(format!("unknown argument {other:?}")),
             }
         }
@@ -118,9 +128,16 @@ pub fn run(options: &Options) -> std::io::Result<()> {
             // a `retry` delay tells a client when to resume a stream `test_reconnection` ends.
             let http_options =
                 HttpServerOptions::default().reply_mode(ReplyMode::Sse).sse_retry(Duration::from_millis(500));
-            let listening = HttpServer::bind(&server, (options.host.as_str(), options.port), http_options)?;
-            eprintln!("conformance-server: listening on http://{}/mcp", listening.local_addr());
-            listening.wait();
+            let addr = (options.host.as_str(), options.port);
+            if options.smol {
+                let listening = talaria::http::SmolHttpServer::bind(&server, addr, http_options)?;
+                eprintln!("conformance-server: listening on http://{}/mcp", listening.local_addr());
+                smol::block_on(listening.wait());
+            } else {
+                let listening = HttpServer::bind(&server, addr, http_options)?;
+                eprintln!("conformance-server: listening on http://{}/mcp", listening.local_addr());
+                listening.wait();
+            }
             Ok(())
         }
     }

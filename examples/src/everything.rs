@@ -39,7 +39,7 @@ pub struct Options {
     pub host: String,
     /// The port to bind (0: any free port, printed on stderr).
     pub port: u16,
-    /// Serve stdio with the smol flavour instead of the blocking one.
+    /// Serve stdio or HTTP with the smol flavour instead of the blocking one.
     pub smol: bool,
     /// Streamable HTTP replies: JSON where possible (the default), or always SSE.
     pub reply_mode: ReplyMode,
@@ -123,14 +123,18 @@ pub fn run(options: &Options) -> std::io::Result<()> {
         }
         Transport::Http | Transport::Sse => {
             // One server: Streamable HTTP at /mcp, the legacy transport at /sse and /messages.
-            let listening = talaria::http::HttpServer::bind(
-                &server,
-                (options.host.as_str(), options.port),
-                talaria::http::HttpServerOptions::default().reply_mode(options.reply_mode),
-            )?;
+            let http_options = talaria::http::HttpServerOptions::default().reply_mode(options.reply_mode);
             let path = if options.transport == Transport::Sse { "sse" } else { "mcp" };
-            eprintln!("everything-server: listening on http://{}/{path}", listening.local_addr());
-            listening.wait();
+            let addr = (options.host.as_str(), options.port);
+            if options.smol {
+                let listening = talaria::http::SmolHttpServer::bind(&server, addr, http_options)?;
+                eprintln!("everything-server: listening on http://{}/{path}", listening.local_addr());
+                smol::block_on(listening.wait());
+            } else {
+                let listening = talaria::http::HttpServer::bind(&server, addr, http_options)?;
+                eprintln!("everything-server: listening on http://{}/{path}", listening.local_addr());
+                listening.wait();
+            }
             Ok(())
         }
     }

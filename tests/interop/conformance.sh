@@ -3,6 +3,7 @@
 # tests/interop/node/package-lock.json) against Talaria:
 #
 #   - the server scenarios (`--suite all`) against `conformance-server` over Streamable HTTP,
+#     once with the blocking server and once with the smol one (`--runtime smol`),
 #   - every client scenario except the auth ones with `conformance-client`,
 #
 # once per spec version the suite has scenarios for. Prints one line per scenario and version,
@@ -90,10 +91,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT TERM
 
-# Starts conformance-server on a free loopback port; sets SERVER_URL.
+# Starts conformance-server (RUNTIME blocking or smol) on a free loopback port; sets SERVER_URL.
 start_server() {
-    local logfile=$1 url=""
-    "$SERVER_BIN" --port 0 2>"$logfile" &
+    local logfile=$1 runtime=$2 url=""
+    "$SERVER_BIN" --port 0 --runtime "$runtime" 2>"$logfile" &
     SERVER_PID=$!
     for _ in $(seq 100); do
         url=$(sed -n 's/^conformance-server: listening on \(http:[^ ]*\)$/\1/p' "$logfile")
@@ -132,18 +133,24 @@ mkdir -p "$RESULTS"
 SUMMARY=$RESULTS/summary.txt
 : >"$SUMMARY"
 
-# Server scenarios, all of them, once per version; a fresh server for each version.
+# Server scenarios, all of them, once per version and per server flavour (the blocking server
+# as `server`, the smol one as `server-smol`); a fresh server for each.
 for version in $(suite "$LIST_TIMEOUT" list --server | spec_versions); do
     mapfile -t scenarios < <(suite "$LIST_TIMEOUT" list --server --spec-version "$version" | scenario_names)
     ((${#scenarios[@]})) || continue
-    out=$RESULTS/server/$version
-    mkdir -p "$out"
-    start_server "$out/server.log" || { echo "FAIL conformance/server/$version/*: server did not start" | tee -a "$SUMMARY"; continue; }
-    log "server suite $version (${#scenarios[@]} scenarios) against $SERVER_URL"
-    suite "$SERVER_SUITE_TIMEOUT" server --url "$SERVER_URL" --suite all \
-        --spec-version "$version" -o "$out" >"$out/suite.log" 2>&1
-    stop_server
-    node "$NODE_FILES/summarize.mjs" server "$version" "$out" - "${scenarios[@]}" | tee -a "$SUMMARY"
+    for runtime in blocking smol; do
+        kind=server
+        [[ $runtime == smol ]] && kind=server-smol
+        out=$RESULTS/$kind/$version
+        mkdir -p "$out"
+        start_server "$out/server.log" "$runtime" ||
+            { echo "FAIL conformance/$kind/$version/*: server did not start" | tee -a "$SUMMARY"; continue; }
+        log "server suite $version (${#scenarios[@]} scenarios) against $SERVER_URL ($runtime)"
+        suite "$SERVER_SUITE_TIMEOUT" server --url "$SERVER_URL" --suite all \
+            --spec-version "$version" -o "$out" >"$out/suite.log" 2>&1
+        stop_server
+        node "$NODE_FILES/summarize.mjs" "$kind" "$version" "$out" - "${scenarios[@]}" | tee -a "$SUMMARY"
+    done
 done
 
 # Client scenarios except auth, one at a time, once per version.

@@ -234,6 +234,30 @@ for mode in "${REPLY_MODES[@]}"; do
     done
 done
 
+# The smol flavour of the HTTP server (Streamable HTTP and the legacy transport beside it).
+if "$EVERYTHING" --help 2>&1 | grep -q -- '--runtime'; then
+    for client in python-client python-client-2026 ts-client; do
+        if ! start_server "everything-http-smol-$client" "$EVERYTHING" --transport http --host 127.0.0.1 --port 0 --runtime smol; then
+            fail "$client/http-smol" "everything-server --runtime smol did not start"
+            continue
+        fi
+        pid=$SERVER_PID url=$SERVER_ADDR
+        case $client in
+            python-client)
+                check "$client/http-smol" "${PY_CLIENT[@]}" --prefix "$client/http-smol" --mode legacy --http "$url"
+                check "$client/sse-smol" "${PY_CLIENT[@]}" --prefix "$client/sse-smol" --mode legacy --sse "${url%/mcp}/sse"
+                ;;
+            python-client-2026)
+                check "$client/http-smol" "${PY_CLIENT[@]}" --prefix "$client/http-smol" --mode auto --http "$url"
+                ;;
+            ts-client)
+                check "$client/http-smol" "${TS_CLIENT[@]}" --prefix "$client/http-smol" --http "$url"
+                ;;
+        esac
+        stop_server "$pid"
+    done
+fi
+
 # The TypeScript SDK's WebSocket client (it needs a global WebSocket: a flag before Node 22).
 WS_FLAGS=()
 (($(node -p 'process.versions.node.split(".")[0]') < 22)) && WS_FLAGS=(--experimental-websocket)

@@ -8,6 +8,8 @@ mod inflight;
 mod options;
 mod server;
 mod shared;
+#[cfg(feature = "smol")]
+mod smol_server;
 mod sse_client;
 mod sse_out;
 mod streams;
@@ -15,4 +17,6 @@ mod traced;
 
 pub use options::{Authorize, HttpServerOptions, Rejection, SharedSessionStore};
 pub use server::HttpServer;
+#[cfg(feature = "smol")]
+pub use smol_server::SmolHttpServer;
 pub use streams::SharedEventStore;

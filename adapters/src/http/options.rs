@@ -64,6 +64,10 @@ pub struct HttpServerOptions {
     /// server notices a client that closed the stream: in 2026-07-28 that cancels the stream's
     /// request, and a gone GET stream is freed.
     pub sse_keepalive: Duration,
+    /// How long the smol server waits for a request (its head and body) on a connection:
+    /// a client that is silent or slower than this is disconnected (default 30 s). The
+    /// blocking server cannot enforce it (`tiny_http` has no such setting).
+    pub read_timeout: Duration,
 }
 
 /// The default of [`HttpServerOptions::sse_keepalive`].
@@ -84,6 +88,7 @@ impl std::fmt::Debug for HttpServerOptions {
             .field("event_store", &self.event_store.is_some())
             .field("sse_retry", &self.sse_retry)
             .field("sse_keepalive", &self.sse_keepalive)
+            .field("read_timeout", &self.read_timeout)
             .finish()
     }
 }
@@ -100,6 +105,7 @@ impl Default for HttpServerOptions {
             event_store: None,
             sse_retry: None,
             sse_keepalive: DEFAULT_SSE_KEEPALIVE,
+            read_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -146,6 +152,13 @@ impl HttpServerOptions {
     /// [`HttpServerOptions::sse_keepalive`]).
     pub const fn sse_keepalive(mut self, every: Duration) -> Self {
         self.sse_keepalive = every;
+        self
+    }
+
+    /// Disconnects clients silent or slow for `timeout` while sending a request (see
+    /// [`HttpServerOptions::read_timeout`]).
+    pub const fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.read_timeout = timeout;
         self
     }
 

@@ -3,28 +3,25 @@
 
 use std::io::{self, Read};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::RecvTimeoutError;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use talaria_core::http::event_log::{EventId, MemoryEventStore, Retention};
+use talaria_core::http::event_log::EventId;
 use talaria_core::http::exchange::{HttpMethod, Refusal};
 use talaria_core::http::headers::SESSION_ID;
-use talaria_core::http::ids::mint_session_id;
 use talaria_core::http::reply::{Reply, ReplyStep};
-use talaria_core::http::sessions::SessionTable;
-use talaria_core::server::TransportInfo;
 use talaria_core::session::{Route, StreamId};
 use tiny_http::{Header, Response};
 
 use super::options::HttpServerOptions;
 use super::shared::{
-    detach_or_close, end_session, expire_due, finish_post, legacy_message, plan, start_session, supports_polling,
+    detach_or_close, expire_due, finish_post, legacy_closed, legacy_message, legacy_session, plan, supports_polling,
     target, Plan, Session, Shared, Target,
 };
 use super::sse_out::{keepalive_interval, Ending, SseOut};
-use super::streams::{StreamMsg, Streams};
+use super::streams::StreamMsg;
 use crate::server::{Pool, Server};
 
 /// The most exchanges handled at once (each on its own thread); past it, 503.
@@ -75,25 +72,8 @@ impl HttpServer {
         // accepting at its first error.)
         let _ = rustix::net::sockopt::set_tcp_nodelay(&listener, true);
         let addr = listener.local_addr()?;
-        let mut options = options;
-        if addr.ip().is_loopback() && options.endpoint.allowed_hosts.is_none() {
-            // Against DNS rebinding: a loopback server answers only to loopback names.
-            options.endpoint = options.endpoint.localhost_only(&[]);
-        }
         let http = Arc::new(tiny_http::Server::from_listener(listener, None).map_err(io::Error::other)?);
-        let idle = options.endpoint.idle_timeout;
-        let shared = Arc::new(Shared {
-            server: server.clone(),
-            sessions: Mutex::new(SessionTable::new(idle, options.endpoint.max_sessions)),
-            events: options
-                .event_store
-                .clone()
-                .unwrap_or_else(|| Arc::new(Mutex::new(MemoryEventStore::new(Retention::default())))),
-            options,
-            next_stream: AtomicU64::new(1),
-            stop: AtomicBool::new(false),
-            active: std::sync::atomic::AtomicUsize::new(0),
-        });
+        let shared = Arc::new(Shared::new(server, addr, options));
         let accept = {
             let (http, shared) = (Arc::clone(&http), Arc::clone(&shared));
             // Exchange threads are kept for the next exchanges rather than started for each.
@@ -133,7 +113,7 @@ impl HttpServer {
             unblock.unblock();
         });
         let counting = Arc::clone(&shared);
-        let sessions = Arc::new(move || counting.sessions.lock().unwrap_or_else(PoisonError::into_inner).len());
+        let sessions = Arc::new(move || counting.session_count());
         Ok(Self { addr, stop, threads: vec![accept, expiry], sessions })
     }
 
@@ -247,37 +227,20 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
 
 /// GET on the legacy stream path: a new session whose stream opens with the `endpoint` event.
 fn legacy_open<S: Send + 'static>(shared: &Shared<S>, request: tiny_http::Request, identity: Option<String>) {
-    if request.method() != &tiny_http::Method::Get {
-        return respond_refusal(request, Refusal::bad_request("open the legacy stream with GET"));
-    }
-    if let Some(origin) = request.headers().iter().find(|h| h.field.equiv("Origin")).map(|h| h.value.to_string()) {
-        if !shared.options.endpoint.origin_allowed(&origin) {
-            let _ = request.respond(Response::empty(403));
-            return;
-        }
-    }
-    let id = mint_session_id(&mut |buf: &mut [u8]| {
-        let _ = getrandom::fill(buf);
-    });
-    let mut info = TransportInfo::new("sse").with_session_id(id.clone());
-    info.remote_addr = request.remote_addr().map(ToString::to_string);
-    info.identity = identity;
-    let session = match start_session(shared, &id, Streams::new(None), info) {
-        Ok(session) => session,
-        Err(refusal) => return respond_refusal(request, refusal),
-    };
-    let messages = shared.options.legacy_sse.as_ref().map_or("/messages", |(_, m)| m.as_str());
-    let endpoint = talaria_core::http::legacy::endpoint_event(messages, &id);
+    let origin = request.headers().iter().find(|h| h.field.equiv("Origin")).map(|h| h.value.to_string());
+    let remote_addr = request.remote_addr().map(ToString::to_string);
+    let (id, session, endpoint) =
+        match legacy_session(shared, request.method().as_str(), origin.as_deref(), identity, remote_addr) {
+            Ok(opened) => opened,
+            Err(refusal) => return respond_refusal(request, refusal),
+        };
     let frames = session.streams.open_get();
     if let Ok(mut out) = SseOut::start(request, None, None, true) {
         if out.raw(&endpoint).is_ok() && out.pump(&frames, shared.options.sse_keepalive) == Ending::Finished {
             out.end();
         }
     }
-    // The stream is the session: when it ends, so does the session.
-    if let Some(session) = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id) {
-        end_session(&session);
-    }
+    legacy_closed(shared, &id);
 }
 
 /// POST on the legacy messages path: fed to the session named in the query, answered 202; the

@@ -1,10 +1,12 @@
 //! What both HTTP server flavours share: the session table and its records, the streams of
 //! each session, and the steps of an exchange that do no I/O.
 
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use talaria_core::http::event_log::{MemoryEventStore, Retention};
 use talaria_core::http::exchange::{classify, Exchange, HttpMethod, HttpRequest, Refusal};
 use talaria_core::http::ids::mint_session_id;
 use talaria_core::http::sessions::SessionTable;
@@ -46,6 +48,35 @@ pub(super) struct Shared<S> {
     pub(super) stop: AtomicBool,
     /// Exchanges being handled now.
     pub(super) active: AtomicUsize,
+}
+
+impl<S: Send + 'static> Shared<S> {
+    /// The state of a server of `server` listening on `addr`.
+    pub(super) fn new(server: &Server<S>, addr: SocketAddr, options: HttpServerOptions) -> Self {
+        let mut options = options;
+        if addr.ip().is_loopback() && options.endpoint.allowed_hosts.is_none() {
+            // Against DNS rebinding: a loopback server answers only to loopback names.
+            options.endpoint = options.endpoint.localhost_only(&[]);
+        }
+        let idle = options.endpoint.idle_timeout;
+        Self {
+            server: server.clone(),
+            sessions: Mutex::new(SessionTable::new(idle, options.endpoint.max_sessions)),
+            events: options
+                .event_store
+                .clone()
+                .unwrap_or_else(|| Arc::new(Mutex::new(MemoryEventStore::new(Retention::default())))),
+            options,
+            next_stream: AtomicU64::new(1),
+            stop: AtomicBool::new(false),
+            active: AtomicUsize::new(0),
+        }
+    }
+
+    /// How many legacy sessions are live.
+    pub(super) fn session_count(&self) -> usize {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
 }
 
 /// Ends the sessions idle past their expiry; how long until it is worth looking again.
@@ -298,4 +329,38 @@ pub(super) fn legacy_message<S: Send + 'static>(shared: &Shared<S>, path: &str, 
     let Some(session) = lookup(shared, id) else { return Err(Refusal::unknown_session()) };
     session.conn.with(|served, now| served.endpoint.handle_frame(now, talaria_core::session::Route::Connection, body));
     Ok(())
+}
+
+/// A GET on the legacy stream path (`method`, its `Origin` if any): a new session for the
+/// legacy HTTP+SSE transport, with its id, and the `endpoint` event to open its stream with.
+pub(super) fn legacy_session<S: Send + 'static>(
+    shared: &Shared<S>,
+    method: &str,
+    origin: Option<&str>,
+    identity: Option<String>,
+    remote_addr: Option<String>,
+) -> Result<(String, Session<S>, Vec<u8>), Refusal> {
+    if method != "GET" {
+        return Err(Refusal::bad_request("open the legacy stream with GET"));
+    }
+    if origin.is_some_and(|origin| !shared.options.endpoint.origin_allowed(origin)) {
+        return Err(Refusal { status: 403, body: None, headers: Vec::new() });
+    }
+    let id = mint_session_id(&mut |buf: &mut [u8]| {
+        let _ = getrandom::fill(buf);
+    });
+    let mut info = TransportInfo::new("sse").with_session_id(id.clone());
+    info.remote_addr = remote_addr;
+    info.identity = identity;
+    let session = start_session(shared, &id, Streams::new(None), info)?;
+    let messages = shared.options.legacy_sse.as_ref().map_or("/messages", |(_, m)| m.as_str());
+    let endpoint = talaria_core::http::legacy::endpoint_event(messages, &id);
+    Ok((id, session, endpoint))
+}
+
+/// The legacy stream of session `id` ended: so does the session.
+pub(super) fn legacy_closed<S: Send + 'static>(shared: &Shared<S>, id: &str) {
+    if let Some(session) = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(id) {
+        end_session(&session);
+    }
 }

@@ -60,6 +60,9 @@ impl Teardown for StreamTeardown {
 
     fn shutdown(&mut self) {
         self.0.closed.store(true, Ordering::Release);
+        // Closes the stream's connection now (the reader is blocked on it): the server ends
+        // the session when its stream ends.
+        self.0.agent.clone().shutdown();
     }
 }
 

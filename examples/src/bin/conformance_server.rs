@@ -1,7 +1,7 @@
 //! The server the official MCP conformance suite's server scenarios run against.
 //!
 //! ```text
-//! conformance-server [--transport http|stdio] [--host 127.0.0.1] [--port N]
+//! conformance-server [--transport http|stdio] [--host 127.0.0.1] [--port N] [--runtime blocking|smol]
 //! ```
 //!
 //! `http` (the default) serves Streamable HTTP at `/mcp` with SSE replies and prints the URL
