@@ -10,6 +10,8 @@ use talaria_core::http::reply::ReplyMode;
 
 use super::streams::SharedEventStore;
 #[cfg(doc)]
+use talaria_core::http::event_log::Retention;
+#[cfg(doc)]
 use talaria_core::server::TransportInfo;
 
 /// Why an authorization hook refused a request: sent as `401` with `WWW-Authenticate`.
