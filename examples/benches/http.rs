@@ -46,7 +46,9 @@
 //! extra connection lives in the server); then a GET stream is opened on each of them (what
 //! Talaria's client does after `initialized`) and `VmRSS` is read again.
 //!
-//! There is no smol HTTP server yet: only the blocking server is measured.
+//! The smol server (`everything-server --transport http --runtime smol`, a task per connection)
+//! is measured beside it: the raw client and the SDK client (legacy and stateless, JSON
+//! replies), and its idle sessions the same way.
 // A bench measures wall-clock time and stops loudly if a peer misbehaves.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::cast_precision_loss)]
 
@@ -118,7 +120,7 @@ fn main() {
     println!(
         "    requests to the floor and to the SDK server: between the floor and the raw rows only the server differs"
     );
-    println!("  smol server: not built yet (only the blocking server is measured)");
+    println!("  smol server: everything-server --transport http --runtime smol (a task per connection, JSON replies)");
 
     let mut rig = Rig::start();
     let mut runs = Vec::new();
@@ -139,7 +141,8 @@ fn main() {
     let peaks = rig.peaks();
     rig.stop();
     let summaries: Vec<Summary> = samples.iter().map(|s| Summary::of(s)).collect();
-    let idle = idle_sessions();
+    let idle = idle_sessions("blocking");
+    let idle_smol = idle_sessions("smol");
 
     let of =
         |kind: Kind, clients: usize| runs.iter().position(|&r| r == (kind, clients)).map(|i| &summaries[i]).unwrap();
@@ -167,7 +170,7 @@ fn main() {
         }
         println!();
     }
-    println!("  targets (issue; blocking server only, smol server: not built yet):");
+    println!("  targets (issue: the faster of the two servers at 0.8x the floor):");
     let floor = of(Kind::Floor, MOST);
     for kind in Kind::ALL.into_iter().filter(|&k| k != Kind::Floor) {
         let ratio = of(kind, MOST).calls_per_sec / floor.calls_per_sec;
@@ -177,7 +180,8 @@ fn main() {
             verdict(ratio >= TARGET_RATIO)
         );
     }
-    idle.report();
+    idle.report("blocking");
+    idle_smol.report("smol");
     println!();
     let peaks: Vec<String> = peaks.iter().map(|(name, kib)| format!("{name} {} KiB", show(*kib))).collect();
     println!("  peak RSS (VmHWM) after the timed rounds: {}", peaks.join(", "));
@@ -197,11 +201,24 @@ enum Kind {
     LegacySse,
     StatelessJson,
     StatelessSse,
+    /// The raw client against the smol server, legacy sessions, JSON replies.
+    RawSmol,
+    LegacyJsonSmol,
+    StatelessJsonSmol,
 }
 
 impl Kind {
-    const ALL: [Self; 6] =
-        [Self::Floor, Self::Raw, Self::LegacyJson, Self::LegacySse, Self::StatelessJson, Self::StatelessSse];
+    const ALL: [Self; 9] = [
+        Self::Floor,
+        Self::Raw,
+        Self::LegacyJson,
+        Self::LegacySse,
+        Self::StatelessJson,
+        Self::StatelessSse,
+        Self::RawSmol,
+        Self::LegacyJsonSmol,
+        Self::StatelessJsonSmol,
+    ];
 
     const fn label(self) -> &'static str {
         match self {
@@ -211,6 +228,9 @@ impl Kind {
             Self::LegacySse => "Client, legacy SSE",
             Self::StatelessJson => "Client, stateless JSON",
             Self::StatelessSse => "Client, stateless SSE",
+            Self::RawSmol => "smol: raw client, legacy JSON",
+            Self::LegacyJsonSmol => "smol: Client, legacy JSON",
+            Self::StatelessJsonSmol => "smol: Client, stateless JSON",
         }
     }
 }
@@ -220,6 +240,10 @@ struct Rig {
     json: Server,
     sse: Server,
     floor: Server,
+    smol: Server,
+    raw_smol: Vec<RawClient>,
+    legacy_smol: Vec<Client>,
+    stateless_smol: Vec<Client>,
     floor_clients: Vec<RawClient>,
     raw_clients: Vec<RawClient>,
     legacy_json: Vec<Client>,
@@ -234,6 +258,8 @@ impl Rig {
         let this = std::env::current_exe().unwrap();
         let sse = Server::start(Command::new(&this).env(CHILD, "sse"));
         let floor = Server::start(Command::new(&this).env(CHILD, "floor"));
+        let smol =
+            Server::start(Command::new(SERVER).args(["--transport", "http", "--port", "0", "--runtime", "smol"]));
         let clients = |server: &Server, mode: ClientMode| -> Vec<Client> {
             (0..MOST)
                 .map(|_| {
@@ -253,12 +279,29 @@ impl Rig {
         let stateless_sse = clients(&sse, ClientMode::Stateless);
         let floor_clients = (0..MOST).map(|_| RawClient::open(&floor.addr, false)).collect();
         let raw_clients = (0..MOST).map(|_| RawClient::open(&json.addr, true)).collect();
-        Self { json, sse, floor, floor_clients, raw_clients, legacy_json, legacy_sse, stateless_json, stateless_sse }
+        let raw_smol = (0..MOST).map(|_| RawClient::open(&smol.addr, true)).collect();
+        let legacy_smol = clients(&smol, ClientMode::Legacy);
+        let stateless_smol = clients(&smol, ClientMode::Stateless);
+        Self {
+            json,
+            sse,
+            floor,
+            smol,
+            raw_smol,
+            legacy_smol,
+            stateless_smol,
+            floor_clients,
+            raw_clients,
+            legacy_json,
+            legacy_sse,
+            stateless_json,
+            stateless_sse,
+        }
     }
 
     /// One run: `calls` calls shared by `clients` threads.
     fn measure(&mut self, kind: Kind, clients: usize, calls: usize) -> Sample {
-        let (json, sse, floor) = (self.json.pid, self.sse.pid, self.floor.pid);
+        let (json, sse, floor, smol) = (self.json.pid, self.sse.pid, self.floor.pid, self.smol.pid);
         match kind {
             Kind::Floor => drive_raw(&mut self.floor_clients[..clients], calls, floor),
             Kind::Raw => drive_raw(&mut self.raw_clients[..clients], calls, json),
@@ -266,12 +309,16 @@ impl Rig {
             Kind::LegacySse => drive_sdk(&self.legacy_sse[..clients], calls, sse),
             Kind::StatelessJson => drive_sdk(&self.stateless_json[..clients], calls, json),
             Kind::StatelessSse => drive_sdk(&self.stateless_sse[..clients], calls, sse),
+            Kind::RawSmol => drive_raw(&mut self.raw_smol[..clients], calls, smol),
+            Kind::LegacyJsonSmol => drive_sdk(&self.legacy_smol[..clients], calls, smol),
+            Kind::StatelessJsonSmol => drive_sdk(&self.stateless_smol[..clients], calls, smol),
         }
     }
 
-    fn peaks(&self) -> [(&'static str, Option<u64>); 3] {
+    fn peaks(&self) -> [(&'static str, Option<u64>); 4] {
         [
             ("everything-server (JSON)", status_kib(self.json.pid, "VmHWM:")),
+            ("smol everything-server", status_kib(self.smol.pid, "VmHWM:")),
             ("SSE server child", status_kib(self.sse.pid, "VmHWM:")),
             ("floor child", status_kib(self.floor.pid, "VmHWM:")),
         ]
@@ -283,6 +330,10 @@ impl Rig {
             json,
             sse,
             floor,
+            smol,
+            raw_smol,
+            legacy_smol,
+            stateless_smol,
             floor_clients,
             raw_clients,
             legacy_json,
@@ -290,11 +341,12 @@ impl Rig {
             stateless_json,
             stateless_sse,
         } = self;
-        for client in legacy_json.iter().chain(&legacy_sse).chain(&stateless_json).chain(&stateless_sse) {
+        let sdk = legacy_json.iter().chain(&legacy_sse).chain(&stateless_json).chain(&stateless_sse);
+        for client in sdk.chain(&legacy_smol).chain(&stateless_smol) {
             client.close();
         }
-        drop((floor_clients, raw_clients));
-        for server in [json, sse, floor] {
+        drop((floor_clients, raw_clients, raw_smol));
+        for server in [json, sse, floor, smol] {
             server.stop();
         }
     }
@@ -715,21 +767,21 @@ struct Idle {
 }
 
 impl Idle {
-    fn report(&self) {
+    fn report(&self, runtime: &str) {
         let per = |from: u64, to: u64| (to as f64 - from as f64) * 1024.0 / IDLE as f64;
         let sessions = per(self.before, self.after);
         let streams = per(self.before, self.streams);
         println!(
-            "    RSS per idle session <= {TARGET_IDLE_BYTES:.0} B      sessions only              {sessions:>7.0} B  {}",
+            "    RSS per idle session <= {TARGET_IDLE_BYTES:.0} B      {runtime:<8} sessions only     {sessions:>7.0} B  {}",
             verdict(sessions <= TARGET_IDLE_BYTES)
         );
         println!(
-            "    RSS per idle session <= {TARGET_IDLE_BYTES:.0} B      with a GET stream each     {streams:>7.0} B  {}",
+            "    RSS per idle session <= {TARGET_IDLE_BYTES:.0} B      {runtime:<8} + GET stream each {streams:>7.0} B  {}",
             verdict(streams <= TARGET_IDLE_BYTES)
         );
         println!();
         println!(
-            "  idle sessions (fresh everything-server --transport http, {IDLE_WARM} warm-up sessions, then {IDLE} legacy sessions"
+            "  idle sessions, {runtime} server (fresh everything-server --transport http --runtime {runtime}, {IDLE_WARM} warm-up sessions, then {IDLE} legacy sessions"
         );
         println!("    opened with raw initialize + notifications/initialized POSTs over one keep-alive connection):");
         println!(
@@ -752,8 +804,8 @@ impl Idle {
 
 /// [`IDLE`] idle sessions on a fresh server child: its RSS before and after, then with a GET
 /// stream open on each.
-fn idle_sessions() -> Idle {
-    let server = Server::start(Command::new(SERVER).args(["--transport", "http", "--port", "0"]));
+fn idle_sessions(runtime: &str) -> Idle {
+    let server = Server::start(Command::new(SERVER).args(["--transport", "http", "--port", "0", "--runtime", runtime]));
     let mut http = Http::connect(&server.addr);
     for _ in 0..IDLE_WARM {
         open_session(&mut http);

@@ -31,6 +31,9 @@ use crate::server::Server;
 /// The largest request head accepted (431 past it).
 const MAX_HEAD: usize = 64 * 1024;
 
+/// How much a connection reads at a time.
+const READ_CHUNK: usize = 8 * 1024;
+
 /// A Streamable HTTP server whose connections are smol tasks (on smol's global executor).
 ///
 /// # Examples
@@ -158,20 +161,26 @@ struct Connection {
 }
 
 impl Connection {
-    /// Reads more bytes into the buffer, within the read timeout; `false` at the end.
+    /// Reads more bytes into the buffer, within the read timeout; `false` at the end. (Into
+    /// the heap buffer: a read buffer in the task itself would make every waiting connection
+    /// as large.)
     async fn fill(&mut self) -> io::Result<bool> {
-        let mut chunk = [0u8; 8192];
-        let read = smol::future::or(async { Some(self.stream.read(&mut chunk).await) }, async {
+        let filled = self.buf.len();
+        self.buf.resize(filled + READ_CHUNK, 0);
+        let (stream, spare) = (&self.stream, &mut self.buf[filled..]);
+        let read = smol::future::or(async { Some((&*stream).read(spare).await) }, async {
             Timer::after(self.read_timeout).await;
             None
         })
         .await;
+        let got = match read {
+            Some(Ok(n)) => n,
+            _ => 0,
+        };
+        self.buf.truncate(filled + got);
         match read {
             Some(Ok(0)) => Ok(false),
-            Some(Ok(n)) => {
-                self.buf.extend_from_slice(&chunk[..n]);
-                Ok(true)
-            }
+            Some(Ok(_)) => Ok(true),
             Some(Err(e)) => Err(e),
             None => Err(io::ErrorKind::TimedOut.into()),
         }
@@ -394,6 +403,11 @@ async fn serve_connection<S: Send + 'static>(shared: Arc<Shared<S>>, stream: Asy
             }
         };
         let keep_alive = request.keep_alive;
+        if connection.buf.is_empty() {
+            // Nothing pipelined: a connection that waits (for its reply, its stream, or its
+            // next request) holds no read buffer.
+            connection.buf = Vec::new();
+        }
         let handled = handle(&shared, &mut connection, request, peer).await;
         if !(handled && keep_alive) {
             return;
