@@ -190,9 +190,11 @@ if ! bash "$HERE/install.sh" >"$LOGS/install.log" 2>&1; then
     exit 1
 fi
 
-# everything-server's flag for always-SSE Streamable HTTP replies, if it has one.
+# everything-server's flags, from its usage line (it exits 2 on --help: not in a pipeline
+# under pipefail). Always-SSE Streamable HTTP replies, if it has them:
+EVERYTHING_USAGE=$("$EVERYTHING" --help 2>&1 || true)
 REPLY_MODES=(default)
-if "$EVERYTHING" --help 2>&1 | grep -q -- '--reply-mode'; then
+if [[ $EVERYTHING_USAGE == *--reply-mode* ]]; then
     REPLY_MODES=(default sse)
 fi
 
@@ -235,7 +237,7 @@ for mode in "${REPLY_MODES[@]}"; do
 done
 
 # The smol flavour of the HTTP server (Streamable HTTP and the legacy transport beside it).
-if "$EVERYTHING" --help 2>&1 | grep -q -- '--runtime'; then
+if [[ $EVERYTHING_USAGE == *--runtime* ]]; then
     for client in python-client python-client-2026 ts-client; do
         if ! start_server "everything-http-smol-$client" "$EVERYTHING" --transport http --host 127.0.0.1 --port 0 --runtime smol; then
             fail "$client/http-smol" "everything-server --runtime smol did not start"
