@@ -300,3 +300,27 @@ mod session_fuzz {
         }
     }
 }
+
+/// Reads the input as what an authorization server or MCP server could send a client: a
+/// `WWW-Authenticate` value, URLs, and metadata documents. Nothing may panic; whatever parses as
+/// a challenge keeps its Bearer parameters readable, and metadata that decodes re-encodes.
+pub fn auth_inputs(data: &[u8]) {
+    use crate::auth::{challenge, discovery, metadata, scope};
+    let text = String::from_utf8_lossy(data);
+    for c in challenge::parse(&text) {
+        let _ = (c.resource_metadata(), c.scope(), c.error(), c.is_bearer());
+        let _ = scope::select(c.scope(), None);
+    }
+    let _ = discovery::resource_metadata_urls(&text, Some(&text));
+    let _ = discovery::authorization_server_metadata_urls(&text);
+    let _ = crate::auth::url::HttpUrl::parse(&text).map(|u| (u.canonical(), u.covers(&u)));
+    if let Ok(prm) = serde_json::from_slice::<metadata::ProtectedResourceMetadata>(data) {
+        let _ = prm.check_resource("https://mcp.example.com/mcp");
+        let again: metadata::ProtectedResourceMetadata =
+            serde_json::from_str(&serde_json::to_string(&prm).unwrap_or_default()).unwrap_or_else(|_| prm.clone());
+        assert_eq!(again, prm, "protected resource metadata does not round-trip");
+    }
+    if let Ok(asm) = serde_json::from_slice::<metadata::AuthorizationServerMetadata>(data) {
+        let _ = asm.check("https://auth.example.com");
+    }
+}

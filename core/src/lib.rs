@@ -28,6 +28,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod auth;
 pub mod client;
 pub mod codec;
 #[cfg(feature = "fuzzing")]

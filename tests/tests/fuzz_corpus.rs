@@ -51,3 +51,8 @@ fn typed_decode_corpus() {
 fn session_ops_corpus() {
     replay("session_ops", talaria_core::fuzzing::session_ops);
 }
+
+#[test]
+fn auth_inputs_corpus() {
+    replay("auth_inputs", talaria_core::fuzzing::auth_inputs);
+}
