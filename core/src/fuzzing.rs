@@ -323,4 +323,7 @@ pub fn auth_inputs(data: &[u8]) {
     if let Ok(asm) = serde_json::from_slice::<metadata::AuthorizationServerMetadata>(data) {
         let _ = asm.check("https://auth.example.com");
     }
+    let _ = crate::auth::flow::callback_code(&text, "state", "https://auth.example.com", data.len() % 2 == 0);
+    let _ = serde_json::from_slice::<crate::auth::flow::TokenResponse>(data);
+    assert_eq!(crate::auth::encoding::form_decode(&crate::auth::encoding::form_encode(&text)), text);
 }

@@ -2,8 +2,11 @@
 //! server need before any request is made: reading a `WWW-Authenticate` challenge, where to
 //! look for the Protected Resource Metadata (RFC 9728) and the Authorization Server Metadata
 //! (RFC 8414 and OIDC discovery, in the spec's order), the metadata documents
-//! themselves, checking that a metadata document speaks for the server it was fetched for, and
-//! choosing the scope to ask for.
+//! themselves, checking that a metadata document speaks for the server it was fetched for,
+//! choosing the scope to ask for, and the authorization code flow with PKCE (S256): the
+//! authorization URL, the redirect's checks (`state`, `iss`), the token requests (code,
+//! refresh, client credentials; `none`, `client_secret_basic`, `client_secret_post`) and their
+//! answers. Randomness comes from the caller; the core sends nothing itself.
 //!
 //! ```text
 //! client                         MCP server                    authorization server
@@ -19,6 +22,9 @@
 
 pub mod challenge;
 pub mod discovery;
+pub mod encoding;
+pub mod flow;
 pub mod metadata;
+pub mod pkce;
 pub mod scope;
 pub mod url;
