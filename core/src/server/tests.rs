@@ -176,6 +176,24 @@ impl World {
         self.outcome(&id).expect("the request ended")
     }
 
+    /// Runs an MRTR call's rounds (the client answering with `handlers`) until it ends.
+    fn finish_mrtr(
+        &mut self,
+        call: &mut crate::client::MrtrCall,
+        handlers: &crate::client::Handlers,
+    ) -> Result<Box<serde_json::value::RawValue>, crate::jsonrpc::CallError> {
+        loop {
+            self.settle();
+            let id = call.pending().clone();
+            let outcome = self.outcome_raw(&id).expect("a response");
+            match call.on_response(&mut self.client, self.now, handlers, &id, outcome) {
+                crate::client::MrtrStep::Retrying => {}
+                crate::client::MrtrStep::Done(result) => return result,
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
     fn outcome_raw(
         &mut self,
         id: &crate::jsonrpc::RequestId,
@@ -527,16 +545,7 @@ fn a_tool_asks_for_input_and_the_client_answers_in_rounds() {
     let params = json!({"name": "deploy", "arguments": {}}).as_object().unwrap().clone();
     let mut call = MrtrCall::start(&mut w.client, w.now, "tools/call", params, 3).unwrap();
     let first = call.pending().clone();
-    let result = loop {
-        w.settle();
-        let id = call.pending().clone();
-        let outcome = w.outcome_raw(&id).expect("a response");
-        match call.on_response(&mut w.client, w.now, &handlers, &id, outcome) {
-            MrtrStep::Retrying => {}
-            MrtrStep::Done(result) => break result,
-            other => panic!("{other:?}"),
-        }
-    };
+    let result = w.finish_mrtr(&mut call, &handlers);
     assert_eq!(call.rounds(), 1);
     assert_ne!(call.pending(), &first, "the retry has a new id");
     let result: Value = serde_json::from_str(result.unwrap().get()).unwrap();
@@ -560,7 +569,7 @@ fn a_blocking_tool_asks_in_rounds_in_the_stateless_era() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    use crate::client::{Handlers, MrtrCall, MrtrStep};
+    use crate::client::{Handlers, MrtrCall};
     use crate::schema::elicitation::{Elicit, ElicitRequestParams, ElicitResult};
     use crate::schema::roots::{ListRoots, Root};
 
@@ -587,16 +596,7 @@ fn a_blocking_tool_asks_in_rounds_in_the_stateless_era() {
     let mut w = World::with_client(ProtocolVersion::V2026_07_28, router, handlers.capabilities());
     let params = json!({"name": "survey", "arguments": {}}).as_object().unwrap().clone();
     let mut call = MrtrCall::start(&mut w.client, w.now, "tools/call", params, 5).unwrap();
-    let result = loop {
-        w.settle();
-        let id = call.pending().clone();
-        let outcome = w.outcome_raw(&id).expect("a response");
-        match call.on_response(&mut w.client, w.now, &handlers, &id, outcome) {
-            MrtrStep::Retrying => {}
-            MrtrStep::Done(result) => break result,
-            other => panic!("{other:?}"),
-        }
-    };
+    let result = w.finish_mrtr(&mut call, &handlers);
     let result: Value = serde_json::from_str(result.unwrap().get()).unwrap();
     assert_eq!(result["content"][0]["text"], "1 roots, \"Ada\"");
     assert_eq!(call.rounds(), 2, "one round per ask");
