@@ -67,6 +67,8 @@ use talaria::core::session::ClientMode;
 use talaria::core::version::ProtocolVersion;
 use talaria::http::{HttpServer, HttpServerOptions};
 
+#[path = "common/http_idle.rs"]
+mod idle;
 #[path = "common/util.rs"]
 mod util;
 use util::{env_usize, percentile, show, status_kib, verdict};
@@ -141,8 +143,8 @@ fn main() {
     let peaks = rig.peaks();
     rig.stop();
     let summaries: Vec<Summary> = samples.iter().map(|s| Summary::of(s)).collect();
-    let idle = idle_sessions("blocking");
-    let idle_smol = idle_sessions("smol");
+    let idle = idle::idle_sessions("blocking");
+    let idle_smol = idle::idle_sessions("smol");
 
     let of =
         |kind: Kind, clients: usize| runs.iter().position(|&r| r == (kind, clients)).map(|i| &summaries[i]).unwrap();
@@ -751,96 +753,4 @@ fn open_session(http: &mut Http) -> String {
     let reply = http.post(&headers, br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     assert_eq!(reply.status, 202, "{}", String::from_utf8_lossy(&reply.body));
     session
-}
-
-// ---- idle sessions ----------------------------------------------------------------------
-
-/// What [`idle_sessions`] read from the server child (KiB, threads).
-struct Idle {
-    before: u64,
-    after: u64,
-    streams: u64,
-    threads_before: u64,
-    threads_after: u64,
-    threads_streams: u64,
-    peak: Option<u64>,
-}
-
-impl Idle {
-    fn report(&self, runtime: &str) {
-        let per = |from: u64, to: u64| (to as f64 - from as f64) * 1024.0 / IDLE as f64;
-        let sessions = per(self.before, self.after);
-        let streams = per(self.before, self.streams);
-        println!(
-            "    RSS per idle session <= {TARGET_IDLE_BYTES:.0} B      {runtime:<8} sessions only     {sessions:>7.0} B  {}",
-            verdict(sessions <= TARGET_IDLE_BYTES)
-        );
-        println!(
-            "    RSS per idle session <= {TARGET_IDLE_BYTES:.0} B      {runtime:<8} + GET stream each {streams:>7.0} B  {}",
-            verdict(streams <= TARGET_IDLE_BYTES)
-        );
-        println!();
-        println!(
-            "  idle sessions, {runtime} server (fresh everything-server --transport http --runtime {runtime}, {IDLE_WARM} warm-up sessions, then {IDLE} legacy sessions"
-        );
-        println!("    opened with raw initialize + notifications/initialized POSTs over one keep-alive connection):");
-        println!(
-            "    VmRSS {} KiB before, {} KiB with the sessions ({:+} KiB), {} KiB with a GET stream open on each ({:+} KiB);",
-            self.before,
-            self.after,
-            self.after as i64 - self.before as i64,
-            self.streams,
-            self.streams as i64 - self.after as i64,
-        );
-        println!(
-            "    threads {} before, {} with the sessions, {} with the GET streams; VmHWM {} KiB",
-            self.threads_before,
-            self.threads_after,
-            self.threads_streams,
-            show(self.peak)
-        );
-    }
-}
-
-/// [`IDLE`] idle sessions on a fresh server child: its RSS before and after, then with a GET
-/// stream open on each.
-fn idle_sessions(runtime: &str) -> Idle {
-    let server = Server::start(Command::new(SERVER).args(["--transport", "http", "--port", "0", "--runtime", runtime]));
-    let mut http = Http::connect(&server.addr);
-    for _ in 0..IDLE_WARM {
-        open_session(&mut http);
-    }
-    let settle = || std::thread::sleep(Duration::from_millis(200));
-    settle();
-    let rss = || status_kib(server.pid, "VmRSS:").unwrap();
-    let threads = || status_kib(server.pid, "Threads:").unwrap();
-    let (before, threads_before) = (rss(), threads());
-    let sessions: Vec<String> = (0..IDLE).map(|_| open_session(&mut http)).collect();
-    settle();
-    let (after, threads_after) = (rss(), threads());
-    // Each GET answers with its head and a comment at once: read them, and leave it open.
-    let streams: Vec<BufReader<TcpStream>> = sessions
-        .iter()
-        .map(|session| {
-            let mut stream = TcpStream::connect(&server.addr).unwrap();
-            stream.set_nodelay(true).unwrap();
-            write!(
-                stream,
-                "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: {VERSION}\r\n\r\n",
-                server.addr
-            )
-            .unwrap();
-            let mut reader = BufReader::new(stream);
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            assert!(line.starts_with("HTTP/1.1 200"), "GET stream: {line:?}");
-            reader
-        })
-        .collect();
-    settle();
-    let (with_streams, threads_streams) = (rss(), threads());
-    let peak = status_kib(server.pid, "VmHWM:");
-    server.stop();
-    drop((streams, http));
-    Idle { before, after, streams: with_streams, threads_before, threads_after, threads_streams, peak }
 }
