@@ -404,18 +404,21 @@ fn streamable_http_one_shot_commands() {
 #[test]
 fn raw_batches_in_2025_03_26() {
     let batch = r#"[{"id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}},{"method":"notifications/roots/list_changed"},{"id":2,"method":"ping"}]"#;
-    let output = talaria(&[
-        "--json",
-        "--protocol-version",
-        "2025-03-26",
-        "stdio",
-        "--",
-        TALARIA,
-        "serve-demo",
-        ":::",
-        "batch",
-        batch,
-    ]);
+    let run = |batch: &str| {
+        talaria(&[
+            "--json",
+            "--protocol-version",
+            "2025-03-26",
+            "stdio",
+            "--",
+            TALARIA,
+            "serve-demo",
+            ":::",
+            "batch",
+            batch,
+        ])
+    };
+    let output = run(batch);
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let answers = &json_lines(&output)[0];
     assert_eq!(answers.as_array().map(Vec::len), Some(2), "{answers}");
@@ -423,18 +426,7 @@ fn raw_batches_in_2025_03_26() {
     assert!(answers[0]["result"]["content"][0]["text"].as_str().is_some_and(|t| t.contains('3')), "{answers}");
     assert_eq!(answers[1]["result"], serde_json::json!({}));
     let failing = r#"[{"id":1,"method":"no/such/method"}]"#;
-    let output = talaria(&[
-        "--json",
-        "--protocol-version",
-        "2025-03-26",
-        "stdio",
-        "--",
-        TALARIA,
-        "serve-demo",
-        ":::",
-        "batch",
-        failing,
-    ]);
+    let output = run(failing);
     assert_eq!(code(&output), 3, "an error answer: {}", stderr(&output));
     assert!(json_lines(&output)[0][0]["error"].is_string());
     let output = stdio(&[], "batch [1]");

@@ -32,7 +32,7 @@ use talaria::core::schema::{
     ResourceContents, Role, TextResourceContents,
 };
 use talaria::core::server::{Context, Job, Router, RouterBuilder, ToolError};
-use talaria::http::{HttpServer, HttpServerOptions};
+use talaria::http::HttpServerOptions;
 use talaria::server::Server;
 
 /// How to run it.
@@ -99,13 +99,7 @@ impl Options {
                 }
                 "--host" => options.host = value()?,
                 "--port" => options.port = value()?.parse().map_err(|e| format!("bad --port: {e}"))?,
-                "--runtime" => {
-                    options.smol = match value()?.as_str() {
-                        "blocking" => false,
-                        "smol" => true,
-                        other => return Err(format!("unknown runtime {other:?}")),
-                    }
-                }
+                "--runtime" => options.smol = crate::parse_runtime(&value()?)?,
                 other => return Err(format!("unknown argument {other:?}")),
             }
         }
@@ -128,17 +122,9 @@ pub fn run(options: &Options) -> std::io::Result<()> {
             // a `retry` delay tells a client when to resume a stream `test_reconnection` ends.
             let http_options =
                 HttpServerOptions::default().reply_mode(ReplyMode::Sse).sse_retry(Duration::from_millis(500));
-            let addr = (options.host.as_str(), options.port);
-            if options.smol {
-                let listening = talaria::http::SmolHttpServer::bind(&server, addr, http_options)?;
-                eprintln!("conformance-server: listening on http://{}/mcp", listening.local_addr());
-                smol::block_on(listening.wait());
-            } else {
-                let listening = HttpServer::bind(&server, addr, http_options)?;
-                eprintln!("conformance-server: listening on http://{}/mcp", listening.local_addr());
-                listening.wait();
-            }
-            Ok(())
+            crate::serve_http(&server, (options.host.as_str(), options.port), http_options, options.smol, |addr| {
+                eprintln!("conformance-server: listening on http://{addr}/mcp");
+            })
         }
     }
 }

@@ -83,13 +83,7 @@ impl Options {
                     }
                 }
                 "--host" => options.host = value()?,
-                "--runtime" => {
-                    options.smol = match value()?.as_str() {
-                        "blocking" => false,
-                        "smol" => true,
-                        other => return Err(format!("unknown runtime {other:?}")),
-                    }
-                }
+                "--runtime" => options.smol = crate::parse_runtime(&value()?)?,
                 "--port" => options.port = value()?.parse().map_err(|e| format!("bad --port: {e}"))?,
                 "--reply-mode" => {
                     options.reply_mode = match value()?.as_str() {
@@ -125,17 +119,9 @@ pub fn run(options: &Options) -> std::io::Result<()> {
             // One server: Streamable HTTP at /mcp, the legacy transport at /sse and /messages.
             let http_options = talaria::http::HttpServerOptions::default().reply_mode(options.reply_mode);
             let path = if options.transport == Transport::Sse { "sse" } else { "mcp" };
-            let addr = (options.host.as_str(), options.port);
-            if options.smol {
-                let listening = talaria::http::SmolHttpServer::bind(&server, addr, http_options)?;
-                eprintln!("everything-server: listening on http://{}/{path}", listening.local_addr());
-                smol::block_on(listening.wait());
-            } else {
-                let listening = talaria::http::HttpServer::bind(&server, addr, http_options)?;
-                eprintln!("everything-server: listening on http://{}/{path}", listening.local_addr());
-                listening.wait();
-            }
-            Ok(())
+            crate::serve_http(&server, (options.host.as_str(), options.port), http_options, options.smol, |addr| {
+                eprintln!("everything-server: listening on http://{addr}/{path}");
+            })
         }
     }
 }

@@ -4,3 +4,53 @@
 
 pub mod conformance;
 pub mod everything;
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+use talaria::http::{HttpServer, HttpServerOptions, SmolHttpServer};
+use talaria::server::Server;
+
+/// Reads a `--runtime` value: `false` for `blocking`, `true` for `smol`.
+///
+/// # Errors
+///
+/// A message naming an unknown runtime.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(talaria_examples::parse_runtime("smol"), Ok(true));
+/// assert!(talaria_examples::parse_runtime("tokio").is_err());
+/// ```
+pub fn parse_runtime(value: &str) -> Result<bool, String> {
+    match value {
+        "blocking" => Ok(false),
+        "smol" => Ok(true),
+        other => Err(format!("unknown runtime {other:?}")),
+    }
+}
+
+/// Serves `server` over Streamable HTTP on `addr` with the smol server (`smol`) or the
+/// blocking one, telling `listening` the bound address, until the process ends.
+///
+/// # Errors
+///
+/// If the address cannot be bound.
+pub fn serve_http<S: Send + 'static>(
+    server: &Server<S>,
+    addr: impl ToSocketAddrs,
+    options: HttpServerOptions,
+    smol: bool,
+    listening: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
+    if smol {
+        let served = SmolHttpServer::bind(server, addr, options)?;
+        listening(served.local_addr());
+        smol::block_on(served.wait());
+    } else {
+        let served = HttpServer::bind(server, addr, options)?;
+        listening(served.local_addr());
+        served.wait();
+    }
+    Ok(())
+}
