@@ -58,6 +58,11 @@ impl<T> Sender<T> {
         self.0.wake(state);
         Ok(())
     }
+
+    /// Whether this sender feeds `receiver`.
+    pub(crate) fn feeds(&self, receiver: &Receiver<T>) -> bool {
+        Arc::ptr_eq(&self.0, &receiver.0)
+    }
 }
 
 impl<T> Drop for Sender<T> {
@@ -158,6 +163,13 @@ mod tests {
         assert_eq!(rx.recv(), Ok(3), "what was sent before the end is still received");
         assert_eq!(rx.recv(), Err(RecvError));
         assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Err(RecvTimeoutError::Disconnected));
+    }
+
+    #[test]
+    fn a_sender_knows_its_receiver() {
+        let (tx, rx) = channel::<u8>();
+        let (_, other) = channel::<u8>();
+        assert!(tx.feeds(&rx) && !tx.feeds(&other));
     }
 
     #[test]

@@ -219,7 +219,6 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
         }
         Plan::Post { session, session_id } => {
             post(shared, &session, request, &body, session_id.as_deref());
-            finish_post(shared, &session, session_id.as_deref());
         }
         Plan::OpenStream { session, last_event_id } => open_stream(shared, &session, request, last_event_id.as_deref()),
     }
@@ -264,7 +263,9 @@ fn legacy_post<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Re
 }
 
 /// Feeds one POST body to the session and writes its reply: 202, a JSON body, or an SSE stream
-/// (logged, primed and resumable when the session has an event log).
+/// (logged, primed and resumable when the session has an event log). The session is finished
+/// ([`finish_post`]: stored, or closed if stateless) before the reply's last bytes go out, so
+/// a client that goes on at once (to another server sharing the store) finds it stored.
 fn post<S: Send + 'static>(
     shared: &Shared<S>,
     session: &Session<S>,
@@ -289,10 +290,12 @@ fn post<S: Send + 'static>(
         match steps.first() {
             None => {}
             Some(ReplyStep::Accepted) => {
+                finish_post(shared, session, session_id);
                 let _ = request.respond(with_session(Response::empty(202), session_id));
                 return;
             }
             Some(ReplyStep::Json { status, body }) => {
+                finish_post(shared, session, session_id);
                 let mut response = Response::from_data(body.clone()).with_status_code(*status);
                 if let Some(h) = header("Content-Type", "application/json") {
                     response.add_header(h);
@@ -304,9 +307,11 @@ fn post<S: Send + 'static>(
         }
     };
     let log = session.streams.log_post(stream).and_then(|id| Some((session.streams.log()?.clone(), id)));
+    let log_stream = log.as_ref().map(|(_, id)| *id);
     let polling = supports_polling(session);
     let Ok(mut out) = SseOut::start(request, session_id, log, false) else {
-        return detach_or_close(session, stream, &frames);
+        detach_or_close(session, stream, &frames, log_stream);
+        return finish_post(shared, session, session_id);
     };
     let mut ok = !polling || out.prime(shared.options.sse_retry).is_ok();
     for step in first {
@@ -322,12 +327,19 @@ fn post<S: Send + 'static>(
         out.pump(&frames, shared.options.sse_keepalive)
     };
     match ending {
-        Ending::Finished => out.finish(),
+        Ending::Finished => {
+            finish_post(shared, session, session_id);
+            out.finish();
+        }
         Ending::Disconnected => {
             out.end();
-            detach_or_close(session, stream, &frames);
+            detach_or_close(session, stream, &frames, log_stream);
+            finish_post(shared, session, session_id);
         }
-        Ending::Gone => detach_or_close(session, stream, &frames),
+        Ending::Gone => {
+            detach_or_close(session, stream, &frames, log_stream);
+            finish_post(shared, session, session_id);
+        }
     }
 }
 
@@ -350,7 +362,7 @@ fn open_stream<S: Send + 'static>(
         let log = session.streams.log().map(|log| (log.clone(), resumed.log));
         let Ok(mut out) = SseOut::start(request, None, log, true) else {
             if let (Some(stream), Some(frames)) = (resumed.post, &resumed.frames) {
-                detach_or_close(session, stream, frames);
+                detach_or_close(session, stream, frames, Some(resumed.log));
             }
             return;
         };
@@ -363,7 +375,7 @@ fn open_stream<S: Send + 'static>(
         match (ending, resumed.post) {
             // The POST stream's request is answered: its log stream is complete.
             (Ending::Finished, Some(_)) => out.finish(),
-            (_, Some(stream)) => detach_or_close(session, stream, &frames),
+            (_, Some(stream)) => detach_or_close(session, stream, &frames, Some(resumed.log)),
             // The GET stream is never complete; this one was replaced or the session ended.
             (_, None) => out.end(),
         }

@@ -179,9 +179,14 @@ pub(super) fn quiet_events() -> Box<dyn Fn(Event) + Send + Sync> {
 
 /// A POST stream's writer left before the request was answered: a logged stream waits for the
 /// client to resume it; an unlogged one is closed, which cancels its request in the stateless
-/// era.
-pub(super) fn detach_or_close<S: Send + 'static>(session: &Session<S>, stream: StreamId, frames: &Receiver<StreamMsg>) {
-    if !session.streams.release_post(stream, frames) {
+/// era. `log_stream` is the log stream the writer wrote to, if any.
+pub(super) fn detach_or_close<S: Send + 'static>(
+    session: &Session<S>,
+    stream: StreamId,
+    frames: &Receiver<StreamMsg>,
+    log_stream: Option<u64>,
+) {
+    if !session.streams.release_post(stream, frames, log_stream) {
         session.conn.with(|served, now| served.endpoint.session_mut().handle_stream_closed(now, stream));
     }
 }
@@ -226,7 +231,8 @@ pub(super) enum Plan<S> {
     Refuse(Refusal),
     /// Answer `200` with no body (the session ended).
     Ended,
-    /// Feed the body to the session and write its reply, then [`finish_post`].
+    /// Feed the body to the session and write its reply, finishing the session ([`finish_post`])
+    /// before the reply's last bytes.
     Post {
         /// The session (a fresh one for a stateless request).
         session: Session<S>,

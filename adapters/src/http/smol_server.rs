@@ -457,19 +457,16 @@ async fn handle<S: Send + 'static>(
     match plan(shared, method, headers, &body, identity, Some(peer.to_string())) {
         Plan::Refuse(refusal) => connection.refuse(refusal).await.is_ok(),
         Plan::Ended => connection.respond(200, &[], b"").await.is_ok(),
-        Plan::Post { session, session_id } => {
-            let kept = post(shared, connection, &session, &body, session_id.as_deref()).await;
-            finish_post(shared, &session, session_id.as_deref());
-            kept
-        }
+        Plan::Post { session, session_id } => post(shared, connection, &session, &body, session_id.as_deref()).await,
         Plan::OpenStream { session, last_event_id } => {
             open_stream(shared, connection, &session, last_event_id.as_deref()).await
         }
     }
 }
 
-/// Feeds one POST body to the session and writes its reply (see the blocking server's `post`);
-/// whether the connection can carry another request.
+/// Feeds one POST body to the session and writes its reply, the session finished before the
+/// reply's last bytes (see the blocking server's `post`); whether the connection can carry
+/// another request.
 async fn post<S: Send + 'static>(
     shared: &Shared<S>,
     connection: &mut Connection,
@@ -497,16 +494,21 @@ async fn post<S: Send + 'static>(
         };
         match steps.first() {
             None => {}
-            Some(ReplyStep::Accepted) => return connection.respond(202, &with_id, b"").await.is_ok(),
+            Some(ReplyStep::Accepted) => {
+                finish_post(shared, session, session_id);
+                return connection.respond(202, &with_id, b"").await.is_ok();
+            }
             Some(ReplyStep::Json { status, body }) => {
                 let mut headers = with_id.clone();
                 headers.push(("Content-Type", "application/json"));
+                finish_post(shared, session, session_id);
                 return connection.respond(*status, &headers, body).await.is_ok();
             }
             Some(_) => break (steps, disconnect),
         }
     };
     let log = session.streams.log_post(stream).and_then(|id| Some((session.streams.log()?.clone(), id)));
+    let log_stream = log.as_ref().map(|(_, id)| *id);
     let bytes = SseBytes::new(log);
     let mut ok = connection.write(&SseBytes::head(session_id, false)).await.is_ok();
     if ok && supports_polling(session) {
@@ -528,16 +530,19 @@ async fn post<S: Send + 'static>(
     };
     match ending {
         Ending::Finished => {
+            finish_post(shared, session, session_id);
             bytes.close_log();
             connection.write(END).await.is_ok()
         }
         Ending::Disconnected => {
             let ended = connection.write(END).await.is_ok();
-            detach_or_close(session, stream, &frames);
+            detach_or_close(session, stream, &frames, log_stream);
+            finish_post(shared, session, session_id);
             ended
         }
         Ending::Gone => {
-            detach_or_close(session, stream, &frames);
+            detach_or_close(session, stream, &frames, log_stream);
+            finish_post(shared, session, session_id);
             false
         }
     }
@@ -573,11 +578,11 @@ async fn open_stream<S: Send + 'static>(
                 connection.write(END).await.is_ok()
             }
             (Ending::Gone, Some(stream)) => {
-                detach_or_close(session, stream, &frames);
+                detach_or_close(session, stream, &frames, Some(resumed.log));
                 false
             }
             (_, Some(stream)) => {
-                detach_or_close(session, stream, &frames);
+                detach_or_close(session, stream, &frames, Some(resumed.log));
                 connection.write(END).await.is_ok()
             }
             (Ending::Gone, None) => false,

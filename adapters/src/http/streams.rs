@@ -135,14 +135,23 @@ impl Streams {
     /// ended. A logged stream is detached: what its writer had not taken yet, and what comes
     /// later, goes to the log for a GET to resume. Returns whether it was detached (`false`:
     /// not logged, forgotten; its remaining frames are dropped).
-    pub(crate) fn release_post(&self, stream: StreamId, frames: &Receiver<StreamMsg>) -> bool {
+    ///
+    /// `log_stream` is the log stream the writer wrote to, if any: the stream may have ended
+    /// (its last frames still in `frames`) before the writer let go.
+    pub(crate) fn release_post(&self, stream: StreamId, frames: &Receiver<StreamMsg>, log_stream: Option<u64>) -> bool {
         let mut routes = self.lock();
-        let Some(post) = routes.posts.get_mut(&stream) else { return false };
-        let (Some(log), Some(log_stream)) = (self.log.as_ref(), post.log) else {
+        let log_stream = routes.posts.get(&stream).and_then(|post| post.log).or(log_stream);
+        let (Some(log), Some(log_stream)) = (self.log.as_ref(), log_stream) else {
             routes.posts.remove(&stream);
             return false;
         };
-        post.tx = None;
+        // A GET that resumed the stream meanwhile owns it now: only this writer's channel is
+        // detached, never the newer one's.
+        if let Some(post) =
+            routes.posts.get_mut(&stream).filter(|post| post.tx.as_ref().is_some_and(|tx| tx.feeds(frames)))
+        {
+            post.tx = None;
+        }
         // Under the routes lock, so these land in the log before anything the sink appends.
         while let Ok(msg) = frames.try_recv() {
             match msg {
@@ -306,7 +315,7 @@ mod tests {
         let first = streams.log().unwrap().append(log_stream, b"a").unwrap();
         // "b" reached the channel but not the writer when it went away; "c" came after.
         streams.send(vec![frame(1, "b")]).unwrap();
-        assert!(streams.release_post(StreamId(1), &rx));
+        assert!(streams.release_post(StreamId(1), &rx, None));
         streams.send(vec![frame(1, "c")]).unwrap();
 
         let resumed = streams.resume(first).unwrap();
@@ -320,11 +329,39 @@ mod tests {
     }
 
     #[test]
+    fn a_writer_leaving_after_a_get_resumed_its_stream_leaves_the_get_attached() {
+        let mut streams = logged();
+        let rx = streams.open_post(StreamId(5));
+        let log_stream = streams.log_post(StreamId(5)).unwrap();
+        // The client resumes before the old writer has let go of the stream.
+        let resumed = streams.resume(EventId::start(log_stream)).unwrap();
+        assert!(streams.release_post(StreamId(5), &rx, None));
+        streams.send(vec![frame(5, "answer"), Outgoing::StreamDone(StreamId(5))]).unwrap();
+        let frames = resumed.frames.unwrap();
+        assert!(matches!(frames.recv().unwrap(), StreamMsg::Frame(p) if p == b"answer"), "the GET gets the answer");
+        assert!(matches!(frames.recv().unwrap(), StreamMsg::Done));
+    }
+
+    #[test]
+    fn a_stream_that_ended_while_its_writer_was_leaving_is_logged_whole() {
+        let mut streams = logged();
+        let rx = streams.open_post(StreamId(6));
+        let log_stream = streams.log_post(StreamId(6)).unwrap();
+        // The answer and the end reach the writer's channel; the writer leaves without them.
+        streams.send(vec![frame(6, "answer"), Outgoing::StreamDone(StreamId(6))]).unwrap();
+        assert!(streams.release_post(StreamId(6), &rx, Some(log_stream)), "detached, not cancelled");
+        let resumed = streams.resume(EventId::start(log_stream)).unwrap();
+        let data: Vec<&[u8]> = resumed.events.iter().map(|e| &e.data[..]).collect();
+        assert_eq!(data, [&b"answer"[..]]);
+        assert!(resumed.frames.is_none(), "the stream is complete");
+    }
+
+    #[test]
     fn a_stream_that_ended_while_detached_replays_and_ends() {
         let mut streams = logged();
         let rx = streams.open_post(StreamId(2));
         let log_stream = streams.log_post(StreamId(2)).unwrap();
-        assert!(streams.release_post(StreamId(2), &rx));
+        assert!(streams.release_post(StreamId(2), &rx, None));
         streams.send(vec![frame(2, "result"), Outgoing::StreamDone(StreamId(2))]).unwrap();
         let resumed = streams.resume(EventId::start(log_stream)).unwrap();
         assert_eq!(resumed.events.len(), 1);
@@ -336,7 +373,7 @@ mod tests {
         let mut streams = Streams::new(None);
         let rx = streams.open_post(StreamId(3));
         assert!(streams.log_post(StreamId(3)).is_none());
-        assert!(!streams.release_post(StreamId(3), &rx));
+        assert!(!streams.release_post(StreamId(3), &rx, None));
         streams.send(vec![frame(3, "lost")]).unwrap();
         assert!(streams.resume(EventId::start(1)).is_none());
         assert!(logged().resume(EventId::new(9, 0)).is_none());
