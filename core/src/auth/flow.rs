@@ -5,8 +5,18 @@
 use serde::{Deserialize, Serialize};
 
 use super::encoding::{base64, form, form_encode, parse_form};
+use super::jwt::JWT_BEARER_ASSERTION;
 use super::pkce::Pkce;
 use crate::schema::JsonObject;
+
+/// The JWT bearer grant type (RFC 7523).
+pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+/// The token exchange grant type (RFC 8693).
+pub const TOKEN_EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+/// The token type of an OIDC ID token (RFC 8693 §3).
+pub const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
+/// The token type of an identity assertion authorization grant.
+pub const ID_JAG_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
 
 /// What the authorization request carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,6 +151,22 @@ pub enum ClientAuth {
     SecretBasic(String),
     /// `client_secret_post`: the secret in the body.
     SecretPost(String),
+    /// `private_key_jwt`: a signed client assertion in the body (see
+    /// [`jwt::client_assertion`](super::jwt::client_assertion)).
+    PrivateKeyJwt(String),
+}
+
+impl ClientAuth {
+    /// The `token_endpoint_auth_method` this is.
+    #[must_use]
+    pub fn method(&self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::SecretBasic(_) => "client_secret_basic",
+            Self::SecretPost(_) => "client_secret_post",
+            Self::PrivateKeyJwt(_) => "private_key_jwt",
+        }
+    }
 }
 
 /// A token endpoint request: the body (form-encoded) and the `Authorization` header, if the
@@ -201,6 +227,49 @@ impl TokenRequest {
         Self::with_client(&pairs, client_id, auth)
     }
 
+    /// The JWT bearer grant (RFC 7523 §2.1): an `assertion` (such as an identity assertion
+    /// authorization grant, `oauth-id-jag+jwt`) exchanged for an access token.
+    #[must_use]
+    pub fn jwt_bearer(
+        assertion: &str,
+        scope: Option<&str>,
+        resource: &str,
+        client_id: &str,
+        auth: &ClientAuth,
+    ) -> Self {
+        let mut pairs = vec![("grant_type", JWT_BEARER_GRANT), ("assertion", assertion), ("resource", resource)];
+        if let Some(scope) = scope {
+            pairs.push(("scope", scope));
+        }
+        Self::with_client(&pairs, client_id, auth)
+    }
+
+    /// Token exchange (RFC 8693) of an OIDC ID token for an identity assertion authorization
+    /// grant (ID-JAG) meant for the authorization server `audience` and the MCP server
+    /// `resource` (Enterprise-Managed Authorization, the `ext-auth` extension).
+    #[must_use]
+    pub fn id_jag_exchange(
+        id_token: &str,
+        audience: &str,
+        resource: &str,
+        scope: Option<&str>,
+        client_id: &str,
+        auth: &ClientAuth,
+    ) -> Self {
+        let mut pairs = vec![
+            ("grant_type", TOKEN_EXCHANGE_GRANT),
+            ("requested_token_type", ID_JAG_TOKEN_TYPE),
+            ("subject_token", id_token),
+            ("subject_token_type", ID_TOKEN_TYPE),
+            ("audience", audience),
+            ("resource", resource),
+        ];
+        if let Some(scope) = scope {
+            pairs.push(("scope", scope));
+        }
+        Self::with_client(&pairs, client_id, auth)
+    }
+
     fn with_client(pairs: &[(&str, &str)], client_id: &str, auth: &ClientAuth) -> Self {
         let mut pairs = pairs.to_vec();
         let authorization = match auth {
@@ -212,6 +281,12 @@ impl TokenRequest {
             ClientAuth::SecretPost(secret) => {
                 pairs.push(("client_id", client_id));
                 pairs.push(("client_secret", secret));
+                None
+            }
+            ClientAuth::PrivateKeyJwt(assertion) => {
+                pairs.push(("client_id", client_id));
+                pairs.push(("client_assertion_type", JWT_BEARER_ASSERTION));
+                pairs.push(("client_assertion", assertion));
                 None
             }
             ClientAuth::None => {

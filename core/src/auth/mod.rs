@@ -21,10 +21,13 @@
 //! ```
 
 pub mod challenge;
+pub mod client;
 pub mod discovery;
 pub mod encoding;
 pub mod flow;
+pub mod jwt;
 pub mod metadata;
 pub mod pkce;
+pub mod registration;
 pub mod scope;
 pub mod url;

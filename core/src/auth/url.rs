@@ -88,6 +88,44 @@ impl HttpUrl {
         self.query.as_deref()
     }
 
+    /// The host, without the port (`127.0.0.1`, `[::1]`, `example.com`).
+    #[must_use]
+    pub fn host(&self) -> &str {
+        if self.authority.starts_with('[') {
+            return self.authority.split_inclusive(']').next().unwrap_or(&self.authority);
+        }
+        self.authority.split(':').next().unwrap_or(&self.authority)
+    }
+
+    /// Whether the host is this machine (`localhost`, `127.0.0.0/8`, `[::1]`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::auth::url::HttpUrl;
+    ///
+    /// assert!(HttpUrl::parse("http://127.0.0.1:8080/cb").unwrap().is_loopback());
+    /// assert!(HttpUrl::parse("http://localhost/cb").unwrap().is_loopback());
+    /// assert!(!HttpUrl::parse("http://127.0.0.1.evil.com/").unwrap().is_loopback());
+    /// ```
+    #[must_use]
+    pub fn is_loopback(&self) -> bool {
+        let host = self.host();
+        host == "localhost"
+            || host == "[::1]"
+            || host.strip_prefix("127.").is_some_and(|rest| {
+                let parts: Vec<&str> = rest.split('.').collect();
+                parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.parse::<u8>().is_ok())
+            })
+    }
+
+    /// Whether credentials may travel to this URL: `https`, or `http` to this machine (OAuth
+    /// 2.1 requires TLS for every endpoint but loopback ones).
+    #[must_use]
+    pub fn is_secure(&self) -> bool {
+        self.scheme == "https" || self.is_loopback()
+    }
+
     /// The canonical server URI (MCP authorization, RFC 8707): lowercase scheme and host, no
     /// query or fragment, no trailing slash.
     #[must_use]
