@@ -25,6 +25,8 @@
 
 pub use talaria_core as core;
 
+#[cfg(feature = "http")]
+pub mod auth;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod client;

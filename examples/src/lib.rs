@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod conformance;
+pub mod conformance_auth;
 pub mod everything;
 
 use std::net::{SocketAddr, ToSocketAddrs};

@@ -4,7 +4,7 @@
 #
 #   - the server scenarios (`--suite all`) against `conformance-server` over Streamable HTTP,
 #     once with the blocking server and once with the smol one (`--runtime smol`),
-#   - every client scenario except the auth ones with `conformance-client`,
+#   - every client scenario, the authorization ones (`auth/*`) included, with `conformance-client`,
 #
 # once per spec version the suite has scenarios for. Prints one line per scenario and version,
 #
@@ -121,6 +121,11 @@ spec_versions() {
     sed -n 's/^  - [^ ]* \[\(.*\)\]$/\1/p' | tr ',' '\n' | grep -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' | sort -u
 }
 
+# The version tags of the listed client scenarios: the dated ones, then `draft` and `extension`.
+client_versions() {
+    sed -n 's/^  - [^ ]* \[\(.*\)\]$/\1/p' | tr ',' '\n' | grep -E '^([0-9]{4}-[0-9]{2}-[0-9]{2}|draft|extension)$' | sort -u
+}
+
 # --- main --------------------------------------------------------------------------------------
 command -v node >/dev/null && command -v npm >/dev/null || { log "needs node and npm"; exit 2; }
 install_suite || { log "could not install the suite"; exit 2; }
@@ -153,15 +158,16 @@ for version in $(suite "$LIST_TIMEOUT" list --server | spec_versions); do
     done
 done
 
-# Client scenarios except auth, one at a time, once per version.
-for version in $(suite "$LIST_TIMEOUT" list --client | grep -v '^  - auth/' | spec_versions); do
-    mapfile -t scenarios < <(suite "$LIST_TIMEOUT" list --client --spec-version "$version" | scenario_names | grep -v '^auth/')
+# Client scenarios, the authorization ones (`auth/*`) included, one at a time, once per
+# version tag (dated revisions, `draft`, and `extension` for the official extensions).
+for version in $(suite "$LIST_TIMEOUT" list --client | client_versions); do
+    mapfile -t scenarios < <(suite "$LIST_TIMEOUT" list --client --spec-version "$version" | scenario_names)
     for scenario in "${scenarios[@]}"; do
         out=$RESULTS/client/$version
         mkdir -p "$out"
         log "client scenario $version/$scenario"
         suite "$CLIENT_SCENARIO_TIMEOUT" client --command "$CLIENT_BIN" \
-            --scenario "$scenario" --spec-version "$version" -o "$out" >"$out/$scenario.log" 2>&1
+            --scenario "$scenario" --spec-version "$version" -o "$out" >"$out/${scenario//\//_}.log" 2>&1
         code=$?
         node "$NODE_FILES/summarize.mjs" client "$version" "$out" "$code" "$scenario" | tee -a "$SUMMARY"
     done

@@ -6,6 +6,7 @@
 //! transport is shut down (for a child process: stdin closed, then SIGTERM, then SIGKILL).
 
 mod async_client;
+mod authenticator;
 mod options;
 mod trace;
 
@@ -36,6 +37,7 @@ use talaria_core::session::{BatchItem, Event, ReadyInfo, SendError};
 use talaria_core::version::ProtocolVersion;
 
 pub use async_client::{AsyncClient, CallFuture};
+pub use authenticator::{AuthFailure, Authenticator};
 pub use options::ClientOptions;
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) use trace::header_pairs;
@@ -177,7 +179,7 @@ pub(crate) fn start_connecting(
     teardown: Box<dyn Teardown>,
     start_reader: impl FnOnce(Arc<Conn<Endpoint>>) -> std::io::Result<()>,
 ) -> Result<(Connecting, Handshake), ClientError> {
-    let ClientOptions { config, handlers, on_log, on_notification, connect_timeout, trace } = options;
+    let ClientOptions { config, handlers, on_log, on_notification, connect_timeout, trace, authenticator: _ } = options;
     let (ready_tx, ready) = oneshot::channel();
     let ready_tx = Mutex::new(Some(ready_tx));
     let announce = move |outcome: Result<Box<ReadyInfo>, String>| {

@@ -11,6 +11,7 @@ use talaria_core::session::{ClientConfig, ClientMode};
 use talaria_core::version::ProtocolVersion;
 
 use super::trace::{TraceEvent, TraceFn};
+use super::Authenticator;
 
 /// A log callback.
 pub(crate) type LogFn = Arc<dyn Fn(&LoggingMessageNotificationParams) + Send + Sync>;
@@ -45,6 +46,7 @@ pub struct ClientOptions {
     pub(crate) on_notification: Option<NotificationFn>,
     pub(crate) connect_timeout: Duration,
     pub(crate) trace: Option<TraceFn>,
+    pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -54,6 +56,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("handlers", &self.handlers)
             .field("connect_timeout", &self.connect_timeout)
             .field("trace", &self.trace.is_some())
+            .field("authenticator", &self.authenticator.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -74,6 +77,7 @@ impl ClientOptions {
             on_notification: None,
             connect_timeout: Duration::from_secs(30),
             trace: None,
+            authenticator: None,
         }
     }
 
@@ -142,6 +146,15 @@ impl ClientOptions {
     /// ```
     pub fn trace(mut self, trace: impl Fn(&TraceEvent<'_>) + Send + Sync + 'static) -> Self {
         self.trace = Some(Arc::new(trace));
+        self
+    }
+
+    /// Authorizes the client's HTTP requests (Streamable HTTP and legacy SSE): each carries
+    /// the authenticator's `Authorization` header, and a request refused with `401` (or `403`
+    /// `insufficient_scope`) is sent again, at most twice, once the authenticator has new
+    /// credentials. See [`OAuthClient`](crate::auth::OAuthClient).
+    pub fn authenticator(mut self, authenticator: Arc<dyn Authenticator>) -> Self {
+        self.authenticator = Some(authenticator);
         self
     }
 

@@ -13,7 +13,7 @@ use talaria_core::http::headers::{mirror, PROTOCOL_VERSION, SESSION_ID};
 use talaria_core::jsonrpc::{ErrorObject, RequestId};
 use talaria_core::session::Route;
 
-use crate::client::{connect, Client, ClientError, ClientOptions, Teardown, TraceFn};
+use crate::client::{connect, Authenticator, Client, ClientError, ClientOptions, Teardown, TraceFn};
 use crate::conn::{Conn, FrameSink, Outgoing};
 use crate::server::Pool;
 
@@ -51,6 +51,8 @@ struct Link {
     first_refusal: Mutex<Option<Refusal>>,
     /// Where HTTP heads and SSE fields are traced, if anywhere.
     trace: Option<TraceFn>,
+    /// Supplies and renews the `Authorization` header, if the client has one.
+    authenticator: Option<Arc<dyn Authenticator>>,
 }
 
 impl Link {
@@ -70,9 +72,22 @@ impl Link {
     }
 
     fn request<B>(&self, builder: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        self.request_as(builder, self.authorization().as_deref())
+    }
+
+    /// The authenticator's `Authorization` header for this server, if any.
+    fn authorization(&self) -> Option<String> {
+        self.authenticator.as_ref().and_then(|a| a.authorization(&self.url))
+    }
+
+    /// [`request`](Self::request) with the given `Authorization` header.
+    fn request_as<B>(&self, builder: ureq::RequestBuilder<B>, authorization: Option<&str>) -> ureq::RequestBuilder<B> {
         let mut builder = builder;
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
+        }
+        if let Some(authorization) = authorization {
+            builder = builder.header("Authorization", authorization);
         }
         if let Some(id) = self.session_id() {
             builder = builder.header(SESSION_ID, id);
@@ -120,23 +135,45 @@ fn post(link: &Link, payload: &[u8]) {
     let running = request_id.clone().filter(|_| stateless).map(|id| link.inflight.start(id));
     let cancelled = || running.as_ref().is_some_and(super::inflight::Running::cancelled);
     let agent = running.as_ref().map_or(&link.agent, super::inflight::Running::agent);
-    let mut builder = link
-        .request(agent.post(&link.url))
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream");
-    if !stateless {
-        if let Some(version) = link.version.lock().unwrap_or_else(PoisonError::into_inner).clone() {
-            builder = builder.header(PROTOCOL_VERSION, version);
+    let send = |authorization: Option<&str>| {
+        let mut builder = link
+            .request_as(agent.post(&link.url), authorization)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream");
+        if !stateless {
+            if let Some(version) = link.version.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+                builder = builder.header(PROTOCOL_VERSION, version);
+            }
         }
-    }
-    if stateless || request_id.is_some() {
-        for (name, value) in &mirrored {
-            builder = builder.header(*name, value);
+        if stateless || request_id.is_some() {
+            for (name, value) in &mirrored {
+                builder = builder.header(*name, value);
+            }
         }
-    }
-    let response = match traced::send(link.trace.as_ref(), builder, payload) {
+        traced::send(link.trace.as_ref(), builder, payload)
+    };
+    let response = match send_authorized(link, send) {
         Ok(response) => response,
         Err(_) if cancelled() => return,
+        Err(AuthorizedError::Refused { status, www_authenticate, reason }) => {
+            let error = ErrorObject::internal(format!(
+                "HTTP {status} from {}: {}",
+                link.url,
+                reason.as_deref().unwrap_or("not authorized")
+            ));
+            if !answers_due.is_empty() {
+                link.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(Refusal {
+                    status,
+                    modern: false,
+                    www_authenticate,
+                    detail: reason,
+                });
+            }
+            for id in &answers_due {
+                link.feed(&error_reply(id, &error));
+            }
+            return;
+        }
         Err(e) => {
             for id in &answers_due {
                 link.feed(&error_reply(id, &ErrorObject::internal(format!("HTTP transport: {e}"))));
@@ -214,6 +251,60 @@ fn post(link: &Link, payload: &[u8]) {
     });
     for id in &answers_due {
         link.feed(&error_reply(id, &error));
+    }
+}
+
+/// How many times a refused request is sent again with renewed credentials.
+const AUTH_RETRIES: usize = 2;
+
+/// Sends with the authenticator's credentials; a `401`, or a `403` the authenticator can
+/// answer (`insufficient_scope`), is sent again once it has new ones, at most
+/// [`AUTH_RETRIES`] times. A failed authorization is the refused response, its reason in the
+/// refusal's detail.
+fn send_authorized(
+    link: &Link,
+    send: impl Fn(Option<&str>) -> Result<Response, ureq::Error>,
+) -> Result<Response, AuthorizedError> {
+    let Some(authenticator) = &link.authenticator else {
+        return send(None).map_err(AuthorizedError::Transport);
+    };
+    let mut attempts = 0;
+    loop {
+        let authorization = authenticator.authorization(&link.url);
+        let response = send(authorization.as_deref()).map_err(AuthorizedError::Transport)?;
+        let status = response.status().as_u16();
+        if !matches!(status, 401 | 403) || attempts == AUTH_RETRIES {
+            return Ok(response);
+        }
+        attempts += 1;
+        let header = response.headers().get("WWW-Authenticate").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let _ = std::io::copy(&mut response.into_body().into_reader(), &mut std::io::sink());
+        match authenticator.challenged(&link.url, authorization.as_deref(), status, header.as_deref()) {
+            Ok(true) => {}
+            Ok(false) => return Err(AuthorizedError::Refused { status, www_authenticate: header, reason: None }),
+            Err(e) => {
+                return Err(AuthorizedError::Refused { status, www_authenticate: header, reason: Some(e.to_string()) });
+            }
+        }
+    }
+}
+
+/// Why [`send_authorized`] has no response to hand on.
+#[derive(Debug)]
+enum AuthorizedError {
+    /// The request could not be made.
+    Transport(ureq::Error),
+    /// The server refused it and new credentials could not help (or not be had).
+    Refused { status: u16, www_authenticate: Option<String>, reason: Option<String> },
+}
+
+impl std::fmt::Display for AuthorizedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Transport(e) => write!(f, "{e}"),
+            Self::Refused { status, reason: Some(reason), .. } => write!(f, "HTTP {status}: {reason}"),
+            Self::Refused { status, reason: None, .. } => write!(f, "HTTP {status}: not authorized"),
+        }
     }
 }
 
@@ -499,6 +590,7 @@ pub(super) fn connect_http(
             closed: AtomicBool::new(false),
             first_refusal: Mutex::new(None),
             trace: options.trace.clone(),
+            authenticator: options.authenticator.clone(),
         });
         let registering = Arc::clone(&link);
         let probe = Arc::clone(&link);

@@ -14,9 +14,9 @@
 //! Scenarios: `initialize` (connect, list the tools if the server has any, close), `tools_call` (call `add_numbers`
 //! with 5 and 3), `elicitation-sep1034-client-defaults` (call the server's tool and accept its
 //! elicitation with every field's default), `sse-retry` (call `test_reconnection`, whose
-//! stream the server closes mid-call). Each connects over Streamable HTTP in the legacy era.
-//! Exit status: 0 done, 1 a call failed, 2 usage or an unsupported scenario (the `auth/*`
-//! ones).
+//! stream the server closes mid-call), and every `auth/*` one (OAuth as the scenario asks, see
+//! [`talaria_examples::conformance_auth`]). Each connects over Streamable HTTP in the legacy
+//! era. Exit status: 0 done, 1 a call failed, 2 usage or an unknown scenario.
 
 use std::process::ExitCode;
 
@@ -41,6 +41,9 @@ fn main() -> ExitCode {
         "tools_call" => tools_call(&url),
         "elicitation-sep1034-client-defaults" => elicitation_defaults(&url),
         "sse-retry" => sse_retry(&url),
+        auth if auth.starts_with("auth/") => {
+            talaria_examples::conformance_auth::run(auth, &url).map_err(ClientError::Connect)
+        }
         other => {
             eprintln!("conformance-client: unsupported scenario {other:?} (set {SCENARIO})");
             return ExitCode::from(2);

@@ -1,0 +1,57 @@
+//! Makes the authorization flow's HTTP requests with ureq: no redirects followed (a `3xx` is
+//! an answer), bodies bounded, no bearer token ever attached.
+
+use std::time::Duration;
+
+use talaria_core::auth::client::{Method, Request, Response};
+
+/// The largest metadata, registration or token response read (larger ones are refused).
+pub const MAX_RESPONSE: u64 = 1 << 20;
+
+/// An agent for authorization requests: statuses as answers, no redirects, bounded time.
+pub(crate) fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_global(Some(timeout))
+        .build()
+        .new_agent()
+}
+
+/// Makes `request`; `Err` describes a transport failure (or a body over `limit` bytes).
+pub(crate) fn fetch(agent: &ureq::Agent, request: &Request, limit: u64) -> Result<Response, String> {
+    let response = match request.method {
+        Method::Get => {
+            let mut builder = agent.get(&request.url);
+            for (name, value) in &request.headers {
+                builder = builder.header(*name, value);
+            }
+            builder.call()
+        }
+        Method::Post => {
+            let mut builder = agent.post(&request.url);
+            for (name, value) in &request.headers {
+                builder = builder.header(*name, value);
+            }
+            builder.send(request.body.as_deref().unwrap_or_default())
+        }
+    };
+    let mut response = response.map_err(|e| e.to_string())?;
+    let status = response.status().as_u16();
+    let body =
+        response.body_mut().with_config().limit(limit).read_to_vec().map_err(|e| format!("reading the answer: {e}"))?;
+    Ok(Response::new(status, body))
+}
+
+/// The `Location` a `GET` of `url` redirects to (for a user agent that signs in by itself).
+pub(crate) fn location(agent: &ureq::Agent, url: &str) -> Result<String, String> {
+    let response = agent.get(url).call().map_err(|e| e.to_string())?;
+    let status = response.status().as_u16();
+    response
+        .headers()
+        .get("Location")
+        .and_then(|v| v.to_str().ok())
+        .filter(|_| (300..400).contains(&status))
+        .map(str::to_owned)
+        .ok_or_else(|| format!("the authorization endpoint answered HTTP {status} without a redirect"))
+}
