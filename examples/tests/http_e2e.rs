@@ -10,11 +10,12 @@ use serde_json::json;
 use talaria::client::{Client, ClientError, ClientOptions};
 use talaria::core::client::CallOptions;
 use talaria::core::http::exchange::EndpointConfig;
+use talaria::core::http::exchange::Refusal;
 use talaria::core::http::reply::ReplyMode;
 use talaria::core::schema::tools::CallToolResult;
 use talaria::core::session::ClientMode;
 use talaria::core::version::ProtocolVersion;
-use talaria::http::{HttpServer, HttpServerOptions, Rejection};
+use talaria::http::{HttpServer, HttpServerOptions};
 
 fn text_of(result: &CallToolResult) -> String {
     result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("")
@@ -175,12 +176,12 @@ fn post(addr: &str, headers: &str, body: &str) -> String {
 /// else with `www_authenticate`.
 fn bearer_hook(
     www_authenticate: &'static str,
-) -> impl Fn(&[(String, String)]) -> Result<Option<String>, Rejection> + Send + Sync + 'static {
+) -> impl Fn(&[(String, String)]) -> Result<Option<String>, Refusal> + Send + Sync + 'static {
     move |headers| {
         let bearer = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization")).map(|(_, v)| v.as_str());
         match bearer {
             Some("Bearer let-me-in") => Ok(Some("tester".to_owned())),
-            _ => Err(Rejection { www_authenticate: www_authenticate.into() }),
+            _ => Err(Refusal::unauthorized(www_authenticate)),
         }
     }
 }

@@ -247,9 +247,11 @@ impl OAuthClient {
         };
         let Some(needed) = challenge.scope() else { return Ok(false) };
         let granted = current.as_ref().and_then(|t| t.scope.clone());
-        let has = granted.as_deref().unwrap_or_default().split_ascii_whitespace().collect::<Vec<_>>();
-        if needed.split_ascii_whitespace().all(|scope| has.contains(&scope)) {
-            self.say(&format!("{url} wants scope {needed:?}, which the token already has: not asking again"));
+        // Scopes granted, or asked for and refused: asking for them again cannot help.
+        let tried = current.iter().flat_map(|t| [t.scope.as_deref(), t.requested_scope.as_deref()]).flatten();
+        let tried: Vec<&str> = tried.flat_map(str::split_ascii_whitespace).collect();
+        if needed.split_ascii_whitespace().all(|scope| tried.contains(&scope)) {
+            self.say(&format!("{url} wants scope {needed:?}, which was already asked for: not asking again"));
             return Ok(false);
         }
         self.say(&format!("{url} wants scope {needed:?}: stepping up"));
@@ -279,7 +281,8 @@ fn key(url: &str) -> String {
 fn stored(done: Authorized) -> StoredToken {
     StoredToken {
         expires_at: done.token.expires_in.map(|seconds| now().saturating_add(seconds)),
-        scope: done.token.scope.clone().or(done.scope),
+        scope: done.token.scope.clone().or_else(|| done.scope.clone()),
+        requested_scope: done.scope,
         access_token: done.token.access_token,
         refresh_token: done.token.refresh_token,
         context: done.context,

@@ -23,6 +23,9 @@ pub struct StoredToken {
     /// The scope granted (the server's word, else the one asked for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// The scope asked for, which the server may have narrowed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_scope: Option<String>,
     /// The authorization server and client registration the token came from.
     pub context: AuthContext,
 }
@@ -161,6 +164,7 @@ mod tests {
             refresh_token: Some("r".into()),
             expires_at: Some(10),
             scope: None,
+            requested_scope: None,
             context: serde_json::from_value(context).unwrap(),
         }
     }

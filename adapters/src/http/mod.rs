@@ -15,7 +15,7 @@ mod sse_out;
 mod streams;
 mod traced;
 
-pub use options::{Authorize, HttpServerOptions, Rejection, SharedSessionStore};
+pub use options::{Authorize, HttpServerOptions, SharedSessionStore, VerifyToken};
 pub use server::HttpServer;
 #[cfg(feature = "smol")]
 pub use smol_server::SmolHttpServer;

@@ -4,8 +4,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use talaria_core::auth::resource::{ProtectedResource, TokenInfo};
 use talaria_core::http::event_log::SessionStore;
 use talaria_core::http::exchange::EndpointConfig;
+use talaria_core::http::exchange::Refusal;
 use talaria_core::http::reply::ReplyMode;
 
 use super::streams::SharedEventStore;
@@ -14,16 +16,14 @@ use talaria_core::http::event_log::Retention;
 #[cfg(doc)]
 use talaria_core::server::TransportInfo;
 
-/// Why an authorization hook refused a request: sent as `401` with `WWW-Authenticate`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejection {
-    /// The `WWW-Authenticate` challenge (e.g. `Bearer resource_metadata="..."`).
-    pub www_authenticate: String,
-}
+/// An authorization hook: sees the request headers; refuses (typically
+/// [`Refusal::unauthorized`], `401` with a `WWW-Authenticate` challenge), or names the caller
+/// (the identity handlers see in [`TransportInfo::identity`]).
+pub type Authorize = Arc<dyn Fn(&[(String, String)]) -> Result<Option<String>, Refusal> + Send + Sync>;
 
-/// An authorization hook: sees the request headers; refuses, or names the caller (the identity
-/// handlers see in [`TransportInfo::identity`]).
-pub type Authorize = Arc<dyn Fn(&[(String, String)]) -> Result<Option<String>, Rejection> + Send + Sync>;
+/// The verifier of a protected resource's bearer tokens: who a token speaks for and its
+/// scopes, or why it is no good (see [`HttpServerOptions::protected_resource`]).
+pub type VerifyToken = Arc<dyn Fn(&str) -> Result<TokenInfo, String> + Send + Sync>;
 
 /// How the HTTP server serves.
 ///
@@ -48,6 +48,9 @@ pub struct HttpServerOptions {
     pub reply_mode: ReplyMode,
     /// The authorization hook, if any.
     pub authorize: Option<Authorize>,
+    /// The Protected Resource Metadata served (its path and document), if the server is an
+    /// OAuth protected resource (see [`HttpServerOptions::protected_resource`]).
+    pub resource_metadata: Option<(String, Arc<[u8]>)>,
     /// The legacy HTTP+SSE transport (2024-11-05): the stream path and the messages path
     /// (default `/sse` and `/messages`); `None` turns it off.
     pub legacy_sse: Option<(String, String)>,
@@ -85,6 +88,7 @@ impl std::fmt::Debug for HttpServerOptions {
             .field("endpoint", &self.endpoint)
             .field("reply_mode", &self.reply_mode)
             .field("authorize", &self.authorize.is_some())
+            .field("resource_metadata", &self.resource_metadata.as_ref().map(|(path, _)| path))
             .field("legacy_sse", &self.legacy_sse)
             .field("session_store", &self.session_store.is_some())
             .field("event_store", &self.event_store.is_some())
@@ -102,6 +106,7 @@ impl Default for HttpServerOptions {
             endpoint: EndpointConfig::default(),
             reply_mode: ReplyMode::Json,
             authorize: None,
+            resource_metadata: None,
             legacy_sse: Some(("/sse".into(), "/messages".into())),
             session_store: None,
             event_store: None,
@@ -167,9 +172,45 @@ impl HttpServerOptions {
     /// Installs an authorization hook.
     pub fn authorize(
         mut self,
-        hook: impl Fn(&[(String, String)]) -> Result<Option<String>, Rejection> + Send + Sync + 'static,
+        hook: impl Fn(&[(String, String)]) -> Result<Option<String>, Refusal> + Send + Sync + 'static,
     ) -> Self {
         self.authorize = Some(Arc::new(hook));
+        self
+    }
+
+    /// Makes the server an OAuth protected resource (2025-06-18 authorization onward): it
+    /// serves `resource`'s metadata at its well-known path, and each request's bearer token
+    /// goes to `verify` (the application checks signatures, audience and expiry, or asks its
+    /// authorization server). A missing or rejected token gets `401`, one without the
+    /// required scopes `403`, each with the challenge that leads a client to the metadata;
+    /// a valid token's subject is the handlers' [`TransportInfo::identity`]. Replaces any
+    /// [`authorize`](Self::authorize) hook.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::core::auth::resource::{ProtectedResource, TokenInfo};
+    /// use talaria::http::HttpServerOptions;
+    ///
+    /// let resource = ProtectedResource::new("http://127.0.0.1:8080/mcp", &["https://auth.example.com"]).unwrap();
+    /// let options = HttpServerOptions::default().protected_resource(resource, |token| match token {
+    ///     "secret-token" => Ok(TokenInfo::new("alice", &[])),
+    ///     _ => Err("unknown token".into()),
+    /// });
+    /// assert_eq!(options.resource_metadata.unwrap().0, "/.well-known/oauth-protected-resource/mcp");
+    /// ```
+    pub fn protected_resource(
+        mut self,
+        resource: ProtectedResource,
+        verify: impl Fn(&str) -> Result<TokenInfo, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.resource_metadata = Some((resource.metadata_path().to_owned(), resource.metadata_document().into()));
+        let verify: VerifyToken = Arc::new(verify);
+        self.authorize = Some(Arc::new(move |headers: &[(String, String)]| {
+            let authorization =
+                headers.iter().find(|(name, _)| name.eq_ignore_ascii_case("Authorization")).map(|(_, v)| v.as_str());
+            resource.check(authorization, |token| verify(token)).map(|info| Some(info.subject))
+        }));
         self
     }
 }

@@ -182,18 +182,23 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
     }
     let headers: Vec<(String, String)> =
         request.headers().iter().map(|h| (h.field.as_str().as_str().to_owned(), h.value.as_str().to_owned())).collect();
+    if target == Target::ResourceMetadata {
+        let document = shared.options.resource_metadata.as_ref().map(|(_, d)| d.to_vec()).unwrap_or_default();
+        let mut response = Response::from_data(document);
+        for h in [header("Content-Type", "application/json"), header("Access-Control-Allow-Origin", "*")]
+            .into_iter()
+            .flatten()
+        {
+            response.add_header(h);
+        }
+        let _ = request.respond(response);
+        return;
+    }
     let mut identity = None;
     if let Some(authorize) = &shared.options.authorize {
         match authorize(&headers) {
             Ok(who) => identity = who,
-            Err(rejection) => {
-                let mut response = Response::empty(401);
-                if let Some(h) = header("WWW-Authenticate", &rejection.www_authenticate) {
-                    response.add_header(h);
-                }
-                let _ = request.respond(response);
-                return;
-            }
+            Err(refusal) => return respond_refusal(request, refusal),
         }
     }
     match target {

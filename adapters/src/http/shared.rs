@@ -208,6 +208,8 @@ pub(super) enum Target {
     LegacyOpen,
     /// The legacy HTTP+SSE messages path.
     LegacyPost,
+    /// The Protected Resource Metadata (served to anyone, without authorization).
+    ResourceMetadata,
     /// Nothing here: 404.
     Elsewhere,
 }
@@ -217,6 +219,9 @@ pub(super) fn target(options: &HttpServerOptions, path: &str) -> Target {
     let path = path.split('?').next().unwrap_or("");
     if path == options.path {
         return Target::Mcp;
+    }
+    if options.resource_metadata.as_ref().is_some_and(|(metadata, _)| metadata == path) {
+        return Target::ResourceMetadata;
     }
     match &options.legacy_sse {
         Some((sse, _)) if path == sse => Target::LegacyOpen,

@@ -427,14 +427,16 @@ async fn handle<S: Send + 'static>(
     if target == Target::Elsewhere {
         return connection.respond(404, &[], b"").await.is_ok();
     }
+    if target == Target::ResourceMetadata {
+        let document = shared.options.resource_metadata.as_ref().map(|(_, d)| d.clone()).unwrap_or_default();
+        let head = [("Content-Type", "application/json"), ("Access-Control-Allow-Origin", "*")];
+        return connection.respond(200, &head, &document).await.is_ok();
+    }
     let mut identity = None;
     if let Some(authorize) = &shared.options.authorize {
         match authorize(&headers) {
             Ok(who) => identity = who,
-            Err(rejection) => {
-                let challenge = [("WWW-Authenticate", rejection.www_authenticate.as_str())];
-                return connection.respond(401, &challenge, b"").await.is_ok();
-            }
+            Err(refusal) => return connection.refuse(refusal).await.is_ok(),
         }
     }
     match target {

@@ -29,5 +29,6 @@ pub mod jwt;
 pub mod metadata;
 pub mod pkce;
 pub mod registration;
+pub mod resource;
 pub mod scope;
 pub mod url;

@@ -218,6 +218,25 @@ impl Refusal {
         Self::new(404, Some(ErrorObject::new(crate::jsonrpc::ErrorCode(-32001), "Session not found")))
     }
 
+    /// 401 with the `WWW-Authenticate` challenge `www_authenticate` (for an authorization
+    /// hook; [`ProtectedResource::check`](crate::auth::resource::ProtectedResource::check)
+    /// builds the full OAuth ones).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::exchange::Refusal;
+    ///
+    /// let refusal = Refusal::unauthorized(r#"Bearer realm="mcp""#);
+    /// assert_eq!((refusal.status, refusal.headers[0].0), (401, "WWW-Authenticate"));
+    /// ```
+    #[must_use]
+    pub fn unauthorized(www_authenticate: &str) -> Self {
+        let mut refusal = Self::new(401, None);
+        refusal.headers.push(("WWW-Authenticate", www_authenticate.to_owned()));
+        refusal
+    }
+
     /// 400 with an invalid-request error saying `why`.
     #[must_use]
     pub fn bad_request(why: &str) -> Self {
