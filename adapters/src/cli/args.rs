@@ -80,6 +80,22 @@ pub(crate) struct Global {
     /// More output on stderr: -v server stderr live, logs and latency; -vv progress lines.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
+    /// Sign in with OAuth when an HTTP server asks: the browser opens on the sign-in page
+    /// (the URL is printed too), and tokens are kept for the next run (see --token-file).
+    #[arg(long, global = true)]
+    pub(crate) oauth: bool,
+    /// With --oauth: a pre-registered client id (otherwise the CLI registers itself).
+    #[arg(long, global = true, value_name = "ID", requires = "oauth")]
+    pub(crate) client_id: Option<String>,
+    /// With --client-id: its secret.
+    #[arg(long, global = true, value_name = "SECRET", requires = "client_id")]
+    pub(crate) client_secret: Option<String>,
+    /// With --oauth: where tokens are kept (default ~/.config/talaria/tokens.json).
+    #[arg(long, global = true, value_name = "FILE", requires = "oauth")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// With --oauth: print the sign-in URL without starting a browser.
+    #[arg(long, global = true, requires = "oauth")]
+    pub(crate) no_browser: bool,
     /// Print the frames both ways on stderr (secrets redacted).
     #[arg(long, global = true)]
     pub(crate) trace: bool,

@@ -19,6 +19,7 @@ use super::printer::Printer;
 use super::server_requests::{self, Question};
 use super::stderr::StderrLog;
 use super::trace;
+use crate::auth::OAuthClient;
 use crate::client::{Client, ClientError, ClientOptions};
 use crate::stdio::{StderrMode, StdioCommand};
 
@@ -87,6 +88,8 @@ pub(crate) struct Connector {
     pub(crate) proxy: bool,
     /// What scripted mode answers to the server's requests.
     pub(crate) scripted: server_requests::Scripted,
+    /// Signs in to HTTP servers that ask (`--oauth`).
+    pub(crate) oauth: Option<Arc<OAuthClient>>,
 }
 
 /// What a connection reports to, and who answers the server's questions.
@@ -249,6 +252,9 @@ impl Connector {
             options = options.request_timeout(timeout).connect_timeout(timeout);
         }
         options.config_mut().log_level = self.log_level;
+        if let Some(oauth) = &self.oauth {
+            options = options.authenticator(oauth.clone());
+        }
         let handlers = match &hooks.questions {
             Some(questions) => server_requests::asking(questions.clone(), hooks.waiting),
             None => server_requests::scripted(&hooks.printer, &self.scripted),

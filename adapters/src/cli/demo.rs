@@ -46,6 +46,7 @@ pub(crate) fn run(args: &DemoArgs, settings: &Settings, printer: &Arc<Printer>) 
         log_level: Some(LoggingLevel::Info),
         proxy: false,
         scripted: super::server_requests::Scripted::default(),
+        oauth: None,
     };
     printer.set_logs(true);
     let style = printer.style;

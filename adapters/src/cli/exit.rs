@@ -191,10 +191,11 @@ impl From<ClientError> for Failure {
                 let detail = detail.map(|d| format!(": {d}")).unwrap_or_default();
                 let failure = Self::new(kind, format!("cannot connect: {url}: HTTP {status}{detail}"));
                 match www_authenticate {
-                    Some(asked) => failure.with_hint(format!("the server asks for: WWW-Authenticate: {asked}")),
-                    None if kind == Kind::Authorization => {
-                        failure.with_hint("pass credentials with --header 'Authorization: Bearer ...'")
-                    }
+                    Some(asked) => failure.with_hint(format!(
+                        "the server asks for: WWW-Authenticate: {asked} (sign in with --oauth, or pass --header 'Authorization: Bearer ...')"
+                    )),
+                    None if kind == Kind::Authorization => failure
+                        .with_hint("sign in with --oauth, or pass credentials with --header 'Authorization: Bearer ...'"),
                     None => failure,
                 }
             }

@@ -34,6 +34,7 @@ mod demo_server;
 mod exec;
 mod exit;
 mod interrupt;
+mod oauth;
 mod printer;
 mod progress;
 mod render;
@@ -129,6 +130,24 @@ where
     interrupt::install();
     interrupt::exit_when_idle(!interactive);
     let is_stdio = matches!(target, Target::Stdio { .. });
+    let oauth = if global.oauth {
+        let args = oauth::OAuthArgs {
+            client_id: global.client_id.clone(),
+            client_secret: global.client_secret.clone(),
+            token_file: global.token_file.clone(),
+            no_browser: global.no_browser,
+            verbose: global.verbose > 0,
+        };
+        match oauth::client(&args) {
+            Ok(client) => Some(client),
+            Err(failure) => {
+                scripted::emit_failure(&settings, &printer, &failure);
+                return failure.exit();
+            }
+        }
+    } else {
+        None
+    };
     let connector = Connector {
         target,
         headers: global.header.iter().cloned().chain(extra_headers).collect(),
@@ -140,6 +159,7 @@ where
             elicitation: global.elicitation,
             sampling_reply: global.sampling_reply.clone(),
         },
+        oauth,
     };
     if interactive {
         repl::run(&connector, &settings, &printer, None)

@@ -1,0 +1,77 @@
+//! `--oauth`: the CLI signs in to servers that ask for OAuth. The user's browser is opened on
+//! the authorization URL (the URL is also printed, for machines without one), the redirect
+//! comes back to a loopback listener, and tokens are kept in a file so the next run goes on
+//! without signing in again.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use crate::auth::{FileTokenStore, LoopbackRedirect, OAuthClient};
+use crate::core::auth::client::ClientConfig;
+use crate::core::auth::registration::ClientInformation;
+
+use super::exit::{Failure, Kind};
+
+/// The `--oauth` settings from the command line.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OAuthArgs {
+    /// A pre-registered client id.
+    pub(crate) client_id: Option<String>,
+    /// Its secret.
+    pub(crate) client_secret: Option<String>,
+    /// Where tokens are kept.
+    pub(crate) token_file: Option<PathBuf>,
+    /// Print the authorization URL only; do not start a browser.
+    pub(crate) no_browser: bool,
+    /// Print each step of the authorization.
+    pub(crate) verbose: bool,
+}
+
+/// The default token file: `$XDG_CONFIG_HOME/talaria/tokens.json`, else
+/// `~/.config/talaria/tokens.json`, else `talaria-tokens.json` here.
+fn default_token_file() -> PathBuf {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")));
+    config.map_or_else(|| PathBuf::from("talaria-tokens.json"), |dir| dir.join("talaria").join("tokens.json"))
+}
+
+/// Starts the user's browser on `url`, if there is one to start.
+fn open_browser(url: &str) -> bool {
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    Command::new(opener).arg(url).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().is_ok()
+}
+
+/// The OAuth client `--oauth` asks for.
+pub(crate) fn client(args: &OAuthArgs) -> Result<Arc<OAuthClient>, Failure> {
+    let no_browser = args.no_browser;
+    let redirect = LoopbackRedirect::bind(move |url| {
+        eprintln!("talaria: sign in at {url}");
+        if !no_browser && open_browser(url) {
+            eprintln!("talaria: (opened in your browser; waiting for you to come back)");
+        }
+    })
+    .map_err(|e| Failure::new(Kind::Transport, format!("cannot listen for the OAuth redirect: {e}")))?;
+    let mut config = ClientConfig::authorization_code("talaria", &redirect.redirect_uri());
+    if let Some(id) = &args.client_id {
+        config = config.with_client(ClientInformation::new(id, args.client_secret.as_deref()));
+    }
+    let store = FileTokenStore::new(args.token_file.clone().unwrap_or_else(default_token_file));
+    let mut client = OAuthClient::new(config).redirect(redirect).store(Arc::new(store));
+    if args.verbose {
+        client = client.on_progress(|line| eprintln!("talaria: oauth: {line}"));
+    }
+    Ok(Arc::new(client))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_file_follows_xdg() {
+        let file = default_token_file();
+        assert!(file.ends_with("tokens.json"), "{file:?}");
+    }
+}
