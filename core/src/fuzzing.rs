@@ -326,4 +326,31 @@ pub fn auth_inputs(data: &[u8]) {
     let _ = crate::auth::flow::callback_code(&text, "state", "https://auth.example.com", data.len() % 2 == 0);
     let _ = serde_json::from_slice::<crate::auth::flow::TokenResponse>(data);
     assert_eq!(crate::auth::encoding::form_decode(&crate::auth::encoding::form_encode(&text)), text);
+    let _ = crate::auth::encoding::base64_decode(&text);
+    let _ = crate::auth::resource::bearer_token(&text);
+    auth_flow(data);
+}
+
+/// Drives the client's authorization state machine with `data` as every answer: each
+/// response's status from one byte, its body the rest of the input, the redirect back the
+/// input as a query. It must end (done or failed) within a bounded number of steps.
+fn auth_flow(data: &[u8]) {
+    use crate::auth::client::{Authorization, ClientConfig, Response, Step};
+    let config = std::sync::Arc::new(ClientConfig::authorization_code("fuzz", "http://127.0.0.1:1/cb"));
+    let challenge = crate::auth::challenge::bearer(&String::from_utf8_lossy(data));
+    let mut zeros = |bytes: &mut [u8]| bytes.fill(0);
+    let server = "https://mcp.example.com/mcp";
+    let (mut flow, mut step) = Authorization::start(config, server, challenge.as_ref(), None, &mut zeros, 0);
+    let query = String::from_utf8_lossy(data);
+    for round in 0..64 {
+        step = match step {
+            Step::Send(_) => {
+                let status = [200, 201, 404, 400, 302][data.get(round).map_or(0, |b| usize::from(*b) % 5)];
+                flow.receive(&Response::new(status, data.to_vec()))
+            }
+            Step::Visit(_) => flow.redirected(&format!("http://127.0.0.1:1/cb?{query}")),
+            Step::Done(_) | Step::Failed(_) => return,
+        };
+    }
+    panic!("the authorization did not end within 64 steps");
 }

@@ -136,3 +136,19 @@ fn a_token_without_the_required_scope_is_refused_without_looping() {
     // One sign-in; the 403 asks for a scope the token already asked for: no second one.
     assert_eq!(authorization.ledger.lock().unwrap().grants, ["authorization_code"]);
 }
+
+#[test]
+fn the_legacy_sse_transport_signs_in_too() {
+    let authorization = TestAuthorizationServer::start(3600);
+    let port = free_port();
+    // One resource for the whole origin: it covers `/mcp` and `/sse` alike.
+    let origin = format!("http://127.0.0.1:{port}");
+    let resource = ProtectedResource::new(&origin, &[&authorization.issuer]).unwrap();
+    let options = HttpServerOptions::default().protected_resource(resource, authorization.verifier(&origin));
+    let _server = HttpServer::bind(&whoami_server(), format!("127.0.0.1:{port}"), options).unwrap();
+    let oauth = oauth(None);
+    let client = Client::sse(&format!("{origin}/sse"), &[], client_options(&oauth)).unwrap();
+    assert_eq!(text(&client.call_tool("whoami", json!({})).unwrap()), "alice");
+    client.close();
+    assert_eq!(authorization.ledger.lock().unwrap().grants, ["authorization_code"]);
+}

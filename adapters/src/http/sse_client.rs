@@ -10,7 +10,7 @@ use talaria_core::codec::SseDecoder;
 use talaria_core::http::legacy::resolve_endpoint;
 use talaria_core::session::{ClientMode, Route};
 
-use crate::client::{connect, Client, ClientError, ClientOptions, Teardown, TraceFn};
+use crate::client::{connect, Authenticator, Client, ClientError, ClientOptions, Teardown, TraceFn};
 
 use super::traced;
 use crate::conn::{Conn, FrameSink, Outgoing};
@@ -18,7 +18,11 @@ use crate::conn::{Conn, FrameSink, Outgoing};
 struct Link {
     agent: ureq::Agent,
     headers: Vec<(String, String)>,
+    /// The stream's URL: the resource credentials are for.
+    url: String,
     post_url: String,
+    /// Supplies the `Authorization` header, sent with POSTs only to the stream's origin.
+    authenticator: Option<Arc<dyn Authenticator>>,
     conn: OnceLock<Weak<Conn<Endpoint>>>,
     closed: AtomicBool,
     trace: Option<TraceFn>,
@@ -35,6 +39,11 @@ impl FrameSink for PostSink {
             for (name, value) in &self.0.headers {
                 builder = builder.header(name, value);
             }
+            if same_origin(&self.0.url, &self.0.post_url) {
+                if let Some(authorization) = self.0.authenticator.as_ref().and_then(|a| a.authorization(&self.0.url)) {
+                    builder = builder.header("Authorization", authorization);
+                }
+            }
             match traced::send(self.0.trace.as_ref(), builder, &payload) {
                 Ok(response) if response.status().is_success() => {
                     let _ = std::io::copy(&mut response.into_body().into_reader(), &mut std::io::sink());
@@ -49,6 +58,12 @@ impl FrameSink for PostSink {
     fn close(&mut self) {
         self.0.closed.store(true, Ordering::Release);
     }
+}
+
+/// Whether `a` and `b` share an origin (credentials for one never go to another).
+fn same_origin(a: &str, b: &str) -> bool {
+    use talaria_core::auth::url::HttpUrl;
+    matches!((HttpUrl::parse(a), HttpUrl::parse(b)), (Ok(a), Ok(b)) if a.origin() == b.origin())
 }
 
 struct StreamTeardown(Arc<Link>);
@@ -120,22 +135,43 @@ impl Client {
         let bad = |why: String| ClientError::Connect(format!("{url}: {why}"));
         let config = ureq::Agent::config_builder().http_status_as_error(false).build();
         let agent = ureq::Agent::new_with_config(config);
-        let mut builder = agent.get(url).header("Accept", "text/event-stream");
-        for (name, value) in headers {
-            builder = builder.header(*name, *value);
-        }
         let trace = options.trace.clone();
-        let response = traced::call(trace.as_ref(), builder).map_err(|e| bad(e.to_string()))?;
-        if !response.status().is_success() {
+        let authenticator = options.authenticator.clone();
+        let mut attempts = 0;
+        let response = loop {
+            let authorization = authenticator.as_ref().and_then(|a| a.authorization(url));
+            let mut builder = agent.get(url).header("Accept", "text/event-stream");
+            for (name, value) in headers {
+                builder = builder.header(*name, *value);
+            }
+            if let Some(authorization) = &authorization {
+                builder = builder.header("Authorization", authorization);
+            }
+            let response = traced::call(trace.as_ref(), builder).map_err(|e| bad(e.to_string()))?;
+            if response.status().is_success() {
+                break response;
+            }
+            let status = response.status().as_u16();
             let www_authenticate =
                 response.headers().get("WWW-Authenticate").and_then(|v| v.to_str().ok()).map(str::to_owned);
-            return Err(ClientError::HttpStatus {
+            let refused = |detail| ClientError::HttpStatus {
                 url: url.to_owned(),
-                status: response.status().as_u16(),
-                www_authenticate,
-                detail: None,
-            });
-        }
+                status,
+                www_authenticate: www_authenticate.clone(),
+                detail,
+            };
+            let Some(authenticator) = authenticator.as_ref().filter(|_| matches!(status, 401 | 403) && attempts < 2)
+            else {
+                return Err(refused(None));
+            };
+            attempts += 1;
+            let _ = std::io::copy(&mut response.into_body().into_reader(), &mut std::io::sink());
+            match authenticator.challenged(url, authorization.as_deref(), status, www_authenticate.as_deref()) {
+                Ok(true) => {}
+                Ok(false) => return Err(refused(None)),
+                Err(e) => return Err(refused(Some(e.to_string()))),
+            }
+        };
         let mut body = response.into_body().into_reader();
         // The first event names the POST URL.
         let mut decoder = SseDecoder::new();
@@ -161,7 +197,9 @@ impl Client {
         let link = Arc::new(Link {
             agent,
             headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            url: url.to_owned(),
             post_url,
+            authenticator,
             conn: OnceLock::new(),
             closed: AtomicBool::new(false),
             trace,
