@@ -230,7 +230,7 @@ impl Response {
 #[derive(Debug)]
 pub enum Step {
     /// Make this request, then pass its answer to [`Authorization::receive`] (or a
-    /// transport failure to [`Authorization::fail`]).
+    /// transport failure to [`Authorization::fail_transport`]).
     Send(Request),
     /// Send the user to this authorization URL, then pass the URL the authorization server
     /// redirected them to to [`Authorization::redirected`].
