@@ -40,132 +40,16 @@ use serde::{Deserialize, Serialize};
 
 use super::challenge::Challenge;
 use super::discovery::{authorization_server_metadata_urls, fallback_endpoints, resource_metadata_urls};
-use super::flow::{
-    callback_code, AuthorizationRequest, CallbackError, ClientAuth, OAuthError, TokenRequest, TokenResponse,
-};
-use super::jwt::{client_assertion, JwtSigner, SignError};
+use super::flow::{callback_code, AuthorizationRequest, ClientAuth, TokenRequest, TokenResponse};
+use super::jwt::client_assertion;
 use super::metadata::{AuthorizationServerMetadata, MetadataError, ProtectedResourceMetadata};
 use super::pkce::{random_token, Pkce};
-use super::registration::{ClientInformation, ClientMetadata};
+use super::registration::ClientInformation;
 use super::scope;
-use super::url::{HttpUrl, UrlError};
+use super::url::HttpUrl;
 
-/// The scope that asks for a refresh token (OIDC, SEP-2207).
-pub const OFFLINE_ACCESS: &str = "offline_access";
-
-/// How the client gets its token.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum Grant {
-    /// Authorization code with PKCE: the user signs in at the authorization server, which
-    /// sends them back to the client's redirect URI (its metadata's first).
-    AuthorizationCode,
-    /// Client credentials (machine to machine, the `ext-auth` extension): no user.
-    ClientCredentials,
-    /// Enterprise-managed authorization (`ext-auth`): an ID token from the enterprise identity provider is
-    /// exchanged there for an identity assertion grant, which the authorization server takes
-    /// as a JWT bearer grant.
-    IdentityAssertion(IdentityAssertion),
-}
-
-/// Where and how a client exchanges its ID token for an identity assertion grant.
-#[derive(Debug, Clone)]
-pub struct IdentityAssertion {
-    /// The identity provider's token endpoint.
-    pub token_endpoint: String,
-    /// The user's ID token from the identity provider.
-    pub id_token: String,
-    /// The client as the identity provider knows it.
-    pub client: ClientInformation,
-}
-
-/// How a client authorizes, for every server it meets.
-///
-/// # Examples
-///
-/// ```
-/// use talaria_core::auth::client::ClientConfig;
-/// use talaria_core::auth::registration::ClientInformation;
-///
-/// let interactive = ClientConfig::authorization_code("talaria", "http://127.0.0.1:8765/cb");
-/// let machine = ClientConfig::client_credentials("talaria", ClientInformation::new("id", Some("secret")));
-/// assert!(machine.client.is_some() && interactive.client.is_none());
-/// ```
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct ClientConfig {
-    /// What the client registers (Dynamic Client Registration) or publishes (its metadata
-    /// document); its first redirect URI is the one the authorization code flow uses.
-    pub metadata: ClientMetadata,
-    /// Pre-registered credentials, used as they are when given.
-    pub client: Option<ClientInformation>,
-    /// The URL of the client's metadata document, used as its `client_id` where the
-    /// authorization server supports Client ID Metadata Documents.
-    pub metadata_document: Option<String>,
-    /// The grant.
-    pub grant: Grant,
-    /// Signs `private_key_jwt` client assertions, where the server takes them.
-    pub signer: Option<Arc<dyn JwtSigner>>,
-    /// Asks for `offline_access` (a refresh token) where the authorization server lists it.
-    pub offline_access: bool,
-}
-
-impl ClientConfig {
-    /// An interactive client named `name` whose user comes back at `redirect_uri`; it
-    /// registers dynamically and asks for a refresh token where it can.
-    #[must_use]
-    pub fn authorization_code(name: &str, redirect_uri: &str) -> Self {
-        Self {
-            metadata: ClientMetadata::new(name, Some(redirect_uri)),
-            client: None,
-            metadata_document: None,
-            grant: Grant::AuthorizationCode,
-            signer: None,
-            offline_access: true,
-        }
-    }
-
-    /// A machine client with the client credentials grant and its pre-registered `client`.
-    #[must_use]
-    pub fn client_credentials(name: &str, client: ClientInformation) -> Self {
-        Self {
-            metadata: ClientMetadata::new(name, None),
-            client: Some(client),
-            metadata_document: None,
-            grant: Grant::ClientCredentials,
-            signer: None,
-            offline_access: false,
-        }
-    }
-
-    /// The pre-registered `client` (builder style).
-    #[must_use]
-    pub fn with_client(mut self, client: ClientInformation) -> Self {
-        self.client = Some(client);
-        self
-    }
-
-    /// The client metadata document's URL (builder style).
-    #[must_use]
-    pub fn with_metadata_document(mut self, url: &str) -> Self {
-        self.metadata_document = Some(url.to_owned());
-        self
-    }
-
-    /// The grant (builder style).
-    #[must_use]
-    pub fn with_grant(mut self, grant: Grant) -> Self {
-        self.grant = grant;
-        self
-    }
-
-    /// The `private_key_jwt` signer (builder style).
-    #[must_use]
-    pub fn with_signer(mut self, signer: Arc<dyn JwtSigner>) -> Self {
-        self.signer = Some(signer);
-        self
-    }
-}
+pub use config::{ClientConfig, Grant, IdentityAssertion, OFFLINE_ACCESS};
+pub use error::AuthError;
 
 /// What a finished authorization learnt, kept to refresh the token or step up its scope
 /// without discovering and registering again.
@@ -250,88 +134,6 @@ pub struct Authorized {
     pub scope: Option<String>,
     /// What was learnt on the way.
     pub context: AuthContext,
-}
-
-/// Why an authorization failed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum AuthError {
-    /// A URL is not an `http(s)` one.
-    #[error(transparent)]
-    Url(#[from] UrlError),
-    /// Credentials would travel in clear to a host that is not this machine.
-    #[error("refusing to send credentials over plain http to {0}")]
-    Insecure(String),
-    /// A metadata document does not speak for this server (see [`MetadataError`]).
-    #[error(transparent)]
-    Metadata(#[from] MetadataError),
-    /// A document could not be read.
-    #[error("malformed {what} from {url}: {detail}")]
-    Malformed {
-        /// Which document.
-        what: &'static str,
-        /// Where it came from.
-        url: String,
-        /// The parser's complaint.
-        detail: String,
-    },
-    /// The resource metadata names no authorization server.
-    #[error("the protected resource metadata names no authorization server")]
-    NoAuthorizationServer,
-    /// The client has no way to be known to the authorization server.
-    #[error("no client registration: not pre-registered, and the server offers neither dynamic registration nor client metadata documents")]
-    NoRegistration,
-    /// Dynamic registration was refused.
-    #[error("client registration at {url} failed with HTTP {status}{}", error.as_ref().map(|e| format!(": {e}")).unwrap_or_default())]
-    Registration {
-        /// The registration endpoint.
-        url: String,
-        /// Its status.
-        status: u16,
-        /// Its OAuth error, if it sent one.
-        error: Option<OAuthError>,
-    },
-    /// The authorization code grant needs what is missing.
-    #[error("the authorization code flow needs {0}")]
-    Incomplete(&'static str),
-    /// The redirect back was refused (state, issuer, error).
-    #[error(transparent)]
-    Callback(#[from] CallbackError),
-    /// The redirect went somewhere other than the client's redirect URI.
-    #[error("the authorization server redirected to {0}, not to the client's redirect URI")]
-    RedirectMismatch(String),
-    /// A token endpoint (the authorization server's, or the identity provider's) refused.
-    #[error("the token request to {url} failed with HTTP {status}{}", error.as_ref().map(|e| format!(": {e}")).unwrap_or_default())]
-    Token {
-        /// The token endpoint.
-        url: String,
-        /// Its status.
-        status: u16,
-        /// Its OAuth error, if it sent one.
-        error: Option<OAuthError>,
-    },
-    /// The token is not a bearer token.
-    #[error("the token endpoint issued a {0:?} token, not a bearer token")]
-    NotBearer(String),
-    /// The client assertion could not be signed.
-    #[error(transparent)]
-    Sign(#[from] SignError),
-    /// The authorization server takes only `private_key_jwt` and no signer was configured.
-    #[error(
-        "the authorization server takes only private_key_jwt client authentication and no signing key is configured"
-    )]
-    NoSigner,
-    /// The request could not be made (connection refused, timeout, body too large).
-    #[error("{url}: {detail}")]
-    Transport {
-        /// The URL.
-        url: String,
-        /// What went wrong.
-        detail: String,
-    },
-    /// The state machine was fed something it was not waiting for.
-    #[error("the authorization was not waiting for {0}")]
-    Unexpected(&'static str),
 }
 
 /// Where an authorization is.
@@ -887,6 +689,9 @@ fn form_post(url: String, request: TokenRequest) -> Request {
     }
     Request { method: Method::Post, url, headers, body: Some(request.body) }
 }
+
+mod config;
+mod error;
 
 #[cfg(test)]
 mod tests;

@@ -9,6 +9,8 @@ use serde_json::{json, Value};
 use super::*;
 use crate::auth::challenge;
 use crate::auth::encoding::{base64url, parse_form};
+use crate::auth::flow::CallbackError;
+use crate::auth::jwt::JwtSigner;
 use crate::auth::pkce::sha256;
 
 const SERVER: &str = "https://mcp.example.com/mcp";
