@@ -55,3 +55,45 @@ pub(crate) fn location(agent: &ureq::Agent, url: &str) -> Result<String, String>
         .map(str::to_owned)
         .ok_or_else(|| format!("the authorization endpoint answered HTTP {status} without a redirect"))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    use super::*;
+
+    /// Serves one canned answer per connection, `count` times.
+    fn serve(answer: Vec<u8>, count: usize) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/x", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(count) {
+                let mut stream = stream.unwrap();
+                let mut head = [0u8; 4096];
+                let _ = stream.read(&mut head);
+                let _ = stream.write_all(&answer);
+            }
+        });
+        url
+    }
+
+    #[test]
+    fn oversized_answers_are_refused_and_redirects_are_answers() {
+        let big = vec![b'a'; 4096];
+        let mut answer = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", big.len()).into_bytes();
+        answer.extend_from_slice(&big);
+        let url = serve(answer, 2);
+        let request = Request { method: Method::Get, url, headers: Vec::new(), body: None };
+        let agent = agent(Duration::from_secs(5));
+        assert!(fetch(&agent, &request, 1024).unwrap_err().contains("reading the answer"));
+        assert_eq!(fetch(&agent, &request, 8192).unwrap().body.len(), 4096);
+
+        // A 302 to another origin is handed back as it is, never followed.
+        let moved = b"HTTP/1.1 302 Found\r\nLocation: https://evil.example.com/\r\nContent-Length: 0\r\n\r\n".to_vec();
+        let url = serve(moved, 1);
+        let request = Request { method: Method::Get, url, headers: Vec::new(), body: None };
+        assert_eq!(fetch(&agent, &request, 1024).unwrap().status, 302);
+    }
+}

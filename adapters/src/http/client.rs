@@ -156,17 +156,13 @@ fn post(link: &Link, payload: &[u8]) {
         Ok(response) => response,
         Err(_) if cancelled() => return,
         Err(AuthorizedError::Refused { status, www_authenticate, reason }) => {
-            let error = ErrorObject::internal(format!(
-                "HTTP {status} from {}: {}",
-                link.url,
-                reason.as_deref().unwrap_or("not authorized")
-            ));
+            let error = ErrorObject::internal(format!("HTTP {status} from {}: {reason}", link.url));
             if !answers_due.is_empty() {
                 link.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(Refusal {
                     status,
                     modern: false,
                     www_authenticate,
-                    detail: reason,
+                    detail: Some(reason),
                 });
             }
             for id in &answers_due {
@@ -278,12 +274,15 @@ fn send_authorized(
         }
         attempts += 1;
         let header = response.headers().get("WWW-Authenticate").and_then(|v| v.to_str().ok()).map(str::to_owned);
-        let _ = std::io::copy(&mut response.into_body().into_reader(), &mut std::io::sink());
         match authenticator.challenged(&link.url, authorization.as_deref(), status, header.as_deref()) {
-            Ok(true) => {}
-            Ok(false) => return Err(AuthorizedError::Refused { status, www_authenticate: header, reason: None }),
+            // New credentials: drain this answer (its connection is reused) and send again.
+            Ok(true) => {
+                let _ = std::io::copy(&mut response.into_body().into_reader(), &mut std::io::sink());
+            }
+            // Not an authorization matter, or nothing new to try: the refusal as it came.
+            Ok(false) => return Ok(response),
             Err(e) => {
-                return Err(AuthorizedError::Refused { status, www_authenticate: header, reason: Some(e.to_string()) });
+                return Err(AuthorizedError::Refused { status, www_authenticate: header, reason: e.to_string() });
             }
         }
     }
@@ -294,16 +293,15 @@ fn send_authorized(
 enum AuthorizedError {
     /// The request could not be made.
     Transport(ureq::Error),
-    /// The server refused it and new credentials could not help (or not be had).
-    Refused { status: u16, www_authenticate: Option<String>, reason: Option<String> },
+    /// The server refused it and new credentials could not be had.
+    Refused { status: u16, www_authenticate: Option<String>, reason: String },
 }
 
 impl std::fmt::Display for AuthorizedError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Transport(e) => write!(f, "{e}"),
-            Self::Refused { status, reason: Some(reason), .. } => write!(f, "HTTP {status}: {reason}"),
-            Self::Refused { status, reason: None, .. } => write!(f, "HTTP {status}: not authorized"),
+            Self::Refused { status, reason, .. } => write!(f, "HTTP {status}: {reason}"),
         }
     }
 }

@@ -208,7 +208,30 @@ impl Authorization {
         random: &mut dyn FnMut(&mut [u8]),
         now: u64,
     ) -> (Self, Step) {
-        let mut flow = Self {
+        let mut flow = Self::new(config, server, challenge, granted, random, now);
+        let step = match known {
+            Some(context) => {
+                flow.learn(context);
+                flow.grant()
+            }
+            None => match resource_metadata_urls(server, challenge.and_then(Challenge::resource_metadata)) {
+                Ok(urls) => flow.next_resource_metadata(urls, 0),
+                Err(e) => flow.fail(e.into()),
+            },
+        };
+        (flow, step)
+    }
+
+    /// A flow that has not taken its first step.
+    fn new(
+        config: Arc<ClientConfig>,
+        server: &str,
+        challenge: Option<&Challenge>,
+        granted: Option<&str>,
+        random: &mut dyn FnMut(&mut [u8]),
+        now: u64,
+    ) -> Self {
+        Self {
             config,
             server: server.to_owned(),
             challenged_scope: challenge.and_then(Challenge::scope).map(str::to_owned),
@@ -224,22 +247,16 @@ impl Authorization {
             jti: random_token(random),
             now,
             state: State::Ended,
-        };
-        let step = match known {
-            Some(context) => {
-                flow.resource = Some(context.resource);
-                flow.scopes_supported = context.scopes_supported;
-                flow.as_metadata = Some(context.server);
-                flow.issuer_checked = context.issuer_checked;
-                flow.client = Some(context.client);
-                flow.grant()
-            }
-            None => match resource_metadata_urls(server, challenge.and_then(Challenge::resource_metadata)) {
-                Ok(urls) => flow.next_resource_metadata(urls, 0),
-                Err(e) => flow.fail(e.into()),
-            },
-        };
-        (flow, step)
+        }
+    }
+
+    /// Takes what an earlier authorization learnt, skipping discovery and registration.
+    fn learn(&mut self, context: AuthContext) {
+        self.resource = Some(context.resource);
+        self.scopes_supported = context.scopes_supported;
+        self.as_metadata = Some(context.server);
+        self.issuer_checked = context.issuer_checked;
+        self.client = Some(context.client);
     }
 
     /// Refreshes a token with its `refresh_token`, for the server `context` was learnt for.
@@ -250,8 +267,8 @@ impl Authorization {
         random: &mut dyn FnMut(&mut [u8]),
         now: u64,
     ) -> (Self, Step) {
-        let server = context.resource.clone();
-        let (mut flow, _) = Self::start(config, &server, None, Some(context), random, now);
+        let mut flow = Self::new(config, &context.resource, None, None, random, now);
+        flow.learn(context);
         let step = flow.client_auth().and_then(|(client_id, auth)| {
             let request = TokenRequest::refresh(refresh_token, flow.resource(), &client_id, &auth);
             flow.post_token(request)

@@ -149,7 +149,7 @@ impl ProtectedResource {
         if let Some(error) = error {
             challenge.push_str(&format!(", error=\"{error}\", error_description=\"{}\"", quoted(description)));
         }
-        let body = serde_json::json!({"error": error.unwrap_or("invalid_request"), "error_description": description});
+        let body = serde_json::json!({"error": error.unwrap_or("invalid_token"), "error_description": description});
         Refusal { status, body: Some(body.to_string().into_bytes()), headers: vec![("WWW-Authenticate", challenge)] }
     }
 }
