@@ -179,9 +179,13 @@ impl OAuthClient {
         let (flow, step) =
             Authorization::refresh(self.config.clone(), token.context.clone(), refresh_token, &mut fill, now());
         let mut fresh = self.run(url, flow, step).ok()?;
-        // A server that rotates no refresh token lets the old one go on.
-        if fresh.refresh_token.is_none() {
-            fresh.refresh_token = token.refresh_token.clone();
+        // A refresh keeps what the answer does not restate: the refresh token (a server may
+        // not rotate it) and the scope (RFC 6749 §6: unchanged unless said).
+        let kept = fresh.refresh_token.is_none() || fresh.scope.is_none();
+        fresh.refresh_token = fresh.refresh_token.or_else(|| token.refresh_token.clone());
+        fresh.scope = fresh.scope.or_else(|| token.scope.clone());
+        fresh.requested_scope = fresh.requested_scope.or_else(|| token.requested_scope.clone());
+        if kept {
             let _ = self.store.save(&key(url), &fresh);
         }
         Some(fresh)
