@@ -27,6 +27,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use talaria_core::auth::challenge::{self, Challenge};
 use talaria_core::auth::client::{Authorization, Authorized, ClientConfig, Step};
+use talaria_core::auth::scope;
 use talaria_core::auth::url::HttpUrl;
 
 use crate::client::{AuthFailure, Authenticator};
@@ -251,10 +252,8 @@ impl OAuthClient {
         };
         let Some(needed) = challenge.scope() else { return Ok(false) };
         let granted = current.as_ref().and_then(|t| t.scope.clone());
-        // Scopes granted, or asked for and refused: asking for them again cannot help.
-        let tried = current.iter().flat_map(|t| [t.scope.as_deref(), t.requested_scope.as_deref()]).flatten();
-        let tried: Vec<&str> = tried.flat_map(str::split_ascii_whitespace).collect();
-        if needed.split_ascii_whitespace().all(|scope| tried.contains(&scope)) {
+        let tried = current.as_ref().map_or([None, None], |t| [t.scope.as_deref(), t.requested_scope.as_deref()]);
+        if scope::already_tried(needed, &tried) {
             self.say(&format!("{url} wants scope {needed:?}, which was already asked for: not asking again"));
             return Ok(false);
         }

@@ -3,6 +3,7 @@
 //! comes back to a loopback listener, and tokens are kept in a file so the next run goes on
 //! without signing in again.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -31,9 +32,15 @@ pub(crate) struct OAuthArgs {
 /// The default token file: `$XDG_CONFIG_HOME/talaria/tokens.json`, else
 /// `~/.config/talaria/tokens.json`, else `talaria-tokens.json` here.
 fn default_token_file() -> PathBuf {
-    let config = std::env::var_os("XDG_CONFIG_HOME")
+    token_file_in(std::env::var_os("XDG_CONFIG_HOME"), std::env::var_os("HOME"))
+}
+
+/// [`default_token_file`] for the given `XDG_CONFIG_HOME` and `HOME`.
+fn token_file_in(xdg_config_home: Option<OsString>, home: Option<OsString>) -> PathBuf {
+    let config = xdg_config_home
+        .filter(|dir| !dir.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")));
+        .or_else(|| home.map(|home| PathBuf::from(home).join(".config")));
     config.map_or_else(|| PathBuf::from("talaria-tokens.json"), |dir| dir.join("talaria").join("tokens.json"))
 }
 
@@ -71,7 +78,9 @@ mod tests {
 
     #[test]
     fn the_token_file_follows_xdg() {
-        let file = default_token_file();
-        assert!(file.ends_with("tokens.json"), "{file:?}");
+        let some = |s: &str| Some(OsString::from(s));
+        assert_eq!(token_file_in(some("/x"), some("/h")), PathBuf::from("/x/talaria/tokens.json"));
+        assert_eq!(token_file_in(some(""), some("/h")), PathBuf::from("/h/.config/talaria/tokens.json"));
+        assert_eq!(token_file_in(None, None), PathBuf::from("talaria-tokens.json"));
     }
 }

@@ -182,24 +182,12 @@ impl Authorization {
         random: &mut dyn FnMut(&mut [u8]),
         now: u64,
     ) -> (Self, Step) {
-        Self::start_with_scope(config, server, challenge, known, None, random, now)
+        Self::step_up(config, server, challenge, known, None, random, now)
     }
 
     /// [`start`](Self::start) for a step-up: `granted` is the scope the current token has,
     /// which the new request keeps beside the challenged one.
     pub fn step_up(
-        config: Arc<ClientConfig>,
-        server: &str,
-        challenge: Option<&Challenge>,
-        known: Option<AuthContext>,
-        granted: Option<&str>,
-        random: &mut dyn FnMut(&mut [u8]),
-        now: u64,
-    ) -> (Self, Step) {
-        Self::start_with_scope(config, server, challenge, known, granted, random, now)
-    }
-
-    fn start_with_scope(
         config: Arc<ClientConfig>,
         server: &str,
         challenge: Option<&Challenge>,

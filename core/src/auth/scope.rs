@@ -43,6 +43,24 @@ pub fn step_up(granted: Option<&str>, needed: &str) -> String {
     scopes.join(" ")
 }
 
+/// Whether every scope in `needed` is among the `tried` scope strings (granted, or asked
+/// for and narrowed by the server): if so, authorizing again for `needed` cannot help, and a
+/// client answered `403 insufficient_scope` should stop rather than loop.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::auth::scope::already_tried;
+///
+/// assert!(already_tried("a b", &[Some("b"), Some("a c")]));
+/// assert!(!already_tried("a d", &[Some("a"), None]));
+/// ```
+#[must_use]
+pub fn already_tried(needed: &str, tried: &[Option<&str>]) -> bool {
+    let tried: Vec<&str> = tried.iter().flatten().flat_map(|s| s.split_ascii_whitespace()).collect();
+    needed.split_ascii_whitespace().all(|scope| tried.contains(&scope))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
