@@ -4,13 +4,14 @@
 
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
 use talaria_core::client::Endpoint;
-use talaria_core::codec::SseDecoder;
-use talaria_core::http::headers::{mirror, PROTOCOL_VERSION, SESSION_ID};
-use talaria_core::jsonrpc::{ErrorObject, RequestId};
+use talaria_core::http::client::{
+    self as plan, Answer, ClientLink, Outgoing as Message, ResponseHead, Resumption, SseReading, AUTH_RETRIES,
+    DEFAULT_GET_RETRY, GET_OPEN_WAIT,
+};
+use talaria_core::http::headers::SESSION_ID;
 use talaria_core::session::Route;
 
 use crate::client::{connect, Authenticator, Client, ClientError, ClientOptions, Teardown, TraceFn};
@@ -22,16 +23,27 @@ use super::traced::{self, Response};
 
 /// How the server first refused a request with an HTTP error status.
 #[derive(Debug, Clone)]
-struct Refusal {
+pub(super) struct FirstRefusal {
     /// The status.
-    status: u16,
-    /// Whether the body was a JSON-RPC error with a code MCP reserves (a modern server
-    /// refusing, not a legacy one that does not know the method).
-    modern: bool,
+    pub(super) status: u16,
+    /// Whether the body was a modern MCP error (see [`plan::Refused::modern`]).
+    pub(super) modern: bool,
     /// The `WWW-Authenticate` header.
-    www_authenticate: Option<String>,
+    pub(super) www_authenticate: Option<String>,
     /// The body's JSON-RPC error message, if it had one.
-    detail: Option<String>,
+    pub(super) detail: Option<String>,
+}
+
+impl FirstRefusal {
+    /// The connect error a refused handshake becomes.
+    pub(super) fn into_error(self, url: &str) -> ClientError {
+        ClientError::HttpStatus {
+            url: url.to_owned(),
+            status: self.status,
+            www_authenticate: self.www_authenticate,
+            detail: self.detail,
+        }
+    }
 }
 
 /// What every request of one client shares.
@@ -39,16 +51,15 @@ struct Link {
     agent: ureq::Agent,
     url: String,
     headers: Vec<(String, String)>,
-    session_id: Mutex<Option<String>>,
-    version: Mutex<Option<String>>,
+    /// The session id, the negotiated revision, whether the GET stream is open.
+    state: Mutex<ClientLink>,
     conn: OnceLock<Weak<Conn<Endpoint>>>,
     pool: Pool,
     /// Stateless-era requests in flight, each cancellable by closing its stream.
     inflight: Inflight,
-    get_started: AtomicBool,
     closed: AtomicBool,
     /// The first refusal, for the backwards-compatibility probe and the connect error.
-    first_refusal: Mutex<Option<Refusal>>,
+    first_refusal: Mutex<Option<FirstRefusal>>,
     /// Where HTTP heads and SSE fields are traced, if anywhere.
     trace: Option<TraceFn>,
     /// Supplies and renews the `Authorization` header, if the client has one.
@@ -62,8 +73,12 @@ impl Link {
         }
     }
 
+    fn state(&self) -> MutexGuard<'_, ClientLink> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn session_id(&self) -> Option<String> {
-        self.session_id.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.state().session_id().map(str::to_owned)
     }
 
     /// Sends a request without a body, tracing both heads.
@@ -71,17 +86,18 @@ impl Link {
         traced::call(self.trace.as_ref(), builder)
     }
 
-    fn request<B>(&self, builder: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
-        self.request_as(builder, self.authorization().as_deref())
-    }
-
     /// The authenticator's `Authorization` header for this server, if any.
     fn authorization(&self) -> Option<String> {
         self.authenticator.as_ref().and_then(|a| a.authorization(&self.url))
     }
 
-    /// [`request`](Self::request) with the given `Authorization` header.
-    fn request_as<B>(&self, builder: ureq::RequestBuilder<B>, authorization: Option<&str>) -> ureq::RequestBuilder<B> {
+    /// `builder` with the application's headers, `authorization` and the protocol's `headers`.
+    fn request_as<B>(
+        &self,
+        builder: ureq::RequestBuilder<B>,
+        authorization: Option<&str>,
+        headers: Vec<(&'static str, String)>,
+    ) -> ureq::RequestBuilder<B> {
         let mut builder = builder;
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
@@ -89,169 +105,110 @@ impl Link {
         if let Some(authorization) = authorization {
             builder = builder.header("Authorization", authorization);
         }
-        if let Some(id) = self.session_id() {
-            builder = builder.header(SESSION_ID, id);
+        for (name, value) in headers {
+            builder = builder.header(name, value);
         }
         builder
     }
-}
 
-/// The parts of a message the client needs to route its POST.
-#[derive(serde::Deserialize)]
-struct Shape<'a> {
-    #[serde(borrow, default)]
-    method: Option<&'a str>,
-    #[serde(default)]
-    id: Option<RequestId>,
-    #[serde(default)]
-    result: Option<serde::de::IgnoredAny>,
-}
-
-#[derive(serde::Deserialize)]
-struct Negotiated {
-    result: Option<NegotiatedResult>,
-}
-
-#[derive(serde::Deserialize)]
-struct NegotiatedResult {
-    #[serde(rename = "protocolVersion")]
-    protocol_version: Option<String>,
-}
-
-/// A JSON-RPC error reply for request `id`, for failures of the HTTP exchange itself.
-fn error_reply(id: &RequestId, error: &ErrorObject) -> Vec<u8> {
-    talaria_core::http::exchange::error_body(Some(id), error)
+    fn note_refusal(&self, refusal: FirstRefusal) {
+        self.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(refusal);
+    }
 }
 
 /// POSTs one message and feeds whatever comes back.
 fn post(link: &Link, payload: &[u8]) {
-    let shape = serde_json::from_slice::<Shape<'_>>(payload).ok();
-    let request_id = shape.as_ref().filter(|s| s.method.is_some()).and_then(|s| s.id.clone());
-    // The requests a reply must answer: this one, or those of a batch (2025-03-26).
-    let answers_due = request_id.clone().map_or_else(|| batch_requests(payload), |id| vec![id]);
-    let mirrored = mirror(payload);
-    let stateless = mirrored.iter().any(|(name, _)| *name == PROTOCOL_VERSION);
+    let message = Message::parse(payload);
     // A stateless request gets a connection of its own, closed if the request is cancelled.
-    let running = request_id.clone().filter(|_| stateless).map(|id| link.inflight.start(id));
+    let running = message.request_id().filter(|_| message.is_stateless()).map(|id| link.inflight.start(id.clone()));
     let cancelled = || running.as_ref().is_some_and(super::inflight::Running::cancelled);
     let agent = running.as_ref().map_or(&link.agent, super::inflight::Running::agent);
     let send = |authorization: Option<&str>| {
-        let mut builder = link
-            .request_as(agent.post(&link.url), authorization)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream");
-        if !stateless {
-            if let Some(version) = link.version.lock().unwrap_or_else(PoisonError::into_inner).clone() {
-                builder = builder.header(PROTOCOL_VERSION, version);
-            }
-        }
-        if stateless || request_id.is_some() {
-            for (name, value) in &mirrored {
-                builder = builder.header(*name, value);
-            }
-        }
+        let headers = link.state().post_headers(&message);
+        let builder = link.request_as(agent.post(&link.url), authorization, headers);
         traced::send(link.trace.as_ref(), builder, payload)
     };
     let response = match send_authorized(link, send) {
         Ok(response) => response,
         Err(_) if cancelled() => return,
         Err(AuthorizedError::Refused { status, www_authenticate, reason }) => {
-            let error = ErrorObject::internal(format!("HTTP {status} from {}: {reason}", link.url));
-            if !answers_due.is_empty() {
-                link.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(Refusal {
-                    status,
-                    modern: false,
-                    www_authenticate,
-                    detail: Some(reason),
-                });
+            let error = format!("HTTP {status} from {}: {reason}", link.url);
+            if message.is_request() {
+                link.note_refusal(FirstRefusal { status, modern: false, www_authenticate, detail: Some(reason) });
             }
-            for id in &answers_due {
-                link.feed(&error_reply(id, &error));
+            for reply in plan::transport_failure(&message, &error) {
+                link.feed(&reply);
             }
             return;
         }
         Err(e) => {
-            for id in &answers_due {
-                link.feed(&error_reply(id, &ErrorObject::internal(format!("HTTP transport: {e}"))));
+            for reply in plan::transport_failure(&message, &format!("HTTP transport: {e}")) {
+                link.feed(&reply);
             }
             return;
         }
     };
     let status = response.status().as_u16();
-    if status == 404 && link.session_id().is_some() && shape.as_ref().is_none_or(|s| s.method != Some("initialize")) {
-        // The server forgot the session (expired, restarted): start a new one. Calls in
-        // flight, this one included, fail with a closed-session error; later calls wait for
-        // the new handshake.
-        *link.session_id.lock().unwrap_or_else(PoisonError::into_inner) = None;
-        link.get_started.store(false, Ordering::Release);
-        let _ = std::io::copy(&mut response.into_body().into_reader(), &mut std::io::sink());
-        if let Some(conn) = link.conn.get().and_then(Weak::upgrade) {
-            conn.with(|endpoint, now| {
-                endpoint.session_mut().session_lost(now, "the server forgot the session (HTTP 404)");
-            });
-        }
-        return;
-    }
-    if let Some(id) = response.headers().get(SESSION_ID).and_then(|v| v.to_str().ok()) {
-        *link.session_id.lock().unwrap_or_else(PoisonError::into_inner) = Some(id.to_owned());
-    }
-    let www_authenticate = response.headers().get("WWW-Authenticate").and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let is_sse = response
-        .headers()
-        .get("Content-Type")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|t| t.trim_start().starts_with("text/event-stream"));
+    let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let (content_type, session_id, www_authenticate) =
+        (header("Content-Type"), header(SESSION_ID), header("WWW-Authenticate"));
+    let head = ResponseHead { status, content_type: content_type.as_deref(), session_id: session_id.as_deref() };
+    let answer = link.state().answer(&message, &head);
     let mut body = response.into_body().into_reader();
-    if status == 202 || (200..300).contains(&status) && answers_due.is_empty() && !is_sse {
-        let _ = std::io::copy(&mut body, &mut std::io::sink());
-        return;
-    }
-    if (200..300).contains(&status) && is_sse {
-        let outcome = read_sse(link, &mut body, request_id.as_ref(), false);
-        drop(body);
-        if cancelled() {
-            return;
+    match answer {
+        Answer::Drain => {
+            let _ = std::io::copy(&mut body, &mut std::io::sink());
         }
-        if let Some(id) = &request_id {
-            resume_until_answered(link, id, outcome);
+        Answer::SessionLost => {
+            // The server forgot the session (expired, restarted): start a new one. Calls in
+            // flight, this one included, fail with a closed-session error; later calls wait
+            // for the new handshake.
+            let _ = std::io::copy(&mut body, &mut std::io::sink());
+            if let Some(conn) = link.conn.get().and_then(Weak::upgrade) {
+                conn.with(|endpoint, now| {
+                    endpoint.session_mut().session_lost(now, "the server forgot the session (HTTP 404)");
+                });
+            }
         }
-        return;
-    }
-    let mut bytes = Vec::new();
-    let _ = body.read_to_end(&mut bytes);
-    if cancelled() {
-        return;
-    }
-    if (200..300).contains(&status) {
-        learn_version(link, &bytes);
-        link.feed(&bytes);
-        return;
-    }
-    // An error status: the body's JSON-RPC error if there is one, under each request's id.
-    #[derive(serde::Deserialize)]
-    struct ErrorBody {
-        error: ErrorObject,
-    }
-    let decoded = serde_json::from_slice::<ErrorBody>(&bytes).ok().map(|body| body.error);
-    let detail = decoded.as_ref().map(|e| e.message.clone());
-    let error = decoded.unwrap_or_else(|| ErrorObject::internal(format!("HTTP {status} from {}", link.url)));
-    if answers_due.is_empty() {
-        return;
-    }
-    let modern = error.code.is_mcp_reserved();
-    link.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(Refusal {
-        status,
-        modern,
-        www_authenticate,
-        detail,
-    });
-    for id in &answers_due {
-        link.feed(&error_reply(id, &error));
+        Answer::Stream => {
+            let mut reading = SseReading::new(message.request_id().cloned());
+            read_sse(link, &mut body, &mut reading, false);
+            drop(body);
+            if cancelled() {
+                return;
+            }
+            if let Some(id) = message.request_id() {
+                resume_until_answered(link, id, Resumption::after(&reading));
+            }
+        }
+        Answer::Json | Answer::Refused => {
+            let mut bytes = Vec::new();
+            let _ = body.read_to_end(&mut bytes);
+            if cancelled() {
+                return;
+            }
+            if answer == Answer::Json {
+                link.state().learn_version(&bytes);
+                link.feed(&bytes);
+                return;
+            }
+            // An error status: the body's JSON-RPC error if there is one, under each request's id.
+            if !message.is_request() {
+                return;
+            }
+            let refused = plan::refused(status, &bytes, &link.url);
+            link.note_refusal(FirstRefusal {
+                status,
+                modern: refused.modern,
+                www_authenticate,
+                detail: refused.detail.clone(),
+            });
+            for reply in refused.replies(&message) {
+                link.feed(&reply);
+            }
+        }
     }
 }
-
-/// How many times a refused request is sent again with renewed credentials.
-const AUTH_RETRIES: usize = 2;
 
 /// Sends with the authenticator's credentials; a `401`, or a `403` the authenticator can
 /// answer (`insufficient_scope`), is sent again once it has new ones, at most
@@ -306,141 +263,61 @@ impl std::fmt::Display for AuthorizedError {
     }
 }
 
-/// The request a `notifications/cancelled` payload cancels.
-fn cancelled_request(payload: &[u8]) -> Option<RequestId> {
-    #[derive(serde::Deserialize)]
-    struct Cancelled {
-        method: String,
-        params: CancelledParams,
-    }
-    #[derive(serde::Deserialize)]
-    struct CancelledParams {
-        #[serde(rename = "requestId")]
-        request_id: RequestId,
-    }
-    let cancelled = serde_json::from_slice::<Cancelled>(payload).ok()?;
-    (cancelled.method == "notifications/cancelled").then_some(cancelled.params.request_id)
-}
-
-/// The ids of the requests in a batch payload (none for anything else).
-fn batch_requests(payload: &[u8]) -> Vec<RequestId> {
-    if payload.first() != Some(&b'[') {
-        return Vec::new();
-    }
-    serde_json::from_slice::<Vec<Shape<'_>>>(payload)
-        .map(|items| items.into_iter().filter(|s| s.method.is_some()).filter_map(|s| s.id).collect())
-        .unwrap_or_default()
-}
-
-/// Remembers the negotiated revision from an `initialize` result, and opens the GET stream.
-fn learn_version(link: &Link, bytes: &[u8]) {
-    let version =
-        serde_json::from_slice::<Negotiated>(bytes).ok().and_then(|n| n.result).and_then(|r| r.protocol_version);
-    if let Some(version) = version {
-        *link.version.lock().unwrap_or_else(PoisonError::into_inner) = Some(version);
-    }
-}
-
-/// How an SSE body ended: where to resume it, how long the server asked us to wait first, and
-/// whether the awaited response came.
-#[derive(Debug, Default)]
-struct SseOutcome {
-    last_id: Option<String>,
-    retry: Option<Duration>,
-    answered: bool,
-}
-
-/// Reads an SSE body, feeding each event's data, until it ends, noting whether the response
-/// to `awaited` came. With `stop_at_answer`, stops reading at that response (a resumed GET
-/// stream may go on); otherwise reads to the end, so the connection can be reused.
-fn read_sse(link: &Link, body: &mut dyn Read, awaited: Option<&RequestId>, stop_at_answer: bool) -> SseOutcome {
-    let mut decoder = SseDecoder::new();
+/// Reads an SSE body into `reading`, feeding each event's data, until it ends. With
+/// `stop_at_answer`, stops reading at the awaited response (a resumed GET stream may go on);
+/// otherwise reads to the end, so the connection can be reused.
+fn read_sse(link: &Link, body: &mut dyn Read, reading: &mut SseReading, stop_at_answer: bool) {
     let mut buf = vec![0u8; 16 * 1024];
-    let mut outcome = SseOutcome::default();
-    while !(stop_at_answer && outcome.answered) {
+    while !(stop_at_answer && reading.answered()) {
         let n = match body.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        decoder.decode(&buf[..n], |event| {
-            let Ok(event) = event else { return };
-            traced::sse_fields(link.trace.as_ref(), &event);
-            if event.id.is_some() {
-                outcome.last_id.clone_from(&event.id);
+        reading.feed(&buf[..n], |event| {
+            traced::sse_fields(link.trace.as_ref(), event);
+            if !event.data.is_empty() {
+                link.state().learn_version(event.data.as_bytes());
+                link.feed(event.data.as_bytes());
             }
-            if let Some(ms) = event.retry {
-                outcome.retry = Some(Duration::from_millis(ms));
-            }
-            if event.data.is_empty() {
-                return;
-            }
-            learn_version(link, event.data.as_bytes());
-            if awaited.is_some() {
-                let shape = serde_json::from_str::<Shape<'_>>(&event.data).ok();
-                outcome.answered |= shape.is_some_and(|s| s.method.is_none() && s.id.as_ref() == awaited);
-            }
-            link.feed(event.data.as_bytes());
         });
     }
-    outcome
 }
 
-/// How long the handshake waits for the GET stream to open.
-const GET_OPEN_WAIT: Duration = Duration::from_secs(2);
-
-/// How long to wait before resuming a stream whose server gave no `retry`.
-const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
-
-/// The most resumptions in a row that bring nothing new before the call is given up.
-const MAX_FRUITLESS_RESUMES: u32 = 3;
-
 /// A request's SSE stream ended before its response (the server freed the connection, or it
-/// dropped): resume it with GET and `Last-Event-ID` after the server's `retry` delay, until
-/// the response comes. A stream that cannot be resumed fails the call rather than leave it
-/// hanging.
-fn resume_until_answered(link: &Link, id: &RequestId, first: SseOutcome) {
-    let mut outcome = first;
-    let mut fruitless = 0;
+/// dropped): resume it with GET and `Last-Event-ID` as [`Resumption`] says, until the response
+/// comes. A stream that cannot be resumed fails the call rather than leave it hanging.
+fn resume_until_answered(link: &Link, id: &talaria_core::jsonrpc::RequestId, mut resumption: Resumption) {
     let still_waiting = || {
         link.conn
             .get()
             .and_then(Weak::upgrade)
             .is_some_and(|conn| conn.with(|endpoint, _| endpoint.session().pending_method(id).is_some()))
     };
-    while !outcome.answered && fruitless < MAX_FRUITLESS_RESUMES {
-        let Some(last_id) = outcome.last_id.clone() else { break };
+    while let Some((delay, last_id)) = resumption.next() {
+        let last_id = last_id.to_owned();
         if !still_waiting() || link.closed.load(Ordering::Acquire) || link.session_id().is_none() {
             return;
         }
-        std::thread::sleep(outcome.retry.unwrap_or(DEFAULT_RETRY));
-        let mut builder = link
-            .request(link.agent.get(&link.url))
-            .header("Accept", "text/event-stream")
-            .header("Last-Event-ID", &last_id);
-        if let Some(version) = link.version.lock().unwrap_or_else(PoisonError::into_inner).clone() {
-            builder = builder.header(PROTOCOL_VERSION, version);
-        }
-        let Ok(response) = link.call(builder) else {
-            fruitless += 1;
+        std::thread::sleep(delay);
+        let headers = link.state().stream_headers(Some(&last_id));
+        let Ok(response) =
+            link.call(link.request_as(link.agent.get(&link.url), link.authorization().as_deref(), headers))
+        else {
+            resumption.failed();
             continue;
         };
         if response.status().as_u16() != 200 {
             break;
         }
-        let next = read_sse(link, &mut response.into_body().into_reader(), Some(id), true);
-        fruitless = if next.last_id.is_some() && next.last_id != outcome.last_id { 0 } else { fruitless + 1 };
-        outcome = SseOutcome {
-            last_id: next.last_id.or(outcome.last_id),
-            retry: next.retry.or(outcome.retry),
-            answered: next.answered,
-        };
+        let mut reading = SseReading::new(Some(id.clone()));
+        read_sse(link, &mut response.into_body().into_reader(), &mut reading, true);
+        resumption.resumed(&reading);
     }
-    if outcome.answered || link.closed.load(Ordering::Acquire) {
+    if resumption.answered() || link.closed.load(Ordering::Acquire) {
         return;
     }
     if still_waiting() {
-        let error = ErrorObject::internal("the server ended the response stream without answering");
-        link.feed(&error_reply(id, &error));
+        link.feed(&plan::unanswered(id));
     }
 }
 
@@ -449,30 +326,22 @@ fn resume_until_answered(link: &Link, id: &RequestId, first: SseOutcome) {
 fn get_stream(link: &Link, opened: std::sync::mpsc::Sender<()>) {
     let mut opened = Some(opened);
     let mut last_event_id: Option<String> = None;
-    let mut retry = Duration::from_millis(250);
+    let mut retry = DEFAULT_GET_RETRY;
     while !link.closed.load(Ordering::Acquire) {
-        let mut builder = link.request(link.agent.get(&link.url)).header("Accept", "text/event-stream");
-        if let Some(version) = link.version.lock().unwrap_or_else(PoisonError::into_inner).clone() {
-            builder = builder.header(PROTOCOL_VERSION, version);
-        }
-        if let Some(id) = &last_event_id {
-            builder = builder.header("Last-Event-ID", id);
-        }
-        let called = link.call(builder);
+        let headers = link.state().stream_headers(last_event_id.as_deref());
+        let called = link.call(link.request_as(link.agent.get(&link.url), link.authorization().as_deref(), headers));
         // The server has answered the GET (or refused it): the client may go on.
         if let Some(opened) = opened.take() {
             let _ = opened.send(());
         }
         match called {
             Ok(response) if response.status().as_u16() == 200 => {
-                let mut body = response.into_body().into_reader();
-                let outcome = read_sse(link, &mut body, None, false);
-                if outcome.last_id.is_some() {
-                    last_event_id = outcome.last_id;
+                let mut reading = SseReading::new(None);
+                read_sse(link, &mut response.into_body().into_reader(), &mut reading, false);
+                if let Some(id) = reading.last_event_id() {
+                    last_event_id = Some(id.to_owned());
                 }
-                if let Some(delay) = outcome.retry {
-                    retry = delay;
-                }
+                retry = reading.retry().unwrap_or(retry);
             }
             // No GET stream offered (405), or the session is gone: stop.
             Ok(_) => return,
@@ -490,13 +359,11 @@ impl FrameSink for HttpSink {
     fn send(&mut self, frames: Vec<Outgoing>) -> std::io::Result<()> {
         for frame in frames {
             let Outgoing::Frame(_, payload) = frame else { continue };
-            let is_request = serde_json::from_slice::<Shape<'_>>(&payload)
-                .is_ok_and(|s| s.method.is_some() && s.id.is_some() && s.result.is_none())
-                || !batch_requests(&payload).is_empty();
-            if is_request {
+            let message = Message::parse(&payload);
+            if message.is_request() {
                 let link = Arc::clone(&self.0);
                 self.0.pool.run(Box::new(move || post(&link, &payload)));
-            } else if cancelled_request(&payload).is_some_and(|id| self.0.inflight.cancel(&id)) {
+            } else if message.cancels().is_some_and(|id| self.0.inflight.cancel(id)) {
                 // 2026-07-28: the request's stream is closed; that is the cancellation.
             } else {
                 post(&self.0, &payload);
@@ -514,7 +381,7 @@ impl FrameSink for HttpSink {
 impl HttpSink {
     /// After `notifications/initialized` (legacy era), opens the GET stream once.
     fn start_get_stream(&self) {
-        if self.0.session_id().is_none() || self.0.get_started.swap(true, Ordering::AcqRel) {
+        if !self.0.state().take_get_stream() {
             return;
         }
         let link = Arc::clone(&self.0);
@@ -539,9 +406,9 @@ impl Teardown for HttpTeardown {
 
     fn shutdown(&mut self) {
         self.0.closed.store(true, Ordering::Release);
-        if self.0.session_id().is_some() {
-            let _ = self.0.call(self.0.request(self.0.agent.delete(&self.0.url)));
-        }
+        let Some(headers) = self.0.state().delete_headers() else { return };
+        let link = &self.0;
+        let _ = link.call(link.request_as(link.agent.delete(&link.url), link.authorization().as_deref(), headers));
     }
 }
 
@@ -580,11 +447,9 @@ pub(super) fn connect_http(
             agent: ureq::Agent::new_with_config(agent_config(64)),
             url: url.to_owned(),
             headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
-            session_id: Mutex::new(None),
-            version: Mutex::new(None),
+            state: Mutex::new(ClientLink::new()),
             conn: OnceLock::new(),
             pool: Pool::new(64),
-            get_started: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             first_refusal: Mutex::new(None),
             trace: options.trace.clone(),
@@ -600,12 +465,7 @@ pub(super) fn connect_http(
             let refusal = probe.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).clone();
             // A handshake the server refused with an HTTP status says so, WWW-Authenticate and all.
             let e = match (e, &refusal) {
-                (ClientError::Connect(_), Some(r)) => ClientError::HttpStatus {
-                    url: url.to_owned(),
-                    status: r.status,
-                    www_authenticate: r.www_authenticate.clone(),
-                    detail: r.detail.clone(),
-                },
+                (ClientError::Connect(_), Some(r)) => r.clone().into_error(url),
                 (e, _) => e,
             };
             (e, refusal.map(|r| (r.status, r.modern)))

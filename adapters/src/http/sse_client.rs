@@ -228,7 +228,9 @@ impl Client {
         let fallback = options.clone();
         match super::client::connect_http(url, headers, options) {
             Ok(client) => Ok(client),
-            Err((_, Some((400 | 404 | 405, false)))) => Self::sse(url, headers, fallback),
+            Err((_, Some((status, modern)))) if talaria_core::http::client::falls_back_to_legacy(status, modern) => {
+                Self::sse(url, headers, fallback)
+            }
             Err((e, _)) => Err(e),
         }
     }

@@ -6,6 +6,7 @@
 //!   stateless era's header/body checks (`-32020`).
 //! - [`ids`]: session ids minted from an injected random source.
 //! - [`sessions`]: the table of live sessions with idle expiry as timer deadlines and a cap.
+//! - [`client`]: the Streamable HTTP client's decisions (headers, answers, resumption).
 //! - [`exchange`]: classifying one HTTP request and the error replies the transport owes.
 //! - [`legacy`]: the 2024-11-05 HTTP+SSE transport's `endpoint` event and URLs.
 //! - [`reply`]: shaping a POST's reply: 202, a JSON body, or an SSE stream.
@@ -13,6 +14,7 @@
 //!   behind resumable streams and multi-process servers, with in-memory defaults.
 //! - [`conformance`]: the checks every store implementation must pass.
 
+pub mod client;
 pub mod conformance;
 pub mod event_log;
 pub mod exchange;
