@@ -13,13 +13,16 @@ use talaria_core::client::Endpoint;
 use talaria_core::server::TransportInfo;
 use talaria_core::session::Event;
 
+#[cfg(feature = "http")]
+pub use crate::http::smol_client::{http, http_or_sse, sse};
+
 use crate::client::{start_connecting, AsyncClient, ClientError, ClientOptions, Connecting, Handshake};
 use crate::conn::Conn;
 use crate::server::{wait_for_running_async, Server, DRAIN_GRACE};
 use crate::stdio::{child, LineSink, StdioCommand};
 
 /// Waits for the handshake without blocking the executor.
-async fn handshake(connecting: Connecting, handshake: Handshake) -> Result<AsyncClient, ClientError> {
+pub(crate) async fn handshake(connecting: Connecting, handshake: Handshake) -> Result<AsyncClient, ClientError> {
     let timeout = connecting.timeout;
     let outcome = smol::future::or(async { Some(handshake.await) }, async {
         smol::Timer::after(timeout).await;

@@ -1,5 +1,5 @@
-//! Streamable HTTP: a server (`tiny_http`) serving both eras on one endpoint, and a
-//! client. What each exchange means is decided in `talaria_core::http`; this module moves
+//! Streamable HTTP: a server (`tiny_http`, or smol) serving both eras on one endpoint, and a
+//! client (`ureq`, or smol: see [`crate::smol::http`]). What each exchange means is decided in `talaria_core::http`; this module moves
 //! the bytes.
 
 mod chan;
@@ -8,6 +8,8 @@ mod inflight;
 mod options;
 mod server;
 mod shared;
+#[cfg(feature = "smol")]
+pub(crate) mod smol_client;
 #[cfg(feature = "smol")]
 mod smol_server;
 mod sse_client;

@@ -1,0 +1,490 @@
+//! The smol HTTP clients: Streamable HTTP ([`http`]), the legacy HTTP+SSE transport ([`sse`])
+//! and the backwards-compatibility probe ([`http_or_sse`]), on async-io sockets with no thread
+//! per request. Every protocol decision is the core's ([`talaria_core::http::client`]); this
+//! module moves bytes: each request sent by a task of its own, notifications and responses
+//! in order, SSE replies decoded as they arrive, the legacy era's GET stream by a task.
+
+mod chunked;
+mod legacy;
+mod wire;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+
+use smol::channel::{Receiver, Sender};
+use talaria_core::client::Endpoint;
+use talaria_core::http::client::{
+    self as plan, Answer, ClientLink, Outgoing as Message, ResponseHead, Resumption, SseReading, AUTH_RETRIES,
+    DEFAULT_GET_RETRY, GET_OPEN_WAIT,
+};
+use talaria_core::http::headers::SESSION_ID;
+use talaria_core::jsonrpc::RequestId;
+use talaria_core::session::Route;
+
+pub use legacy::{http_or_sse, sse};
+
+use super::client::FirstRefusal;
+use crate::client::{
+    start_connecting, AsyncClient, Authenticator, ClientError, ClientOptions, Teardown, TraceEvent, TraceFn,
+};
+use crate::conn::{Conn, FrameSink, Outgoing};
+use wire::{Agent, Body, Response};
+
+/// The largest JSON reply read (the session enforces its own frame limit on what it decodes).
+const MAX_REPLY: usize = 64 * 1024 * 1024;
+
+/// The most of an unwanted body read to keep its connection (more, and it is closed instead).
+const MAX_DRAIN: usize = 1024 * 1024;
+
+/// How long the session's DELETE may take before it is given up.
+const DELETE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What every request of one client shares.
+struct Link {
+    agent: Arc<Agent>,
+    url: String,
+    /// The path and query requests go to.
+    target: String,
+    headers: Vec<(String, String)>,
+    /// The session id, the negotiated revision, whether the GET stream is open.
+    state: Mutex<ClientLink>,
+    conn: OnceLock<Weak<Conn<Endpoint>>>,
+    /// Stateless-era requests in flight: dropping one's sender cancels it (its connection is
+    /// closed, the revision's only cancellation over HTTP).
+    running: Mutex<HashMap<RequestId, Sender<()>>>,
+    closed: AtomicBool,
+    /// The first refusal, for the backwards-compatibility probe and the connect error.
+    first_refusal: Mutex<Option<FirstRefusal>>,
+    trace: Option<TraceFn>,
+    authenticator: Option<Arc<dyn Authenticator>>,
+    /// The legacy era's GET stream, stopped when the client closes.
+    get_task: Mutex<Option<smol::Task<()>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Link {
+    fn feed(&self, frame: &[u8]) {
+        if let Some(conn) = self.conn.get().and_then(Weak::upgrade) {
+            conn.with(|endpoint, now| endpoint.handle_frame(now, Route::Connection, frame));
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, ClientLink> {
+        lock(&self.state)
+    }
+
+    /// The authenticator's `Authorization` header (asked off the executor: it may refresh).
+    async fn authorization(&self) -> Option<String> {
+        let authenticator = Arc::clone(self.authenticator.as_ref()?);
+        let url = self.url.clone();
+        smol::unblock(move || authenticator.authorization(&url)).await
+    }
+
+    /// Sends one request with the application's headers, `authorization` and the protocol's
+    /// `headers`, tracing both heads.
+    async fn request(
+        &self,
+        method: &str,
+        headers: Vec<(&'static str, String)>,
+        authorization: Option<&str>,
+        body: &[u8],
+    ) -> std::io::Result<Response> {
+        let mut all = self.headers.clone();
+        if let Some(authorization) = authorization {
+            all.push(("Authorization".to_owned(), authorization.to_owned()));
+        }
+        all.extend(headers.into_iter().map(|(name, value)| (name.to_owned(), value)));
+        if let Some(trace) = &self.trace {
+            trace(&TraceEvent::HttpRequest { method, url: &self.url, headers: &all });
+        }
+        let response = self.agent.send(method, &self.target, &all, body).await?;
+        if let Some(trace) = &self.trace {
+            trace(&TraceEvent::HttpResponse { status: response.status, headers: &response.headers });
+        }
+        Ok(response)
+    }
+
+    /// [`request`](Self::request) with the authenticator's credentials, renewed and sent
+    /// again on a `401` or a `403` it can answer, at most [`AUTH_RETRIES`] times.
+    async fn request_authorized(
+        &self,
+        method: &str,
+        headers: impl Fn() -> Vec<(&'static str, String)>,
+        body: &[u8],
+    ) -> Result<Response, AuthorizedError> {
+        let mut attempts = 0;
+        loop {
+            let authorization = self.authorization().await;
+            let mut response = self
+                .request(method, headers(), authorization.as_deref(), body)
+                .await
+                .map_err(AuthorizedError::Transport)?;
+            let Some(authenticator) = self.authenticator.clone() else { return Ok(response) };
+            if !matches!(response.status, 401 | 403) || attempts == AUTH_RETRIES {
+                return Ok(response);
+            }
+            attempts += 1;
+            let status = response.status;
+            let challenge = response.header("WWW-Authenticate").map(str::to_owned);
+            let (url, sent, header) = (self.url.clone(), authorization.clone(), challenge.clone());
+            let renewed =
+                smol::unblock(move || authenticator.challenged(&url, sent.as_deref(), status, header.as_deref())).await;
+            match renewed {
+                Ok(true) => response.body.drain(MAX_DRAIN).await,
+                Ok(false) => return Ok(response),
+                Err(e) => {
+                    return Err(AuthorizedError::Refused { status, www_authenticate: challenge, reason: e.to_string() })
+                }
+            }
+        }
+    }
+
+    fn note_refusal(&self, refusal: FirstRefusal) {
+        lock(&self.first_refusal).get_or_insert(refusal);
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+}
+
+/// Why a request has no response to hand on.
+#[derive(Debug)]
+enum AuthorizedError {
+    /// The request could not be made.
+    Transport(std::io::Error),
+    /// The server refused it and new credentials could not be had.
+    Refused { status: u16, www_authenticate: Option<String>, reason: String },
+}
+
+/// POSTs one message and feeds whatever comes back.
+async fn post(link: &Link, payload: &[u8]) {
+    let message = Message::parse(payload);
+    let response = link.request_authorized("POST", || link.state().post_headers(&message), payload).await;
+    let mut response = match response {
+        Ok(response) => response,
+        Err(AuthorizedError::Refused { status, www_authenticate, reason }) => {
+            let error = format!("HTTP {status} from {}: {reason}", link.url);
+            if message.is_request() {
+                link.note_refusal(FirstRefusal { status, modern: false, www_authenticate, detail: Some(reason) });
+            }
+            for reply in plan::transport_failure(&message, &error) {
+                link.feed(&reply);
+            }
+            return;
+        }
+        Err(AuthorizedError::Transport(e)) => {
+            for reply in plan::transport_failure(&message, &format!("HTTP transport: {e}")) {
+                link.feed(&reply);
+            }
+            return;
+        }
+    };
+    let head = ResponseHead {
+        status: response.status,
+        content_type: response.header("Content-Type"),
+        session_id: response.header(SESSION_ID),
+    };
+    let answer = link.state().answer(&message, &head);
+    match answer {
+        Answer::Drain => response.body.drain(MAX_DRAIN).await,
+        Answer::SessionLost => {
+            // The server forgot the session: calls in flight fail, later ones wait for the
+            // new handshake the session starts.
+            response.body.drain(MAX_DRAIN).await;
+            if let Some(conn) = link.conn.get().and_then(Weak::upgrade) {
+                conn.with(|endpoint, now| {
+                    endpoint.session_mut().session_lost(now, "the server forgot the session (HTTP 404)");
+                });
+            }
+        }
+        Answer::Stream => {
+            let mut reading = SseReading::new(message.request_id().cloned());
+            read_sse(link, &mut response.body, &mut reading, false).await;
+            if let Some(id) = message.request_id() {
+                resume_until_answered(link, id, Resumption::after(&reading)).await;
+            }
+        }
+        Answer::Json => match response.body.read_all(MAX_REPLY).await {
+            Ok(bytes) => {
+                link.state().learn_version(&bytes);
+                link.feed(&bytes);
+            }
+            Err(e) => {
+                for reply in plan::transport_failure(&message, &format!("HTTP transport: {e}")) {
+                    link.feed(&reply);
+                }
+            }
+        },
+        Answer::Refused => {
+            let bytes = response.body.read_all(MAX_DRAIN).await.unwrap_or_default();
+            if !message.is_request() {
+                return;
+            }
+            let refused = plan::refused(response.status, &bytes, &link.url);
+            link.note_refusal(FirstRefusal {
+                status: response.status,
+                modern: refused.modern,
+                www_authenticate: response.header("WWW-Authenticate").map(str::to_owned),
+                detail: refused.detail.clone(),
+            });
+            for reply in refused.replies(&message) {
+                link.feed(&reply);
+            }
+        }
+    }
+}
+
+/// Reads an SSE body into `reading`, feeding each event's data as it arrives. With
+/// `stop_at_answer`, stops at the awaited response (a resumed GET stream may go on).
+async fn read_sse(link: &Link, body: &mut Body, reading: &mut SseReading, stop_at_answer: bool) {
+    let mut buf = Vec::new();
+    while !(stop_at_answer && reading.answered()) {
+        buf.clear();
+        if !matches!(body.read(&mut buf).await, Ok(true)) {
+            break;
+        }
+        reading.feed(&buf, |event| {
+            super::traced::sse_fields(link.trace.as_ref(), event);
+            if !event.data.is_empty() {
+                link.state().learn_version(event.data.as_bytes());
+                link.feed(event.data.as_bytes());
+            }
+        });
+    }
+}
+
+/// A request's SSE stream ended before its response: resume it with GET and `Last-Event-ID`
+/// as [`Resumption`] says; a stream that cannot be resumed fails the call.
+async fn resume_until_answered(link: &Link, id: &RequestId, mut resumption: Resumption) {
+    let still_waiting = || {
+        link.conn
+            .get()
+            .and_then(Weak::upgrade)
+            .is_some_and(|conn| conn.with(|endpoint, _| endpoint.session().pending_method(id).is_some()))
+    };
+    while let Some((delay, last_id)) = resumption.next() {
+        let last_id = last_id.to_owned();
+        if !still_waiting() || link.is_closed() || link.state().session_id().is_none() {
+            return;
+        }
+        smol::Timer::after(delay).await;
+        let authorization = link.authorization().await;
+        let headers = link.state().stream_headers(Some(&last_id));
+        let Ok(mut response) = link.request("GET", headers, authorization.as_deref(), b"").await else {
+            resumption.failed();
+            continue;
+        };
+        if response.status != 200 {
+            break;
+        }
+        let mut reading = SseReading::new(Some(id.clone()));
+        read_sse(link, &mut response.body, &mut reading, true).await;
+        resumption.resumed(&reading);
+    }
+    if !resumption.answered() && !link.is_closed() && still_waiting() {
+        link.feed(&plan::unanswered(id));
+    }
+}
+
+/// The legacy era's GET stream: server requests and notifications, reopened (after the
+/// server's `retry`) from the last event until the client closes.
+async fn get_stream(link: Arc<Link>, opened: Sender<()>) {
+    let mut opened = Some(opened);
+    let mut last_event_id: Option<String> = None;
+    let mut retry = DEFAULT_GET_RETRY;
+    while !link.is_closed() {
+        let authorization = link.authorization().await;
+        let headers = link.state().stream_headers(last_event_id.as_deref());
+        let called = link.request("GET", headers, authorization.as_deref(), b"").await;
+        // The server has answered the GET (or refused it): the client may go on.
+        drop(opened.take());
+        match called {
+            Ok(mut response) if response.status == 200 => {
+                let mut reading = SseReading::new(None);
+                read_sse(&link, &mut response.body, &mut reading, false).await;
+                if let Some(id) = reading.last_event_id() {
+                    last_event_id = Some(id.to_owned());
+                }
+                retry = reading.retry().unwrap_or(retry);
+            }
+            // No GET stream offered (405), or the session is gone: stop.
+            Ok(_) => return,
+            Err(_) => {}
+        }
+        smol::Timer::after(retry).await;
+    }
+}
+
+/// Sends the client's messages in order: each request by a task of its own (its reply may
+/// take long), notifications and responses one after the other, each sent before the next
+/// message goes.
+async fn dispatch(link: Arc<Link>, outgoing: Receiver<Vec<u8>>) {
+    while let Ok(payload) = outgoing.recv().await {
+        let message = Message::parse(&payload);
+        if message.is_request() {
+            let cancelled = message.request_id().filter(|_| message.is_stateless()).map(|id| {
+                let (tx, rx) = smol::channel::bounded::<()>(1);
+                lock(&link.running).insert(id.clone(), tx);
+                (id.clone(), rx)
+            });
+            let link = Arc::clone(&link);
+            smol::spawn(async move {
+                let Some((id, cancelled)) = cancelled else { return post(&link, &payload).await };
+                // Dropping the POST's future closes its connection: that is the cancellation.
+                smol::future::or(post(&link, &payload), async {
+                    let _ = cancelled.recv().await;
+                })
+                .await;
+                lock(&link.running).remove(&id);
+            })
+            .detach();
+        } else if message.cancels().is_some_and(|id| lock(&link.running).remove(id).is_some()) {
+            // 2026-07-28: the request's stream is closed; that is the cancellation.
+        } else {
+            post(&link, &payload).await;
+            start_get_stream(&link).await;
+        }
+    }
+}
+
+/// After `notifications/initialized` (legacy era), opens the GET stream once, and waits
+/// (briefly) until it is open, so that what the server sends on it right after the
+/// handshake is not missed.
+async fn start_get_stream(link: &Arc<Link>) {
+    if link.is_closed() || !link.state().take_get_stream() {
+        return;
+    }
+    let (opened, waiting) = smol::channel::bounded(1);
+    *lock(&link.get_task) = Some(smol::spawn(get_stream(Arc::clone(link), opened)));
+    smol::future::or(
+        async {
+            let _ = waiting.recv().await;
+        },
+        async {
+            smol::Timer::after(GET_OPEN_WAIT).await;
+        },
+    )
+    .await;
+}
+
+/// Hands the session's frames to the dispatching task.
+struct ChannelSink(Sender<Vec<u8>>);
+
+impl FrameSink for ChannelSink {
+    fn send(&mut self, frames: Vec<Outgoing>) -> std::io::Result<()> {
+        for frame in frames {
+            if let Outgoing::Frame(_, payload) = frame {
+                self.0.try_send(payload).map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) {
+        // What is queued still goes; the dispatcher ends after it.
+        self.0.close();
+    }
+}
+
+/// Stops the GET stream and ends the session with DELETE, sent by a task: closing never blocks
+/// the executor (which may be the one serving the answer).
+struct HttpTeardown(Arc<Link>);
+
+impl Teardown for HttpTeardown {
+    fn session_id(&self) -> Option<String> {
+        self.0.state().session_id().map(str::to_owned)
+    }
+
+    fn shutdown(&mut self) {
+        let link = Arc::clone(&self.0);
+        link.closed.store(true, Ordering::Release);
+        drop(lock(&link.get_task).take());
+        lock(&link.running).clear();
+        let Some(headers) = link.state().delete_headers() else { return };
+        let delete = async move {
+            let authorization = link.authorization().await;
+            if let Ok(mut response) = link.request("DELETE", headers, authorization.as_deref(), b"").await {
+                response.body.drain(MAX_DRAIN).await;
+            }
+        };
+        smol::spawn(smol::future::or(delete, async {
+            smol::Timer::after(DELETE_WAIT).await;
+        }))
+        .detach();
+    }
+}
+
+/// Connects to the Streamable HTTP endpoint at `url` (e.g. `http://127.0.0.1:8080/mcp`),
+/// sending `headers` (e.g. `Authorization`) with every request, and awaits the handshake.
+/// The async counterpart of [`Client::http`](crate::client::Client::http), with no thread per
+/// request: every POST and stream is a task on smol's executor.
+///
+/// # Errors
+///
+/// [`ClientError::Connect`] for a URL this client cannot reach (only `http://`) or a failed
+/// handshake; [`ClientError::HttpStatus`] if the server refused it.
+///
+/// # Examples
+///
+/// ```no_run
+/// use talaria::client::ClientOptions;
+///
+/// smol::block_on(async {
+///     let client = talaria::smol::http("http://127.0.0.1:8080/mcp", &[], ClientOptions::new("me", "1")).await?;
+///     let tools = client.list_all_tools().await?;
+///     # let _ = tools;
+///     Ok::<(), talaria::client::ClientError>(())
+/// })?;
+/// # Ok::<(), talaria::client::ClientError>(())
+/// ```
+pub async fn http(url: &str, headers: &[(&str, &str)], options: ClientOptions) -> Result<AsyncClient, ClientError> {
+    connect_http(url, headers, options).await.map_err(|(e, _)| e)
+}
+
+/// [`http`], telling on failure how the server first refused (for the probe): its status,
+/// and whether the body was a modern MCP error.
+async fn connect_http(
+    url: &str,
+    headers: &[(&str, &str)],
+    options: ClientOptions,
+) -> Result<AsyncClient, (ClientError, Option<(u16, bool)>)> {
+    let bad = |why: String| (ClientError::Connect(format!("{url}: {why}")), None);
+    let (origin, target) = wire::split_url(url).map_err(bad)?;
+    let agent = Arc::new(Agent::new(&origin, 64).map_err(bad)?);
+    let link = Arc::new(Link {
+        agent,
+        url: url.to_owned(),
+        target,
+        headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        state: Mutex::new(ClientLink::new()),
+        conn: OnceLock::new(),
+        running: Mutex::new(HashMap::new()),
+        closed: AtomicBool::new(false),
+        first_refusal: Mutex::new(None),
+        trace: options.trace.clone(),
+        authenticator: options.authenticator.clone(),
+        get_task: Mutex::new(None),
+    });
+    let (tx, rx) = smol::channel::unbounded();
+    let registering = Arc::clone(&link);
+    let started =
+        start_connecting(options, Box::new(ChannelSink(tx)), Box::new(HttpTeardown(Arc::clone(&link))), |conn| {
+            let _ = registering.conn.set(Arc::downgrade(&conn));
+            smol::spawn(dispatch(registering, rx)).detach();
+            Ok(())
+        });
+    let (connecting, ready) = started.map_err(|e| (e, None))?;
+    crate::smol::handshake(connecting, ready).await.map_err(|e| {
+        let refusal = lock(&link.first_refusal).clone();
+        let e = match (e, &refusal) {
+            (ClientError::Connect(_), Some(r)) => r.clone().into_error(url),
+            (e, _) => e,
+        };
+        (e, refusal.map(|r| (r.status, r.modern)))
+    })
+}
