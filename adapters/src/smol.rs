@@ -123,6 +123,36 @@ pub async fn serve_streams<S: Send + 'static>(
     Ok(())
 }
 
+/// Starts an executor run by `threads` threads of its own (at least one), which live as long
+/// as the process: somewhere to spawn a busy server's tasks so that it uses every core
+/// ([`SmolHttpServer::bind_on`](crate::http::SmolHttpServer::bind_on)), where smol's global
+/// executor runs on one thread unless `SMOL_THREADS` says otherwise.
+///
+/// # Examples
+///
+/// ```
+/// let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+/// let executor = talaria::smol::executor(cores);
+/// assert_eq!(smol::block_on(executor.spawn(async { 1 + 1 })), 2);
+/// ```
+#[must_use]
+pub fn executor(threads: usize) -> std::sync::Arc<smol::Executor<'static>> {
+    let executor = std::sync::Arc::new(smol::Executor::new());
+    for n in 0..threads.max(1) {
+        let running = std::sync::Arc::clone(&executor);
+        let spawned = std::thread::Builder::new()
+            .name(format!("talaria-smol-{n}"))
+            .spawn(move || smol::block_on(running.run(smol::future::pending::<()>())));
+        if spawned.is_err() && n == 0 {
+            // No thread could be started: smol's global executor runs it (slower, never
+            // stuck).
+            let running = std::sync::Arc::clone(&executor);
+            smol::spawn(async move { running.run(smol::future::pending::<()>()).await }).detach();
+        }
+    }
+    executor
+}
+
 /// Connects a new client to `server` in memory, awaiting the handshake.
 ///
 /// # Errors

@@ -49,6 +49,10 @@
 //! The smol server (`everything-server --transport http --runtime smol`, a task per connection)
 //! is measured beside it: the raw client and the SDK client (legacy and stateless, JSON
 //! replies), and its idle sessions the same way.
+//! It runs on an executor with a thread per core (`talaria::smol::executor`). Its floor is the
+//! same echo on its own socket stack (`TALARIA_BENCH_HTTP_SERVE=floor-smol`: async-io, the
+//! accept loop and a task per connection on such an executor, as the smol server runs them);
+//! its rows are read against both floors.
 // A bench measures wall-clock time and stops loudly if a peer misbehaves.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::cast_precision_loss)]
 
@@ -122,7 +126,12 @@ fn main() {
     println!(
         "    requests to the floor and to the SDK server: between the floor and the raw rows only the server differs"
     );
-    println!("  smol server: everything-server --transport http --runtime smol (a task per connection, JSON replies)");
+    println!(
+        "  smol server: everything-server --transport http --runtime smol (a task per connection on an executor with a"
+    );
+    println!(
+        "    thread per core, JSON replies); smol floor: the floor's echo on that stack (async-io, same executor)"
+    );
 
     let mut rig = Rig::start();
     let mut runs = Vec::new();
@@ -174,10 +183,20 @@ fn main() {
     }
     println!("  targets (issue: the faster of the two servers at 0.8x the floor):");
     let floor = of(Kind::Floor, MOST);
-    for kind in Kind::ALL.into_iter().filter(|&k| k != Kind::Floor) {
+    let floor_smol = of(Kind::FloorSmol, MOST);
+    for kind in Kind::ALL.into_iter().filter(|&k| !matches!(k, Kind::Floor | Kind::FloorSmol)) {
         let ratio = of(kind, MOST).calls_per_sec / floor.calls_per_sec;
         println!(
             "    calls/s at {MOST} clients >= {TARGET_RATIO:.2}x floor  {:<30} {ratio:>6.2}x  {}",
+            kind.label(),
+            verdict(ratio >= TARGET_RATIO)
+        );
+    }
+    println!("  the smol server against the floor on its own socket stack (async-io, smol's executor):");
+    for kind in [Kind::RawSmol, Kind::LegacyJsonSmol, Kind::StatelessJsonSmol] {
+        let ratio = of(kind, MOST).calls_per_sec / floor_smol.calls_per_sec;
+        println!(
+            "    calls/s at {MOST} clients >= {TARGET_RATIO:.2}x smol floor  {:<25} {ratio:>6.2}x  {}",
             kind.label(),
             verdict(ratio >= TARGET_RATIO)
         );
@@ -203,6 +222,9 @@ enum Kind {
     LegacySse,
     StatelessJson,
     StatelessSse,
+    /// The raw client against the floor on the smol server's stack (async-io, a task per
+    /// connection on smol's executor).
+    FloorSmol,
     /// The raw client against the smol server, legacy sessions, JSON replies.
     RawSmol,
     LegacyJsonSmol,
@@ -210,13 +232,14 @@ enum Kind {
 }
 
 impl Kind {
-    const ALL: [Self; 9] = [
+    const ALL: [Self; 10] = [
         Self::Floor,
         Self::Raw,
         Self::LegacyJson,
         Self::LegacySse,
         Self::StatelessJson,
         Self::StatelessSse,
+        Self::FloorSmol,
         Self::RawSmol,
         Self::LegacyJsonSmol,
         Self::StatelessJsonSmol,
@@ -230,6 +253,7 @@ impl Kind {
             Self::LegacySse => "Client, legacy SSE",
             Self::StatelessJson => "Client, stateless JSON",
             Self::StatelessSse => "Client, stateless SSE",
+            Self::FloorSmol => "smol floor (raw client, echo)",
             Self::RawSmol => "smol: raw client, legacy JSON",
             Self::LegacyJsonSmol => "smol: Client, legacy JSON",
             Self::StatelessJsonSmol => "smol: Client, stateless JSON",
@@ -242,11 +266,13 @@ struct Rig {
     json: Server,
     sse: Server,
     floor: Server,
+    floor_smol: Server,
     smol: Server,
     raw_smol: Vec<RawClient>,
     legacy_smol: Vec<Client>,
     stateless_smol: Vec<Client>,
     floor_clients: Vec<RawClient>,
+    floor_smol_clients: Vec<RawClient>,
     raw_clients: Vec<RawClient>,
     legacy_json: Vec<Client>,
     legacy_sse: Vec<Client>,
@@ -260,6 +286,7 @@ impl Rig {
         let this = std::env::current_exe().unwrap();
         let sse = Server::start(Command::new(&this).env(CHILD, "sse"));
         let floor = Server::start(Command::new(&this).env(CHILD, "floor"));
+        let floor_smol = Server::start(Command::new(&this).env(CHILD, "floor-smol"));
         let smol =
             Server::start(Command::new(SERVER).args(["--transport", "http", "--port", "0", "--runtime", "smol"]));
         let clients = |server: &Server, mode: ClientMode| -> Vec<Client> {
@@ -280,6 +307,7 @@ impl Rig {
         let legacy_sse = clients(&sse, ClientMode::Legacy);
         let stateless_sse = clients(&sse, ClientMode::Stateless);
         let floor_clients = (0..MOST).map(|_| RawClient::open(&floor.addr, false)).collect();
+        let floor_smol_clients = (0..MOST).map(|_| RawClient::open(&floor_smol.addr, false)).collect();
         let raw_clients = (0..MOST).map(|_| RawClient::open(&json.addr, true)).collect();
         let raw_smol = (0..MOST).map(|_| RawClient::open(&smol.addr, true)).collect();
         let legacy_smol = clients(&smol, ClientMode::Legacy);
@@ -288,11 +316,13 @@ impl Rig {
             json,
             sse,
             floor,
+            floor_smol,
             smol,
             raw_smol,
             legacy_smol,
             stateless_smol,
             floor_clients,
+            floor_smol_clients,
             raw_clients,
             legacy_json,
             legacy_sse,
@@ -304,6 +334,7 @@ impl Rig {
     /// One run: `calls` calls shared by `clients` threads.
     fn measure(&mut self, kind: Kind, clients: usize, calls: usize) -> Sample {
         let (json, sse, floor, smol) = (self.json.pid, self.sse.pid, self.floor.pid, self.smol.pid);
+        let floor_smol = self.floor_smol.pid;
         match kind {
             Kind::Floor => drive_raw(&mut self.floor_clients[..clients], calls, floor),
             Kind::Raw => drive_raw(&mut self.raw_clients[..clients], calls, json),
@@ -311,18 +342,20 @@ impl Rig {
             Kind::LegacySse => drive_sdk(&self.legacy_sse[..clients], calls, sse),
             Kind::StatelessJson => drive_sdk(&self.stateless_json[..clients], calls, json),
             Kind::StatelessSse => drive_sdk(&self.stateless_sse[..clients], calls, sse),
+            Kind::FloorSmol => drive_raw(&mut self.floor_smol_clients[..clients], calls, floor_smol),
             Kind::RawSmol => drive_raw(&mut self.raw_smol[..clients], calls, smol),
             Kind::LegacyJsonSmol => drive_sdk(&self.legacy_smol[..clients], calls, smol),
             Kind::StatelessJsonSmol => drive_sdk(&self.stateless_smol[..clients], calls, smol),
         }
     }
 
-    fn peaks(&self) -> [(&'static str, Option<u64>); 4] {
+    fn peaks(&self) -> [(&'static str, Option<u64>); 5] {
         [
             ("everything-server (JSON)", status_kib(self.json.pid, "VmHWM:")),
             ("smol everything-server", status_kib(self.smol.pid, "VmHWM:")),
             ("SSE server child", status_kib(self.sse.pid, "VmHWM:")),
             ("floor child", status_kib(self.floor.pid, "VmHWM:")),
+            ("smol floor child", status_kib(self.floor_smol.pid, "VmHWM:")),
         ]
     }
 
@@ -332,11 +365,13 @@ impl Rig {
             json,
             sse,
             floor,
+            floor_smol,
             smol,
             raw_smol,
             legacy_smol,
             stateless_smol,
             floor_clients,
+            floor_smol_clients,
             raw_clients,
             legacy_json,
             legacy_sse,
@@ -347,8 +382,8 @@ impl Rig {
         for client in sdk.chain(&legacy_smol).chain(&stateless_smol) {
             client.close();
         }
-        drop((floor_clients, raw_clients, raw_smol));
-        for server in [json, sse, floor, smol] {
+        drop((floor_clients, floor_smol_clients, raw_clients, raw_smol));
+        for server in [json, sse, floor, floor_smol, smol] {
             server.stop();
         }
     }
@@ -542,7 +577,23 @@ fn serve(role: &str) {
                 std::thread::spawn(move || floor_connection(stream));
             }
         }
-        other => panic!("{CHILD}={other:?}: expected sse or floor"),
+        "floor-smol" => {
+            let listener = smol::Async::<TcpListener>::bind(([127, 0, 0, 1], 0)).unwrap();
+            eprintln!("http bench smol floor: listening on http://{}/mcp", listener.get_ref().local_addr().unwrap());
+            // As the smol everything-server: the accept loop and every connection are tasks on
+            // an executor run by every core; this thread only waits.
+            let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+            let executor = talaria::smol::executor(cores);
+            let spawning = std::sync::Arc::clone(&executor);
+            smol::block_on(executor.spawn(async move {
+                loop {
+                    if let Ok((stream, _)) = listener.accept().await {
+                        spawning.spawn(floor_connection_smol(stream)).detach();
+                    }
+                }
+            }));
+        }
+        other => panic!("{CHILD}={other:?}: expected sse, floor or floor-smol"),
     }
 }
 
@@ -596,6 +647,58 @@ fn floor_connection(stream: TcpStream) {
             None => out.extend_from_slice(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"),
         }
         if writer.write_all(&out).is_err() {
+            return;
+        }
+    }
+}
+
+/// [`floor_connection`] on async-io: the same parsing and answers, awaiting instead of
+/// blocking.
+async fn floor_connection_smol(stream: smol::Async<TcpStream>) {
+    use smol::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+    stream.get_ref().set_nodelay(true).unwrap();
+    let mut reader = smol::io::BufReader::new(&stream);
+    let (mut line, mut body, mut out) = (String::new(), Vec::new(), Vec::new());
+    loop {
+        line.clear();
+        if !matches!(reader.read_line(&mut line).await, Ok(n) if n > 0) {
+            return;
+        }
+        let mut length = 0;
+        loop {
+            line.clear();
+            if !matches!(reader.read_line(&mut line).await, Ok(n) if n > 0) {
+                return;
+            }
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse().unwrap();
+                }
+            }
+        }
+        body.resize(length, 0);
+        if reader.read_exact(&mut body).await.is_err() {
+            return;
+        }
+        out.clear();
+        match floor_answer(&body) {
+            Some(answer) => {
+                let answer = serde_json::to_vec(&answer).unwrap();
+                write!(
+                    out,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                    answer.len()
+                )
+                .unwrap();
+                out.extend_from_slice(&answer);
+            }
+            None => out.extend_from_slice(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"),
+        }
+        if (&stream).write_all(&out).await.is_err() {
             return;
         }
     }

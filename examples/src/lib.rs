@@ -45,7 +45,9 @@ pub fn serve_http<S: Send + 'static>(
     listening: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
     if smol {
-        let served = SmolHttpServer::bind(server, addr, options)?;
+        // Every core runs the server's tasks (smol's global executor has one thread).
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        let served = SmolHttpServer::bind_on(&talaria::smol::executor(cores), server, addr, options)?;
         listening(served.local_addr());
         smol::block_on(served.wait());
     } else {

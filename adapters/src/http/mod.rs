@@ -16,6 +16,8 @@ mod sse_client;
 mod sse_out;
 mod streams;
 mod traced;
+#[cfg(feature = "smol")]
+mod watchdog;
 
 pub use options::{Authorize, HttpServerOptions, SharedSessionStore, VerifyToken};
 pub use server::HttpServer;

@@ -26,6 +26,7 @@ use super::shared::{
 };
 use super::sse_out::{chunk, keepalive_interval, Ending, SseBytes, END};
 use super::streams::StreamMsg;
+use super::watchdog::{Watch, Watchdog};
 use crate::server::Server;
 
 /// The largest request head accepted (431 past it).
@@ -34,7 +35,10 @@ const MAX_HEAD: usize = 64 * 1024;
 /// How much a connection reads at a time.
 const READ_CHUNK: usize = 8 * 1024;
 
-/// A Streamable HTTP server whose connections are smol tasks (on smol's global executor).
+/// A Streamable HTTP server whose connections are smol tasks: on smol's global executor
+/// ([`bind`](Self::bind), as many threads as `SMOL_THREADS` says, one by default), or on an
+/// executor of yours ([`bind_on`](Self::bind_on); [`crate::smol::executor`] starts one run by
+/// every core, which is what a busy server wants).
 ///
 /// # Examples
 ///
@@ -53,6 +57,8 @@ pub struct SmolHttpServer {
     addr: SocketAddr,
     accept: Option<smol::Task<()>>,
     expiry: Option<smol::Task<()>>,
+    /// Ends reads silent past the read timeout.
+    sweeper: Option<smol::Task<()>>,
     sessions: Arc<dyn Fn() -> usize + Send + Sync>,
 }
 
@@ -74,11 +80,52 @@ impl SmolHttpServer {
         addr: impl ToSocketAddrs,
         options: HttpServerOptions,
     ) -> io::Result<Self> {
+        Self::serve(Spawner::Global, server, addr, options)
+    }
+
+    /// [`bind`](Self::bind), with the accept loop and every connection a task on `executor`
+    /// (whichever threads run it).
+    ///
+    /// # Errors
+    ///
+    /// If the address cannot be bound.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::core::server::Router;
+    /// use talaria::http::{HttpServerOptions, SmolHttpServer};
+    /// use talaria::server::Server;
+    ///
+    /// let server = Server::new("http-demo", "1.0", Router::<()>::builder().build());
+    /// let executor = talaria::smol::executor(2);
+    /// let listening = SmolHttpServer::bind_on(&executor, &server, "127.0.0.1:0", HttpServerOptions::default())?;
+    /// # listening.shutdown();
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn bind_on<S: Send + 'static>(
+        executor: &Arc<smol::Executor<'static>>,
+        server: &Server<S>,
+        addr: impl ToSocketAddrs,
+        options: HttpServerOptions,
+    ) -> io::Result<Self> {
+        Self::serve(Spawner::On(Arc::clone(executor)), server, addr, options)
+    }
+
+    fn serve<S: Send + 'static>(
+        spawner: Spawner,
+        server: &Server<S>,
+        addr: impl ToSocketAddrs,
+        options: HttpServerOptions,
+    ) -> io::Result<Self> {
         let listener = Async::new(TcpListener::bind(addr)?)?;
         let addr = listener.get_ref().local_addr()?;
+        let watchdog = Arc::new(Watchdog::new(options.read_timeout));
+        let sweeping = Arc::clone(&watchdog);
         let shared = Arc::new(Shared::new(server, addr, options));
         let accepting = Arc::clone(&shared);
-        let accept = smol::spawn(async move {
+        let spawning = spawner.clone();
+        let accept = spawner.spawn(async move {
             loop {
                 let Ok((stream, peer)) = listener.accept().await else {
                     // Out of descriptors, say: wait a little rather than spin.
@@ -86,17 +133,24 @@ impl SmolHttpServer {
                     continue;
                 };
                 let _ = stream.get_ref().set_nodelay(true);
-                smol::spawn(serve_connection(Arc::clone(&accepting), stream, peer)).detach();
+                let watched = Arc::clone(&watchdog);
+                spawning.spawn(serve_connection(Arc::clone(&accepting), watched, stream, peer)).detach();
             }
         });
         let expiring = Arc::clone(&shared);
-        let expiry = smol::spawn(async move {
+        let expiry = spawner.spawn(async move {
             while !expiring.stop.load(Ordering::Acquire) {
                 Timer::after(expire_due(&expiring)).await;
             }
         });
+        let sweeper = spawner.spawn(async move {
+            loop {
+                Timer::after(sweeping.tick()).await;
+                sweeping.sweep();
+            }
+        });
         let sessions = Arc::new(move || shared.session_count());
-        Ok(Self { addr, accept: Some(accept), expiry: Some(expiry), sessions })
+        Ok(Self { addr, accept: Some(accept), expiry: Some(expiry), sweeper: Some(sweeper), sessions })
     }
 
     /// The address it listens on.
@@ -126,12 +180,31 @@ impl SmolHttpServer {
     fn stop_now(&mut self) {
         drop(self.accept.take());
         drop(self.expiry.take());
+        drop(self.sweeper.take());
     }
 }
 
 impl Drop for SmolHttpServer {
     fn drop(&mut self) {
         self.stop_now();
+    }
+}
+
+/// Where the server's tasks run.
+#[derive(Clone)]
+enum Spawner {
+    /// smol's global executor.
+    Global,
+    /// An executor of the application's.
+    On(Arc<smol::Executor<'static>>),
+}
+
+impl Spawner {
+    fn spawn<T: Send + 'static>(&self, future: impl std::future::Future<Output = T> + Send + 'static) -> smol::Task<T> {
+        match self {
+            Self::Global => smol::spawn(future),
+            Self::On(executor) => executor.spawn(future),
+        }
     }
 }
 
@@ -155,34 +228,27 @@ enum ReadError {
 
 /// A connection: its socket and what was read past the last request.
 struct Connection {
-    stream: Async<TcpStream>,
+    stream: Arc<Async<TcpStream>>,
     buf: Vec<u8>,
-    read_timeout: Duration,
+    /// How the read timeout is kept.
+    watch: Arc<Watch>,
 }
 
 impl Connection {
-    /// Reads more bytes into the buffer, within the read timeout; `false` at the end. (Into
-    /// the heap buffer: a read buffer in the task itself would make every waiting connection
-    /// as large.)
+    /// Reads more bytes into the buffer, within the read timeout (the [`Watchdog`] ends a
+    /// read silent past it); `false` at the end. (Into the heap buffer: a read buffer in the
+    /// task itself would make every waiting connection as large.)
     async fn fill(&mut self) -> io::Result<bool> {
         let filled = self.buf.len();
         self.buf.resize(filled + READ_CHUNK, 0);
-        let (stream, spare) = (&self.stream, &mut self.buf[filled..]);
-        let read = smol::future::or(async { Some((&*stream).read(spare).await) }, async {
-            Timer::after(self.read_timeout).await;
-            None
-        })
-        .await;
-        let got = match read {
-            Some(Ok(n)) => n,
-            _ => 0,
-        };
-        self.buf.truncate(filled + got);
+        self.watch.reading();
+        let read = (&*self.stream).read(&mut self.buf[filled..]).await;
+        self.watch.done_reading();
+        self.buf.truncate(filled + *read.as_ref().unwrap_or(&0));
         match read {
-            Some(Ok(0)) => Ok(false),
-            Some(Ok(_)) => Ok(true),
-            Some(Err(e)) => Err(e),
-            None => Err(io::ErrorKind::TimedOut.into()),
+            Ok(0) if self.watch.timed_out() => Err(io::ErrorKind::TimedOut.into()),
+            Ok(n) => Ok(n > 0),
+            Err(e) => Err(e),
         }
     }
 
@@ -258,7 +324,7 @@ impl Connection {
     }
 
     async fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.stream.write_all(bytes).await
+        (&*self.stream).write_all(bytes).await
     }
 
     /// Writes a complete response with a `Content-Length` body.
@@ -286,7 +352,7 @@ impl Connection {
     async fn pump(&mut self, bytes: &SseBytes, frames: &Receiver<StreamMsg>, keepalive: Duration) -> Ending {
         let keepalive = keepalive_interval(keepalive);
         loop {
-            let stream = &self.stream;
+            let stream: &Async<TcpStream> = &self.stream;
             let mut byte = [0u8; 1];
             let next = smol::future::or(async { Wake::Frame(frames.recv_async().await) }, async {
                 smol::future::or(
@@ -390,9 +456,15 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// Serves one connection's requests until it closes, is silent too long, or a response ends it.
-async fn serve_connection<S: Send + 'static>(shared: Arc<Shared<S>>, stream: Async<TcpStream>, peer: SocketAddr) {
-    let read_timeout = shared.options.read_timeout;
-    let mut connection = Connection { stream, buf: Vec::new(), read_timeout };
+async fn serve_connection<S: Send + 'static>(
+    shared: Arc<Shared<S>>,
+    watchdog: Arc<Watchdog>,
+    stream: Async<TcpStream>,
+    peer: SocketAddr,
+) {
+    let stream = Arc::new(stream);
+    let watch = watchdog.watch(Arc::clone(&stream));
+    let mut connection = Connection { stream, buf: Vec::new(), watch };
     loop {
         let request = match connection.read_request(shared.options.endpoint.max_body).await {
             Ok(request) => request,
