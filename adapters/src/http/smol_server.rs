@@ -80,7 +80,7 @@ impl SmolHttpServer {
         addr: impl ToSocketAddrs,
         options: HttpServerOptions,
     ) -> io::Result<Self> {
-        Self::serve(Spawner::Global, server, addr, options)
+        Self::serve(&Spawner::Global, server, addr, options)
     }
 
     /// [`bind`](Self::bind), with the accept loop and every connection a task on `executor`
@@ -109,11 +109,11 @@ impl SmolHttpServer {
         addr: impl ToSocketAddrs,
         options: HttpServerOptions,
     ) -> io::Result<Self> {
-        Self::serve(Spawner::On(Arc::clone(executor)), server, addr, options)
+        Self::serve(&Spawner::On(Arc::clone(executor)), server, addr, options)
     }
 
     fn serve<S: Send + 'static>(
-        spawner: Spawner,
+        spawner: &Spawner,
         server: &Server<S>,
         addr: impl ToSocketAddrs,
         options: HttpServerOptions,
