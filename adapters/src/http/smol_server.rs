@@ -35,6 +35,11 @@ const MAX_HEAD: usize = 64 * 1024;
 /// How much a connection reads at a time.
 const READ_CHUNK: usize = 8 * 1024;
 
+thread_local! {
+    /// Where each executor thread reads sockets into (see `Connection::fill`).
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0; READ_CHUNK]);
+}
+
 /// A Streamable HTTP server whose connections are smol tasks: on smol's global executor
 /// ([`bind`](Self::bind), as many threads as `SMOL_THREADS` says, one by default), or on an
 /// executor of yours ([`bind_on`](Self::bind_on); [`crate::smol::executor`] starts one run by
@@ -236,15 +241,28 @@ struct Connection {
 
 impl Connection {
     /// Reads more bytes into the buffer, within the read timeout (the [`Watchdog`] ends a
-    /// read silent past it); `false` at the end. (Into the heap buffer: a read buffer in the
-    /// task itself would make every waiting connection as large.)
+    /// read silent past it); `false` at the end. The socket is read into the thread's scratch
+    /// buffer and only what came is kept: a waiting connection holds no read buffer, and a
+    /// request costs no buffer of its own.
     async fn fill(&mut self) -> io::Result<bool> {
-        let filled = self.buf.len();
-        self.buf.resize(filled + READ_CHUNK, 0);
         self.watch.reading();
-        let read = (&*self.stream).read(&mut self.buf[filled..]).await;
+        let read = loop {
+            let attempt = SCRATCH.with_borrow_mut(|scratch| {
+                let n = io::Read::read(&mut self.stream.get_ref(), scratch)?;
+                self.buf.extend_from_slice(&scratch[..n]);
+                Ok::<_, io::Error>(n)
+            });
+            match attempt {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if let Err(e) = self.stream.readable().await {
+                        break Err(e);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => break other,
+            }
+        };
         self.watch.done_reading();
-        self.buf.truncate(filled + *read.as_ref().unwrap_or(&0));
         match read {
             Ok(0) if self.watch.timed_out() => Err(io::ErrorKind::TimedOut.into()),
             Ok(n) => Ok(n > 0),
@@ -329,12 +347,13 @@ impl Connection {
 
     /// Writes a complete response with a `Content-Length` body.
     async fn respond(&mut self, status: u16, headers: &[(&str, &str)], body: &[u8]) -> io::Result<()> {
-        let mut head = format!("HTTP/1.1 {status} {}\r\nContent-Length: {}\r\n", reason(status), body.len());
+        use std::io::Write as _;
+        let mut bytes = Vec::with_capacity(128 + body.len());
+        let _ = write!(bytes, "HTTP/1.1 {status} {}\r\nContent-Length: {}\r\n", reason(status), body.len());
         for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
+            let _ = write!(bytes, "{name}: {value}\r\n");
         }
-        head.push_str("\r\n");
-        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(b"\r\n");
         bytes.extend_from_slice(body);
         self.write(&bytes).await
     }
