@@ -8,7 +8,8 @@
 //! - [`memory`]: a connected client and server in one process.
 //! - [`ws`]: WebSocket clients and servers.
 //! - [`http`]: Streamable HTTP (both eras on one endpoint).
-//! - [`smol`](mod@smol): the async flavour (smol tasks read, everything is awaited).
+//! - [`smol`](mod@smol): the async flavour (smol tasks read, everything is awaited): stdio,
+//!   and the HTTP clients (`smol::http`, `smol::sse`, `smol::http_or_sse`).
 //!
 //! Every transport runs the same loop (see `talaria_core::session` for the contract): read ->
 //! `handle_*`, drain `poll_output` -> write, wait on `poll_timeout`. No protocol logic lives

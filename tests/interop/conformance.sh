@@ -4,7 +4,8 @@
 #
 #   - the server scenarios (`--suite all`) against `conformance-server` over Streamable HTTP,
 #     once with the blocking server and once with the smol one (`--runtime smol`),
-#   - every client scenario, the authorization ones (`auth/*`) included, with `conformance-client`,
+#   - every client scenario, the authorization ones (`auth/*`) included, with `conformance-client`
+#     (the others a second time with its smol HTTP client, as `client-smol`),
 #
 # once per spec version the suite has scenarios for. Prints one line per scenario and version,
 #
@@ -170,6 +171,15 @@ for version in $(suite "$LIST_TIMEOUT" list --client | client_versions); do
             --scenario "$scenario" --spec-version "$version" -o "$out" >"$out/${scenario//\//_}.log" 2>&1
         code=$?
         node "$NODE_FILES/summarize.mjs" client "$version" "$out" "$code" "$scenario" | tee -a "$SUMMARY"
+        # The smol HTTP client too, as `client-smol` (authorization runs over the blocking one).
+        [[ $scenario == auth/* ]] && continue
+        out=$RESULTS/client-smol/$version
+        mkdir -p "$out"
+        log "client scenario $version/$scenario (smol)"
+        TALARIA_CLIENT_RUNTIME=smol suite "$CLIENT_SCENARIO_TIMEOUT" client --command "$CLIENT_BIN" \
+            --scenario "$scenario" --spec-version "$version" -o "$out" >"$out/${scenario//\//_}.log" 2>&1
+        code=$?
+        node "$NODE_FILES/summarize.mjs" client-smol "$version" "$out" "$code" "$scenario" | tee -a "$SUMMARY"
     done
 done
 

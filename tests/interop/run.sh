@@ -293,6 +293,9 @@ if start_server python-server-http "${PY_SERVER[@]}" --transport http; then
     pid=$SERVER_PID url=$SERVER_ADDR
     cli_check python-server/http --flavor sdk --protocol-version 2025-11-25 -- http "$url"
     cli_check python-server/http-2026 --flavor sdk --era modern --want-protocol 2026-07-28 -- http "$url"
+    # The same with the smol HTTP client (`talaria::smol::http`) under the CLI.
+    TALARIA_HTTP_CLIENT=smol cli_check python-server/http-smol-client --flavor sdk --protocol-version 2025-11-25 -- http "$url"
+    TALARIA_HTTP_CLIENT=smol cli_check python-server/http-2026-smol-client --flavor sdk --era modern --want-protocol 2026-07-28 -- http "$url"
     stop_server "$pid"
 else
     fail talaria-cli/python-server/http "server.py did not start"
@@ -307,6 +310,7 @@ fi
 if start_server python-server-sse "${PY_SERVER[@]}" --transport sse; then
     pid=$SERVER_PID url=$SERVER_ADDR
     cli_check python-server/sse --flavor sdk --protocol-version 2025-11-25 -- sse "$url"
+    TALARIA_HTTP_CLIENT=smol cli_check python-server/sse-smol-client --flavor sdk --protocol-version 2025-11-25 -- sse "$url"
     stop_server "$pid"
 else
     fail talaria-cli/python-server/sse "server.py did not start"
@@ -315,6 +319,8 @@ if start_server ts-server-http "${TS_SERVER[@]}" --transport http; then
     pid=$SERVER_PID url=$SERVER_ADDR
     cli_check ts-server/http --flavor sdk --want-protocol 2025-11-25 -- http "$url"
     cli_check ts-server/sse --flavor sdk --want-protocol 2025-11-25 -- sse "${url%/mcp}/sse"
+    TALARIA_HTTP_CLIENT=smol cli_check ts-server/http-smol-client --flavor sdk --want-protocol 2025-11-25 -- http "$url"
+    TALARIA_HTTP_CLIENT=smol cli_check ts-server/sse-smol-client --flavor sdk --want-protocol 2025-11-25 -- sse "${url%/mcp}/sse"
     stop_server "$pid"
 else
     fail talaria-cli/ts-server/http "server.mjs did not start"
@@ -322,6 +328,7 @@ fi
 if start_server ts-server-http-json "${TS_SERVER[@]}" --transport http --json-response; then
     pid=$SERVER_PID url=$SERVER_ADDR
     cli_check ts-server/http-json --flavor sdk --json-replies --want-protocol 2025-11-25 -- http "$url"
+    TALARIA_HTTP_CLIENT=smol cli_check ts-server/http-json-smol-client --flavor sdk --json-replies --want-protocol 2025-11-25 -- http "$url"
     stop_server "$pid"
 else
     fail talaria-cli/ts-server/http-json "server.mjs did not start"

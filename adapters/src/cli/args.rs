@@ -99,6 +99,10 @@ pub(crate) struct Global {
     /// Print the frames both ways on stderr (secrets redacted).
     #[arg(long, global = true)]
     pub(crate) trace: bool,
+    /// HTTP and SSE servers: connect with the async smol client instead of the blocking one
+    /// (also: `TALARIA_HTTP_CLIENT=smol`).
+    #[arg(long, global = true)]
+    pub(crate) smol: bool,
     /// No colour (also: `NO_COLOR`, or when the output is not a terminal).
     #[arg(long, global = true)]
     pub(crate) no_color: bool,

@@ -90,6 +90,36 @@ pub(crate) struct Connector {
     pub(crate) scripted: server_requests::Scripted,
     /// Signs in to HTTP servers that ask (`--oauth`).
     pub(crate) oauth: Option<Arc<OAuthClient>>,
+    /// Connects to HTTP and SSE servers with the smol client (`--smol`).
+    pub(crate) smol: bool,
+}
+
+/// Connects to an HTTP server (Streamable HTTP with the spec's fallback probe, or legacy SSE
+/// with `sse`), with the smol client if `smol` (waited on here), else the blocking one.
+fn connect_http(
+    url: &str,
+    headers: &[(&str, &str)],
+    options: ClientOptions,
+    sse: bool,
+    smol: bool,
+) -> Result<Client, ClientError> {
+    #[cfg(unix)]
+    if smol {
+        let connecting = async {
+            if sse {
+                crate::smol::sse(url, headers, options).await
+            } else {
+                crate::smol::http_or_sse(url, headers, options).await
+            }
+        };
+        return smol::block_on(connecting).map(|client| client.to_blocking());
+    }
+    let _ = smol;
+    if sse {
+        Client::sse(url, headers, options)
+    } else {
+        Client::http_or_sse(url, headers, options)
+    }
 }
 
 /// What a connection reports to, and who answers the server's questions.
@@ -166,14 +196,14 @@ impl Connector {
                 let headers: Vec<(&str, &str)> = self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
                 // The spec's backwards-compatibility probe: legacy HTTP+SSE when the URL refuses
                 // Streamable HTTP.
-                match Client::http_or_sse(url, &headers, options) {
+                match connect_http(url, &headers, options, false, self.smol) {
                     Ok(client) => (client, None),
                     Err(e) => return Err(self.connect_failure(e, None)),
                 }
             }
             Target::Sse(url) => {
                 let headers: Vec<(&str, &str)> = self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-                match Client::sse(url, &headers, options) {
+                match connect_http(url, &headers, options, true, self.smol) {
                     Ok(client) => (client, None),
                     Err(e) => return Err(self.connect_failure(e, None)),
                 }

@@ -47,6 +47,7 @@ pub(crate) fn run(args: &DemoArgs, settings: &Settings, printer: &Arc<Printer>) 
         proxy: false,
         scripted: super::server_requests::Scripted::default(),
         oauth: None,
+        smol: false,
     };
     printer.set_logs(true);
     let style = printer.style;

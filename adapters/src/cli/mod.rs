@@ -160,6 +160,7 @@ where
             sampling_reply: global.sampling_reply.clone(),
         },
         oauth,
+        smol: global.smol || std::env::var("TALARIA_HTTP_CLIENT").is_ok_and(|client| client == "smol"),
     };
     if interactive {
         repl::run(&connector, &settings, &printer, None)

@@ -8,7 +8,7 @@ mod inflight;
 mod options;
 mod server;
 mod shared;
-#[cfg(feature = "smol")]
+#[cfg(all(feature = "smol", feature = "stdio", unix))]
 pub(crate) mod smol_client;
 #[cfg(feature = "smol")]
 mod smol_server;

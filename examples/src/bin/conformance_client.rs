@@ -16,7 +16,9 @@
 //! elicitation with every field's default), `sse-retry` (call `test_reconnection`, whose
 //! stream the server closes mid-call), and every `auth/*` one (OAuth as the scenario asks, see
 //! [`talaria_examples::conformance_auth`]). Each connects over Streamable HTTP in the legacy
-//! era. Exit status: 0 done, 1 a call failed, 2 usage or an unknown scenario.
+//! era, with the blocking client, or with the smol one (`talaria::smol::http`) when
+//! `TALARIA_CLIENT_RUNTIME=smol` (the scenarios other than `auth/*`). Exit status: 0 done, 1 a
+//! call failed, 2 usage or an unknown scenario.
 
 use std::process::ExitCode;
 
@@ -29,6 +31,9 @@ use talaria::core::session::ClientMode;
 
 /// The environment variable naming the scenario.
 const SCENARIO: &str = "MCP_CONFORMANCE_SCENARIO";
+
+/// The environment variable choosing the client: `smol` for the smol HTTP client.
+const RUNTIME: &str = "TALARIA_CLIENT_RUNTIME";
 
 fn main() -> ExitCode {
     let Some(url) = std::env::args().skip(1).last() else {
@@ -66,12 +71,19 @@ fn connect(url: &str) -> Result<Client, ClientError> {
         .mode(ClientMode::Legacy)
         .handlers(handlers)
         .on_log(|log| eprintln!("server log: {}", log.data));
-    let client = Client::http(url, &[], options)?;
+    let smol = std::env::var(RUNTIME).is_ok_and(|r| r == "smol");
+    let client = if smol {
+        // The async client, its requests smol tasks; waited on from this thread.
+        smol::block_on(talaria::smol::http(url, &[], options))?.to_blocking()
+    } else {
+        Client::http(url, &[], options)?
+    };
     eprintln!(
-        "connected to {} {} (protocol {})",
+        "connected to {} {} (protocol {}, {} client)",
         client.server_info().name,
         client.server_info().version,
-        client.protocol_version()
+        client.protocol_version(),
+        if smol { "smol" } else { "blocking" }
     );
     Ok(client)
 }
