@@ -188,3 +188,32 @@ fn its_http_layer_keeps_connections_alive_and_enforces_limits() {
     let mut nothing = Vec::new();
     assert_eq!(idle.read_to_end(&mut nothing).unwrap(), 0);
 }
+
+#[test]
+fn connections_past_the_cap_are_turned_away_with_503_until_one_closes() {
+    let (_listening, url) = serve(HttpServerOptions::default().max_connections(2));
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    let first = TcpStream::connect(&addr).unwrap();
+    let _second = TcpStream::connect(&addr).unwrap();
+    let mut third = TcpStream::connect(&addr).unwrap();
+    third.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut answer = String::new();
+    let _ = third.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    // A held connection closes: there is room again.
+    drop(first);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let mut next = TcpStream::connect(&addr).unwrap();
+        next.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        next.write_all(format!("GET /elsewhere HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes())
+            .unwrap();
+        let mut answer = String::new();
+        let _ = next.read_to_string(&mut answer);
+        if answer.starts_with("HTTP/1.1 404") {
+            break;
+        }
+        assert!(answer.starts_with("HTTP/1.1 503") && Instant::now() < deadline, "{answer}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

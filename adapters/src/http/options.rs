@@ -73,6 +73,10 @@ pub struct HttpServerOptions {
     /// a client that is silent or slower than this is disconnected (default 30 s). The
     /// blocking server cannot enforce it (`tiny_http` has no such setting).
     pub read_timeout: Duration,
+    /// The most connections the smol server holds open at once (default 10,000); one past
+    /// it is answered `503` and closed. (The blocking server serves a connection per pooled
+    /// thread; `tiny_http` has no such setting.)
+    pub max_connections: usize,
 }
 
 /// The default of [`HttpServerOptions::sse_keepalive`].
@@ -95,6 +99,7 @@ impl std::fmt::Debug for HttpServerOptions {
             .field("sse_retry", &self.sse_retry)
             .field("sse_keepalive", &self.sse_keepalive)
             .field("read_timeout", &self.read_timeout)
+            .field("max_connections", &self.max_connections)
             .finish()
     }
 }
@@ -113,6 +118,7 @@ impl Default for HttpServerOptions {
             sse_retry: None,
             sse_keepalive: DEFAULT_SSE_KEEPALIVE,
             read_timeout: Duration::from_secs(30),
+            max_connections: 10_000,
         }
     }
 }
@@ -166,6 +172,13 @@ impl HttpServerOptions {
     /// [`HttpServerOptions::read_timeout`]).
     pub const fn read_timeout(mut self, timeout: Duration) -> Self {
         self.read_timeout = timeout;
+        self
+    }
+
+    /// Caps the connections the smol server holds open at once (see
+    /// [`HttpServerOptions::max_connections`]).
+    pub const fn max_connections(mut self, most: usize) -> Self {
+        self.max_connections = most;
         self
     }
 

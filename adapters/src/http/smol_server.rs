@@ -126,6 +126,8 @@ impl SmolHttpServer {
         let listener = Async::new(TcpListener::bind(addr)?)?;
         let addr = listener.get_ref().local_addr()?;
         let watchdog = Arc::new(Watchdog::new(options.read_timeout));
+        let max_connections = options.max_connections;
+        let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let sweeping = Arc::clone(&watchdog);
         let shared = Arc::new(Shared::new(server, addr, options));
         let accepting = Arc::clone(&shared);
@@ -138,8 +140,19 @@ impl SmolHttpServer {
                     continue;
                 };
                 let _ = stream.get_ref().set_nodelay(true);
-                let watched = Arc::clone(&watchdog);
-                spawning.spawn(serve_connection(Arc::clone(&accepting), watched, stream, peer)).detach();
+                if open.fetch_add(1, Ordering::AcqRel) >= max_connections {
+                    open.fetch_sub(1, Ordering::AcqRel);
+                    spawning.spawn(turn_away(stream)).detach();
+                    continue;
+                }
+                let (watched, counted) = (Arc::clone(&watchdog), Arc::clone(&open));
+                let serving = serve_connection(Arc::clone(&accepting), watched, stream, peer);
+                spawning
+                    .spawn(async move {
+                        serving.await;
+                        counted.fetch_sub(1, Ordering::AcqRel);
+                    })
+                    .detach();
             }
         });
         let expiring = Arc::clone(&shared);
@@ -193,6 +206,13 @@ impl Drop for SmolHttpServer {
     fn drop(&mut self) {
         self.stop_now();
     }
+}
+
+/// Answers a connection past [`HttpServerOptions::max_connections`] with `503` and closes it.
+async fn turn_away(stream: Async<TcpStream>) {
+    let answer =
+        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n";
+    let _ = (&stream).write_all(answer).await;
 }
 
 /// Where the server's tasks run.
