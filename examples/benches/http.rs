@@ -71,6 +71,8 @@ use talaria::core::session::ClientMode;
 use talaria::core::version::ProtocolVersion;
 use talaria::http::{HttpServer, HttpServerOptions};
 
+#[path = "common/http_floor.rs"]
+mod floor;
 #[path = "common/http_idle.rs"]
 mod idle;
 #[path = "common/util.rs"]
@@ -574,7 +576,7 @@ fn serve(role: &str) {
             eprintln!("http bench floor: listening on http://{}/mcp", listener.local_addr().unwrap());
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
-                std::thread::spawn(move || floor_connection(stream));
+                std::thread::spawn(move || floor::serve_blocking(stream));
             }
         }
         "floor-smol" => {
@@ -588,130 +590,13 @@ fn serve(role: &str) {
             smol::block_on(executor.spawn(async move {
                 loop {
                     if let Ok((stream, _)) = listener.accept().await {
-                        spawning.spawn(floor_connection_smol(stream)).detach();
+                        spawning.spawn(floor::serve_async(stream)).detach();
                     }
                 }
             }));
         }
         other => panic!("{CHILD}={other:?}: expected sse, floor or floor-smol"),
     }
-}
-
-// ---- the floor server -------------------------------------------------------------------
-
-/// One keep-alive connection of the floor: request line, headers, `Content-Length` body; the
-/// echo's answer with `Content-Length`; until the client closes.
-fn floor_connection(stream: TcpStream) {
-    stream.set_nodelay(true).unwrap();
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut writer = stream;
-    let (mut line, mut body, mut out) = (String::new(), Vec::new(), Vec::new());
-    loop {
-        line.clear();
-        // The request line; none: the client closed.
-        if !matches!(reader.read_line(&mut line), Ok(n) if n > 0) {
-            return;
-        }
-        let mut length = 0;
-        loop {
-            line.clear();
-            if !matches!(reader.read_line(&mut line), Ok(n) if n > 0) {
-                return;
-            }
-            let header = line.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    length = value.trim().parse().unwrap();
-                }
-            }
-        }
-        body.resize(length, 0);
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        out.clear();
-        match floor_answer(&body) {
-            Some(answer) => {
-                let answer = serde_json::to_vec(&answer).unwrap();
-                write!(
-                    out,
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-                    answer.len()
-                )
-                .unwrap();
-                out.extend_from_slice(&answer);
-            }
-            None => out.extend_from_slice(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"),
-        }
-        if writer.write_all(&out).is_err() {
-            return;
-        }
-    }
-}
-
-/// [`floor_connection`] on async-io: the same parsing and answers, awaiting instead of
-/// blocking.
-async fn floor_connection_smol(stream: smol::Async<TcpStream>) {
-    use smol::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
-    stream.get_ref().set_nodelay(true).unwrap();
-    let mut reader = smol::io::BufReader::new(&stream);
-    let (mut line, mut body, mut out) = (String::new(), Vec::new(), Vec::new());
-    loop {
-        line.clear();
-        if !matches!(reader.read_line(&mut line).await, Ok(n) if n > 0) {
-            return;
-        }
-        let mut length = 0;
-        loop {
-            line.clear();
-            if !matches!(reader.read_line(&mut line).await, Ok(n) if n > 0) {
-                return;
-            }
-            let header = line.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    length = value.trim().parse().unwrap();
-                }
-            }
-        }
-        body.resize(length, 0);
-        if reader.read_exact(&mut body).await.is_err() {
-            return;
-        }
-        out.clear();
-        match floor_answer(&body) {
-            Some(answer) => {
-                let answer = serde_json::to_vec(&answer).unwrap();
-                write!(
-                    out,
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-                    answer.len()
-                )
-                .unwrap();
-                out.extend_from_slice(&answer);
-            }
-            None => out.extend_from_slice(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"),
-        }
-        if (&stream).write_all(&out).await.is_err() {
-            return;
-        }
-    }
-}
-
-/// `json-echo`'s answer to one request (none to a notification).
-fn floor_answer(body: &[u8]) -> Option<Value> {
-    let Ok(mut request) = serde_json::from_slice::<Value>(body) else {
-        return Some(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error"}}));
-    };
-    let id = request.get_mut("id").map(Value::take)?;
-    let text = request.pointer_mut("/params/arguments/text").map_or(Value::Null, Value::take);
-    Some(json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}}))
 }
 
 // ---- the raw client ---------------------------------------------------------------------

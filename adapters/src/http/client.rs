@@ -34,6 +34,22 @@ pub(super) struct FirstRefusal {
     pub(super) detail: Option<String>,
 }
 
+/// A message whose credentials could not be had after the server refused it with `status`:
+/// the refusal the connect error reports (for a request), and the error reply each call owed
+/// an answer gets.
+pub(super) fn authorization_failed(
+    url: &str,
+    message: &Message,
+    status: u16,
+    www_authenticate: Option<String>,
+    reason: String,
+) -> (Option<FirstRefusal>, Vec<Vec<u8>>) {
+    let replies = plan::transport_failure(message, &format!("HTTP {status} from {url}: {reason}"));
+    let refusal =
+        message.is_request().then_some(FirstRefusal { status, modern: false, www_authenticate, detail: Some(reason) });
+    (refusal, replies)
+}
+
 impl FirstRefusal {
     /// The connect error a refused handshake becomes.
     pub(super) fn into_error(self, url: &str) -> ClientError {
@@ -132,11 +148,11 @@ fn post(link: &Link, payload: &[u8]) {
         Ok(response) => response,
         Err(_) if cancelled() => return,
         Err(AuthorizedError::Refused { status, www_authenticate, reason }) => {
-            let error = format!("HTTP {status} from {}: {reason}", link.url);
-            if message.is_request() {
-                link.note_refusal(FirstRefusal { status, modern: false, www_authenticate, detail: Some(reason) });
+            let (refusal, replies) = authorization_failed(&link.url, &message, status, www_authenticate, reason);
+            if let Some(refusal) = refusal {
+                link.note_refusal(refusal);
             }
-            for reply in plan::transport_failure(&message, &error) {
+            for reply in replies {
                 link.feed(&reply);
             }
             return;

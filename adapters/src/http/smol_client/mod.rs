@@ -24,7 +24,7 @@ use talaria_core::session::Route;
 
 pub use legacy::{http_or_sse, sse};
 
-use super::client::FirstRefusal;
+use super::client::{authorization_failed, FirstRefusal};
 use crate::client::{
     start_connecting, AsyncClient, Authenticator, ClientError, ClientOptions, Teardown, TraceEvent, TraceFn,
 };
@@ -168,11 +168,11 @@ async fn post(link: &Link, payload: &[u8]) {
     let mut response = match response {
         Ok(response) => response,
         Err(AuthorizedError::Refused { status, www_authenticate, reason }) => {
-            let error = format!("HTTP {status} from {}: {reason}", link.url);
-            if message.is_request() {
-                link.note_refusal(FirstRefusal { status, modern: false, www_authenticate, detail: Some(reason) });
+            let (refusal, replies) = authorization_failed(&link.url, &message, status, www_authenticate, reason);
+            if let Some(refusal) = refusal {
+                link.note_refusal(refusal);
             }
-            for reply in plan::transport_failure(&message, &error) {
+            for reply in replies {
                 link.feed(&reply);
             }
             return;
