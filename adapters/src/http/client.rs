@@ -133,14 +133,13 @@ impl Link {
 }
 
 /// POSTs one message and feeds whatever comes back.
-fn post(link: &Link, payload: &[u8]) {
-    let message = Message::parse(payload);
+fn post(link: &Link, message: &Message, payload: &[u8]) {
     // A stateless request gets a connection of its own, closed if the request is cancelled.
     let running = message.request_id().filter(|_| message.is_stateless()).map(|id| link.inflight.start(id.clone()));
     let cancelled = || running.as_ref().is_some_and(super::inflight::Running::cancelled);
     let agent = running.as_ref().map_or(&link.agent, super::inflight::Running::agent);
     let send = |authorization: Option<&str>| {
-        let headers = link.state().post_headers(&message);
+        let headers = link.state().post_headers(message);
         let builder = link.request_as(agent.post(&link.url), authorization, headers);
         traced::send(link.trace.as_ref(), builder, payload)
     };
@@ -148,7 +147,7 @@ fn post(link: &Link, payload: &[u8]) {
         Ok(response) => response,
         Err(_) if cancelled() => return,
         Err(AuthorizedError::Refused { status, www_authenticate, reason }) => {
-            let (refusal, replies) = authorization_failed(&link.url, &message, status, www_authenticate, reason);
+            let (refusal, replies) = authorization_failed(&link.url, message, status, www_authenticate, reason);
             if let Some(refusal) = refusal {
                 link.note_refusal(refusal);
             }
@@ -158,7 +157,7 @@ fn post(link: &Link, payload: &[u8]) {
             return;
         }
         Err(e) => {
-            for reply in plan::transport_failure(&message, &format!("HTTP transport: {e}")) {
+            for reply in plan::transport_failure(message, &format!("HTTP transport: {e}")) {
                 link.feed(&reply);
             }
             return;
@@ -169,7 +168,7 @@ fn post(link: &Link, payload: &[u8]) {
     let (content_type, session_id, www_authenticate) =
         (header("Content-Type"), header(SESSION_ID), header("WWW-Authenticate"));
     let head = ResponseHead { status, content_type: content_type.as_deref(), session_id: session_id.as_deref() };
-    let answer = link.state().answer(&message, &head);
+    let answer = link.state().answer(message, &head);
     let mut body = response.into_body().into_reader();
     match answer {
         Answer::Drain => {
@@ -219,7 +218,7 @@ fn post(link: &Link, payload: &[u8]) {
                 www_authenticate,
                 detail: refused.detail.clone(),
             });
-            for reply in refused.replies(&message) {
+            for reply in refused.replies(message) {
                 link.feed(&reply);
             }
         }
@@ -303,12 +302,7 @@ fn read_sse(link: &Link, body: &mut dyn Read, reading: &mut SseReading, stop_at_
 /// dropped): resume it with GET and `Last-Event-ID` as [`Resumption`] says, until the response
 /// comes. A stream that cannot be resumed fails the call rather than leave it hanging.
 fn resume_until_answered(link: &Link, id: &talaria_core::jsonrpc::RequestId, mut resumption: Resumption) {
-    let still_waiting = || {
-        link.conn
-            .get()
-            .and_then(Weak::upgrade)
-            .is_some_and(|conn| conn.with(|endpoint, _| endpoint.session().pending_method(id).is_some()))
-    };
+    let still_waiting = || still_pending(&link.conn, id);
     while let Some((delay, last_id)) = resumption.next() {
         let last_id = last_id.to_owned();
         if !still_waiting() || link.closed.load(Ordering::Acquire) || link.session_id().is_none() {
@@ -335,6 +329,13 @@ fn resume_until_answered(link: &Link, id: &talaria_core::jsonrpc::RequestId, mut
     if still_waiting() {
         link.feed(&plan::unanswered(id));
     }
+}
+
+/// Whether the session (if it is still there) waits for the response to `id`.
+pub(super) fn still_pending(conn: &OnceLock<Weak<Conn<Endpoint>>>, id: &talaria_core::jsonrpc::RequestId) -> bool {
+    conn.get()
+        .and_then(Weak::upgrade)
+        .is_some_and(|conn| conn.with(|endpoint, _| endpoint.session().pending_method(id).is_some()))
 }
 
 /// The legacy GET stream: server requests and notifications, reconnecting (after the server's
@@ -378,11 +379,11 @@ impl FrameSink for HttpSink {
             let message = Message::parse(&payload);
             if message.is_request() {
                 let link = Arc::clone(&self.0);
-                self.0.pool.run(Box::new(move || post(&link, &payload)));
+                self.0.pool.run(Box::new(move || post(&link, &message, &payload)));
             } else if message.cancels().is_some_and(|id| self.0.inflight.cancel(id)) {
                 // 2026-07-28: the request's stream is closed; that is the cancellation.
             } else {
-                post(&self.0, &payload);
+                post(&self.0, &message, &payload);
                 self.start_get_stream();
             }
         }

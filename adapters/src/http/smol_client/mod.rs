@@ -24,7 +24,7 @@ use talaria_core::session::Route;
 
 pub use legacy::{http_or_sse, sse};
 
-use super::client::{authorization_failed, FirstRefusal};
+use super::client::{authorization_failed, still_pending, FirstRefusal};
 use crate::client::{
     start_connecting, AsyncClient, Authenticator, ClientError, ClientOptions, Teardown, TraceEvent, TraceFn,
 };
@@ -162,13 +162,12 @@ enum AuthorizedError {
 }
 
 /// POSTs one message and feeds whatever comes back.
-async fn post(link: &Link, payload: &[u8]) {
-    let message = Message::parse(payload);
-    let response = link.request_authorized("POST", || link.state().post_headers(&message), payload).await;
+async fn post(link: &Link, message: &Message, payload: &[u8]) {
+    let response = link.request_authorized("POST", || link.state().post_headers(message), payload).await;
     let mut response = match response {
         Ok(response) => response,
         Err(AuthorizedError::Refused { status, www_authenticate, reason }) => {
-            let (refusal, replies) = authorization_failed(&link.url, &message, status, www_authenticate, reason);
+            let (refusal, replies) = authorization_failed(&link.url, message, status, www_authenticate, reason);
             if let Some(refusal) = refusal {
                 link.note_refusal(refusal);
             }
@@ -178,7 +177,7 @@ async fn post(link: &Link, payload: &[u8]) {
             return;
         }
         Err(AuthorizedError::Transport(e)) => {
-            for reply in plan::transport_failure(&message, &format!("HTTP transport: {e}")) {
+            for reply in plan::transport_failure(message, &format!("HTTP transport: {e}")) {
                 link.feed(&reply);
             }
             return;
@@ -189,7 +188,7 @@ async fn post(link: &Link, payload: &[u8]) {
         content_type: response.header("Content-Type"),
         session_id: response.header(SESSION_ID),
     };
-    let answer = link.state().answer(&message, &head);
+    let answer = link.state().answer(message, &head);
     match answer {
         Answer::Drain => response.body.drain(MAX_DRAIN).await,
         Answer::SessionLost => {
@@ -215,7 +214,7 @@ async fn post(link: &Link, payload: &[u8]) {
                 link.feed(&bytes);
             }
             Err(e) => {
-                for reply in plan::transport_failure(&message, &format!("HTTP transport: {e}")) {
+                for reply in plan::transport_failure(message, &format!("HTTP transport: {e}")) {
                     link.feed(&reply);
                 }
             }
@@ -232,7 +231,7 @@ async fn post(link: &Link, payload: &[u8]) {
                 www_authenticate: response.header("WWW-Authenticate").map(str::to_owned),
                 detail: refused.detail.clone(),
             });
-            for reply in refused.replies(&message) {
+            for reply in refused.replies(message) {
                 link.feed(&reply);
             }
         }
@@ -261,12 +260,7 @@ async fn read_sse(link: &Link, body: &mut Body, reading: &mut SseReading, stop_a
 /// A request's SSE stream ended before its response: resume it with GET and `Last-Event-ID`
 /// as [`Resumption`] says; a stream that cannot be resumed fails the call.
 async fn resume_until_answered(link: &Link, id: &RequestId, mut resumption: Resumption) {
-    let still_waiting = || {
-        link.conn
-            .get()
-            .and_then(Weak::upgrade)
-            .is_some_and(|conn| conn.with(|endpoint, _| endpoint.session().pending_method(id).is_some()))
-    };
+    let still_waiting = || still_pending(&link.conn, id);
     while let Some((delay, last_id)) = resumption.next() {
         let last_id = last_id.to_owned();
         if !still_waiting() || link.is_closed() || link.state().session_id().is_none() {
@@ -334,9 +328,9 @@ async fn dispatch(link: Arc<Link>, outgoing: Receiver<Vec<u8>>) {
             });
             let link = Arc::clone(&link);
             smol::spawn(async move {
-                let Some((id, cancelled)) = cancelled else { return post(&link, &payload).await };
+                let Some((id, cancelled)) = cancelled else { return post(&link, &message, &payload).await };
                 // Dropping the POST's future closes its connection: that is the cancellation.
-                smol::future::or(post(&link, &payload), async {
+                smol::future::or(post(&link, &message, &payload), async {
                     let _ = cancelled.recv().await;
                 })
                 .await;
@@ -346,7 +340,7 @@ async fn dispatch(link: Arc<Link>, outgoing: Receiver<Vec<u8>>) {
         } else if message.cancels().is_some_and(|id| lock(&link.running).remove(id).is_some()) {
             // 2026-07-28: the request's stream is closed; that is the cancellation.
         } else {
-            post(&link, &payload).await;
+            post(&link, &message, &payload).await;
             start_get_stream(&link).await;
         }
     }
