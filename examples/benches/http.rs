@@ -4,6 +4,7 @@
 //! ```text
 //! cargo bench -p talaria-examples --bench http
 //! TALARIA_BENCH_ROUNDS=1 TALARIA_BENCH_CALLS=2000 cargo bench -p talaria-examples --bench http   # smoke
+//! TALARIA_BENCH_RUNS=raw-smol,raw cargo bench -p talaria-examples --bench http   # some runs (and the floors)
 //! ```
 //!
 //! Every server is a child process of its own, so its CPU time (`utime + stime` from
@@ -135,10 +136,11 @@ fn main() {
         "    thread per core, JSON replies); smol floor: the floor's echo on that stack (async-io, same executor)"
     );
 
+    let kinds = Kind::chosen();
     let mut rig = Rig::start();
     let mut runs = Vec::new();
     for clients in CLIENTS {
-        for kind in Kind::ALL {
+        for &kind in &kinds {
             runs.push((kind, clients));
         }
     }
@@ -154,11 +156,12 @@ fn main() {
     let peaks = rig.peaks();
     rig.stop();
     let summaries: Vec<Summary> = samples.iter().map(|s| Summary::of(s)).collect();
-    let idle = idle::idle_sessions("blocking");
-    let idle_smol = idle::idle_sessions("smol");
+    // The idle sessions are measured in a full run only.
+    let idle = (kinds.len() == Kind::ALL.len()).then(|| [idle::idle_sessions("blocking"), idle::idle_sessions("smol")]);
 
     let of =
         |kind: Kind, clients: usize| runs.iter().position(|&r| r == (kind, clients)).map(|i| &summaries[i]).unwrap();
+    let chose = |kind: &Kind| kinds.contains(kind);
     println!();
     println!(
         "  {:<30} {:>7} {:>9} {:>7} {:>8} {:>8} {:>8} {:>11} {:>11}",
@@ -166,7 +169,7 @@ fn main() {
     );
     for clients in CLIENTS {
         let floor = of(Kind::Floor, clients);
-        for kind in Kind::ALL {
+        for &kind in &kinds {
             let s = of(kind, clients);
             println!(
                 "  {:<30} {:>7} {:>9.0} {:>6.1}% {:>7.2}x {:>8.1} {:>8.1} {:>11.1} {:>11.1}",
@@ -186,7 +189,7 @@ fn main() {
     println!("  targets (issue: the faster of the two servers at 0.8x the floor):");
     let floor = of(Kind::Floor, MOST);
     let floor_smol = of(Kind::FloorSmol, MOST);
-    for kind in Kind::ALL.into_iter().filter(|&k| !matches!(k, Kind::Floor | Kind::FloorSmol)) {
+    for kind in kinds.iter().copied().filter(|&k| !matches!(k, Kind::Floor | Kind::FloorSmol)) {
         let ratio = of(kind, MOST).calls_per_sec / floor.calls_per_sec;
         println!(
             "    calls/s at {MOST} clients >= {TARGET_RATIO:.2}x floor  {:<30} {ratio:>6.2}x  {}",
@@ -195,7 +198,7 @@ fn main() {
         );
     }
     println!("  the smol server against the floor on its own socket stack (async-io, smol's executor):");
-    for kind in [Kind::RawSmol, Kind::LegacyJsonSmol, Kind::StatelessJsonSmol] {
+    for kind in [Kind::RawSmol, Kind::LegacyJsonSmol, Kind::StatelessJsonSmol].into_iter().filter(chose) {
         let ratio = of(kind, MOST).calls_per_sec / floor_smol.calls_per_sec;
         println!(
             "    calls/s at {MOST} clients >= {TARGET_RATIO:.2}x smol floor  {:<25} {ratio:>6.2}x  {}",
@@ -203,8 +206,10 @@ fn main() {
             verdict(ratio >= TARGET_RATIO)
         );
     }
-    idle.report("blocking");
-    idle_smol.report("smol");
+    if let Some([idle, idle_smol]) = &idle {
+        idle.report("blocking");
+        idle_smol.report("smol");
+    }
     println!();
     let peaks: Vec<String> = peaks.iter().map(|(name, kib)| format!("{name} {} KiB", show(*kib))).collect();
     println!("  peak RSS (VmHWM) after the timed rounds: {}", peaks.join(", "));
@@ -246,6 +251,38 @@ impl Kind {
         Self::LegacyJsonSmol,
         Self::StatelessJsonSmol,
     ];
+
+    /// The runs `TALARIA_BENCH_RUNS` names (comma-separated [`Kind::key`]s; every run when it
+    /// is unset), the two floors always among them since every ratio is read against them.
+    fn chosen() -> Vec<Self> {
+        let Ok(wanted) = std::env::var("TALARIA_BENCH_RUNS") else { return Self::ALL.to_vec() };
+        let wanted: Vec<&str> = wanted.split(',').map(str::trim).collect();
+        for key in &wanted {
+            assert!(
+                Self::ALL.iter().any(|k| k.key() == *key),
+                "TALARIA_BENCH_RUNS: unknown run {key:?}; the runs are {}",
+                Self::ALL.map(Self::key).join(",")
+            );
+        }
+        let floor = |k: &Self| matches!(k, Self::Floor | Self::FloorSmol);
+        Self::ALL.into_iter().filter(|k| floor(k) || wanted.contains(&k.key())).collect()
+    }
+
+    /// The run's name in `TALARIA_BENCH_RUNS`.
+    const fn key(self) -> &'static str {
+        match self {
+            Self::Floor => "floor",
+            Self::Raw => "raw",
+            Self::LegacyJson => "legacy-json",
+            Self::LegacySse => "legacy-sse",
+            Self::StatelessJson => "stateless-json",
+            Self::StatelessSse => "stateless-sse",
+            Self::FloorSmol => "floor-smol",
+            Self::RawSmol => "raw-smol",
+            Self::LegacyJsonSmol => "legacy-json-smol",
+            Self::StatelessJsonSmol => "stateless-json-smol",
+        }
+    }
 
     const fn label(self) -> &'static str {
         match self {

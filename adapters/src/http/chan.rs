@@ -11,6 +11,9 @@ struct State<T> {
     queue: VecDeque<T>,
     sender: bool,
     receiver: bool,
+    /// A thread waits on the condition variable (notifying one costs a syscall even when none
+    /// waits, so it is done only when one does).
+    waiting: bool,
     waker: Option<Waker>,
 }
 
@@ -27,8 +30,11 @@ impl<T> Inner<T> {
     /// Wakes whoever waits: a thread, or a task.
     fn wake(&self, mut state: MutexGuard<'_, State<T>>) {
         let waker = state.waker.take();
+        let waiting = state.waiting;
         drop(state);
-        self.ready.notify_one();
+        if waiting {
+            self.ready.notify_one();
+        }
         if let Some(waker) = waker {
             waker.wake();
         }
@@ -38,7 +44,7 @@ impl<T> Inner<T> {
 /// A channel: what the sender sends, the receiver gets, in order.
 pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
     let inner = Arc::new(Inner {
-        state: Mutex::new(State { queue: VecDeque::new(), sender: true, receiver: true, waker: None }),
+        state: Mutex::new(State { queue: VecDeque::new(), sender: true, receiver: true, waiting: false, waker: None }),
         ready: Condvar::new(),
     });
     (Sender(Arc::clone(&inner)), Receiver(inner))
@@ -98,7 +104,9 @@ impl<T> Receiver<T> {
             if !state.sender {
                 return Err(RecvError);
             }
+            state.waiting = true;
             state = self.0.ready.wait(state).unwrap_or_else(PoisonError::into_inner);
+            state.waiting = false;
         }
     }
 
@@ -117,7 +125,9 @@ impl<T> Receiver<T> {
             if left.is_zero() {
                 return Err(RecvTimeoutError::Timeout);
             }
+            state.waiting = true;
             state = self.0.ready.wait_timeout(state, left).unwrap_or_else(PoisonError::into_inner).0;
+            state.waiting = false;
         }
     }
 
@@ -179,6 +189,32 @@ mod tests {
         tx.send(7).unwrap();
         assert_eq!(waiting.join().unwrap(), Ok(7));
         assert_eq!(tx.send(8), Err(8), "the receiver is gone");
+    }
+
+    /// Waits (by spinning) until `rx`'s thread sleeps on the condition variable.
+    fn until_waiting<T>(tx: &Sender<T>) {
+        while !tx.0.lock().waiting {
+            std::thread::yield_now();
+        }
+    }
+
+    #[test]
+    fn a_thread_asleep_is_woken_by_a_value_and_by_the_end() {
+        let patience = Duration::from_secs(60);
+        let (tx, rx) = channel::<u8>();
+        let waiting = std::thread::spawn(move || {
+            let began = Instant::now();
+            let first = rx.recv_timeout(patience);
+            let second = rx.recv_timeout(patience);
+            (first, second, began.elapsed())
+        });
+        until_waiting(&tx);
+        tx.send(1).unwrap();
+        until_waiting(&tx);
+        drop(tx);
+        let (first, second, took) = waiting.join().unwrap();
+        assert_eq!((first, second), (Ok(1), Err(RecvTimeoutError::Disconnected)));
+        assert!(took < patience / 2, "woken, not timed out: {took:?}");
     }
 
     #[cfg(feature = "smol")]

@@ -12,13 +12,12 @@ use talaria_core::http::event_log::EventId;
 use talaria_core::http::exchange::{HttpMethod, Refusal};
 use talaria_core::http::headers::SESSION_ID;
 use talaria_core::http::reply::{Reply, ReplyStep};
-use talaria_core::session::{Route, StreamId};
 use tiny_http::{Header, Response};
 
 use super::options::HttpServerOptions;
 use super::shared::{
-    detach_or_close, expire_due, finish_post, legacy_closed, legacy_message, legacy_session, plan, supports_polling,
-    target, Plan, Session, Shared, Target,
+    detach_or_close, expire_due, feed_post, finish_post, legacy_closed, legacy_message, legacy_session, plan,
+    supports_polling, target, Plan, Session, Shared, Target, Visit,
 };
 use super::sse_out::{keepalive_interval, Ending, SseOut};
 use super::streams::StreamMsg;
@@ -216,14 +215,14 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
             return;
         }
     }
-    let remote_addr = request.remote_addr().map(ToString::to_string);
+    let remote_addr = request.remote_addr().copied();
     match plan(shared, method, headers, &body, identity, remote_addr) {
         Plan::Refuse(refusal) => respond_refusal(request, refusal),
         Plan::Ended => {
             let _ = request.respond(Response::empty(200));
         }
-        Plan::Post { session, session_id } => {
-            post(shared, &session, request, &body, session_id.as_deref());
+        Plan::Post { session, session_id, visit } => {
+            post(shared, &session, request, visit, &body, session_id.as_deref());
         }
         Plan::OpenStream { session, last_event_id } => open_stream(shared, &session, request, last_event_id.as_deref()),
     }
@@ -275,12 +274,11 @@ fn post<S: Send + 'static>(
     shared: &Shared<S>,
     session: &Session<S>,
     request: tiny_http::Request,
+    visit: Option<Visit>,
     body: &[u8],
     session_id: Option<&str>,
 ) {
-    let stream = StreamId(shared.next_stream.fetch_add(1, Ordering::Relaxed));
-    let frames = session.streams.open_post(stream);
-    session.conn.with(|served, now| served.endpoint.handle_frame(now, Route::Stream(stream), body));
+    let (stream, frames) = feed_post(shared, session, visit, body);
     let mut reply = Reply::new(shared.options.reply_mode);
     let keepalive = keepalive_interval(shared.options.sse_keepalive);
     let (first, disconnect) = loop {

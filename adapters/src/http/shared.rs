@@ -1,8 +1,9 @@
 //! What both HTTP server flavours share: the session table and its records, the streams of
 //! each session, and the steps of an exchange that do no I/O.
 
+use std::fmt::Write as _;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -11,7 +12,7 @@ use talaria_core::http::exchange::{classify, Exchange, HttpMethod, HttpRequest, 
 use talaria_core::http::ids::mint_session_id;
 use talaria_core::http::sessions::SessionTable;
 use talaria_core::server::TransportInfo;
-use talaria_core::session::{Event, StreamId};
+use talaria_core::session::{Event, Route, StreamId};
 use talaria_core::version::Feature;
 
 use super::chan::Receiver;
@@ -155,12 +156,8 @@ pub(super) fn restore<S: Send + 'static>(shared: &Shared<S>, id: &str, info: Tra
 /// headers: an idle session holds no copy of its last request (handlers that ran saw them).
 pub(super) fn forget_headers<S: Send + 'static>(session: &Session<S>) {
     session.conn.with(|served, _| {
-        if let Some(info) = served.endpoint.transport().filter(|info| !info.headers.is_empty()) {
-            let mut kept = TransportInfo::new(info.kind.clone());
-            kept.session_id.clone_from(&info.session_id);
-            kept.remote_addr.clone_from(&info.remote_addr);
-            kept.identity.clone_from(&info.identity);
-            served.endpoint.set_transport(kept);
+        if served.endpoint.transport().is_some_and(|info| !info.headers.is_empty()) {
+            served.endpoint.transport_mut().headers = Vec::new();
         }
     });
 }
@@ -243,6 +240,9 @@ pub(super) enum Plan<S> {
         session: Session<S>,
         /// The `Mcp-Session-Id` to answer with, for a legacy session.
         session_id: Option<String>,
+        /// What the request tells an existing session about its transport, for [`feed_post`]
+        /// (a session the request opened knows it already).
+        visit: Option<Visit>,
     },
     /// Open the session's GET stream, or resume a stream after `last_event_id`.
     OpenStream {
@@ -261,21 +261,18 @@ pub(super) fn plan<S: Send + 'static>(
     headers: Vec<(String, String)>,
     body: &[u8],
     identity: Option<String>,
-    remote_addr: Option<String>,
+    remote_addr: Option<SocketAddr>,
 ) -> Plan<S> {
     let exchange = match classify(&HttpRequest { method, headers: &headers[..], body }, &shared.options.endpoint) {
         Ok(exchange) => exchange,
         Err(refusal) => return Plan::Refuse(refusal),
     };
-    let mut info = TransportInfo::new("http");
-    info.remote_addr = remote_addr;
-    info.identity = identity;
-    info.headers = headers;
+    let visit = Visit { headers, remote_addr, identity };
     match exchange {
         Exchange::Stateless { .. } => {
             let streams = Streams::new(None);
-            match shared.server.open(Box::new(streams.clone()), info, quiet_events()) {
-                Ok(conn) => Plan::Post { session: Session::new(conn, streams), session_id: None },
+            match shared.server.open(Box::new(streams.clone()), visit.info(None), quiet_events()) {
+                Ok(conn) => Plan::Post { session: Session::new(conn, streams), session_id: None, visit: None },
                 Err(_) => Plan::Refuse(Refusal::internal("cannot open the session")),
             }
         }
@@ -284,19 +281,18 @@ pub(super) fn plan<S: Send + 'static>(
                 let _ = getrandom::fill(buf);
             });
             let streams = Streams::new(Some(Log::new(Arc::clone(&shared.events), &id)));
-            match start_session(shared, &id, streams, info.with_session_id(id.clone())) {
-                Ok(session) => Plan::Post { session, session_id: Some(id) },
+            match start_session(shared, &id, streams, visit.info(Some(&id))) {
+                Ok(session) => Plan::Post { session, session_id: Some(id), visit: None },
                 Err(refusal) => Plan::Refuse(refusal),
             }
         }
-        Exchange::Post { session: id } => {
-            let info = info.with_session_id(id.clone());
-            let Some(session) = lookup(shared, &id).or_else(|| restore(shared, &id, info.clone())) else {
-                return Plan::Refuse(Refusal::unknown_session());
-            };
-            session.conn.with(|served, _| served.endpoint.set_transport(info));
-            Plan::Post { session, session_id: Some(id) }
-        }
+        Exchange::Post { session: id } => match lookup(shared, &id) {
+            Some(session) => Plan::Post { session, session_id: Some(id), visit: Some(visit) },
+            None => match restore(shared, &id, visit.info(Some(&id))) {
+                Some(session) => Plan::Post { session, session_id: Some(id), visit: None },
+                None => Plan::Refuse(Refusal::unknown_session()),
+            },
+        },
         Exchange::OpenStream { session: id, last_event_id } => match lookup(shared, &id) {
             Some(session) => Plan::OpenStream { session, last_event_id },
             None => Plan::Refuse(Refusal::unknown_session()),
@@ -319,6 +315,61 @@ pub(super) fn plan<S: Send + 'static>(
     }
 }
 
+/// What a request tells its session about the transport: the request's headers, the peer,
+/// and the caller as the authorization hook named it.
+pub(super) struct Visit {
+    headers: Vec<(String, String)>,
+    remote_addr: Option<SocketAddr>,
+    identity: Option<String>,
+}
+
+impl Visit {
+    /// The transport information of a session this request opens (`session_id` for a legacy
+    /// one).
+    fn info(self, session_id: Option<&str>) -> TransportInfo {
+        let mut info = TransportInfo::new("http");
+        info.session_id = session_id.map(str::to_owned);
+        self.apply(&mut info);
+        info
+    }
+
+    /// Updates an existing session's transport information in place: the session's kind and
+    /// id stay, and an unchanged peer address is not written again.
+    fn apply(self, info: &mut TransportInfo) {
+        info.headers = self.headers;
+        info.identity = self.identity;
+        match self.remote_addr {
+            None => info.remote_addr = None,
+            Some(addr) => {
+                let text = info.remote_addr.get_or_insert_with(String::new);
+                text.clear();
+                // Writing to a String cannot fail.
+                let _ = write!(text, "{addr}");
+            }
+        }
+    }
+}
+
+/// Opens a response stream for a POST and feeds its body to the session, with what the
+/// request tells the session about its transport (if anything) in the same step: the stream,
+/// and where its frames arrive.
+pub(super) fn feed_post<S: Send + 'static>(
+    shared: &Shared<S>,
+    session: &Session<S>,
+    visit: Option<Visit>,
+    body: &[u8],
+) -> (StreamId, Receiver<StreamMsg>) {
+    let stream = StreamId(shared.next_stream.fetch_add(1, Ordering::Relaxed));
+    let frames = session.streams.open_post(stream);
+    session.conn.with(|served, now| {
+        if let Some(visit) = visit {
+            visit.apply(served.endpoint.transport_mut());
+        }
+        served.endpoint.handle_frame(now, Route::Stream(stream), body);
+    });
+    (stream, frames)
+}
+
 /// After a POST's reply: a stateless session ends; a legacy one forgets the request's headers
 /// and is stored.
 pub(super) fn finish_post<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, session_id: Option<&str>) {
@@ -338,7 +389,7 @@ pub(super) fn legacy_message<S: Send + 'static>(shared: &Shared<S>, path: &str, 
         return Err(Refusal::bad_request("the messages URL needs its sessionId"));
     };
     let Some(session) = lookup(shared, id) else { return Err(Refusal::unknown_session()) };
-    session.conn.with(|served, now| served.endpoint.handle_frame(now, talaria_core::session::Route::Connection, body));
+    session.conn.with(|served, now| served.endpoint.handle_frame(now, Route::Connection, body));
     Ok(())
 }
 

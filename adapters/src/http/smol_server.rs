@@ -16,13 +16,12 @@ use talaria_core::http::event_log::EventId;
 use talaria_core::http::exchange::{HttpMethod, Refusal};
 use talaria_core::http::headers::SESSION_ID;
 use talaria_core::http::reply::{Reply, ReplyStep};
-use talaria_core::session::{Route, StreamId};
 
 use super::chan::Receiver;
 use super::options::HttpServerOptions;
 use super::shared::{
-    detach_or_close, expire_due, finish_post, legacy_closed, legacy_message, legacy_session, plan, supports_polling,
-    target, Plan, Session, Shared, Target,
+    detach_or_close, expire_due, feed_post, finish_post, legacy_closed, legacy_message, legacy_session, plan,
+    supports_polling, target, Plan, Session, Shared, Target, Visit,
 };
 use super::sse_out::{chunk, keepalive_interval, Ending, SseBytes, END};
 use super::streams::StreamMsg;
@@ -567,10 +566,12 @@ async fn handle<S: Send + 'static>(
         _ => {}
     }
     let method = HttpMethod::parse(&method);
-    match plan(shared, method, headers, &body, identity, Some(peer.to_string())) {
+    match plan(shared, method, headers, &body, identity, Some(peer)) {
         Plan::Refuse(refusal) => connection.refuse(refusal).await.is_ok(),
         Plan::Ended => connection.respond(200, &[], b"").await.is_ok(),
-        Plan::Post { session, session_id } => post(shared, connection, &session, &body, session_id.as_deref()).await,
+        Plan::Post { session, session_id, visit } => {
+            post(shared, connection, &session, visit, &body, session_id.as_deref()).await
+        }
         Plan::OpenStream { session, last_event_id } => {
             open_stream(shared, connection, &session, last_event_id.as_deref()).await
         }
@@ -584,12 +585,11 @@ async fn post<S: Send + 'static>(
     shared: &Shared<S>,
     connection: &mut Connection,
     session: &Session<S>,
+    visit: Option<Visit>,
     body: &[u8],
     session_id: Option<&str>,
 ) -> bool {
-    let stream = StreamId(shared.next_stream.fetch_add(1, Ordering::Relaxed));
-    let frames = session.streams.open_post(stream);
-    session.conn.with(|served, now| served.endpoint.handle_frame(now, Route::Stream(stream), body));
+    let (stream, frames) = feed_post(shared, session, visit, body);
     let mut reply = Reply::new(shared.options.reply_mode);
     let keepalive = keepalive_interval(shared.options.sse_keepalive);
     let with_id: Vec<(&str, &str)> = session_id.map(|id| (SESSION_ID, id)).into_iter().collect();

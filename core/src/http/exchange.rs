@@ -294,6 +294,9 @@ fn is_initialize(body: &[u8]) -> bool {
         #[serde(borrow, default)]
         method: Option<&'a str>,
     }
+    if !crate::jsonrpc::scan::may_hold(body, "\"initialize\"") {
+        return false;
+    }
     match serde_json::from_slice::<Method<'_>>(body) {
         Ok(m) => m.method == Some("initialize"),
         Err(_) => serde_json::from_slice::<Vec<Method<'_>>>(body)

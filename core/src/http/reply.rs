@@ -5,6 +5,8 @@
 //! notification first (progress, logs, a server request) switches the reply to SSE, since a
 //! JSON body cannot carry them. In SSE mode every reply with frames is a stream.
 
+use crate::jsonrpc::scan::may_hold;
+
 /// How the server prefers to answer requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -191,14 +193,18 @@ fn is_response(payload: &[u8]) -> bool {
     if payload.first() == Some(&b'[') {
         return true;
     }
+    if payload.first() == Some(&b'{') && !may_hold(payload, "\"method\"") {
+        return true;
+    }
     serde_json::from_slice::<Shape<'_>>(payload).is_ok_and(|s| s.method.is_none())
 }
 
 /// Whether `payload` is an error about a message that had no usable id (parse error,
 /// invalid request): the POST itself was bad.
 fn is_undecodable_error(payload: &[u8]) -> bool {
-    serde_json::from_slice::<Shape<'_>>(payload)
-        .is_ok_and(|s| s.error.is_some() && s.id.is_none_or(|id| id.get() == "null"))
+    may_hold(payload, "\"error\"")
+        && serde_json::from_slice::<Shape<'_>>(payload)
+            .is_ok_and(|s| s.error.is_some() && s.id.is_none_or(|id| id.get() == "null"))
 }
 
 #[cfg(test)]

@@ -12,6 +12,10 @@ pub struct TableFull(pub usize);
 struct Entry<T> {
     value: T,
     last_seen: Instant,
+    /// The expiry this session is filed under in `deadlines`: its expiry when it was filed.
+    /// A touch only moves `last_seen`; a session found touched when its filed expiry comes is
+    /// filed again, so a request costs no work on the deadline index.
+    filed: Instant,
 }
 
 /// Sessions by id, with idle expiry.
@@ -32,7 +36,8 @@ struct Entry<T> {
 /// ```
 pub struct SessionTable<T> {
     entries: BTreeMap<String, Entry<T>>,
-    /// (expiry, id), ordered by expiry.
+    /// (filed expiry, id), ordered by expiry: a session expires at or after the time it is
+    /// filed under, never before.
     deadlines: BTreeSet<(Instant, String)>,
     idle: Duration,
     max: usize,
@@ -64,23 +69,19 @@ impl<T> SessionTable<T> {
         if self.entries.len() >= self.max && !self.entries.contains_key(&id) {
             return Err(TableFull(self.max));
         }
-        if let Some(old) = self.entries.insert(id.clone(), Entry { value, last_seen: now }) {
-            self.deadlines.remove(&(self.expiry(old.last_seen), id.clone()));
+        let filed = self.expiry(now);
+        if let Some(old) = self.entries.insert(id.clone(), Entry { value, last_seen: now, filed }) {
+            self.deadlines.remove(&(old.filed, id.clone()));
         }
-        self.deadlines.insert((self.expiry(now), id));
+        self.deadlines.insert((filed, id));
         Ok(())
     }
 
-    /// The session `id`, touched (its idle time starts again at `now`).
+    /// The session `id`, touched (its idle time starts again at `now`). A touch allocates
+    /// nothing and leaves the deadline index alone (see [`SessionTable::expire`]).
     pub fn get_mut(&mut self, id: &str, now: Instant) -> Option<&mut T> {
         let entry = self.entries.get_mut(id)?;
-        let old = entry.last_seen.checked_add(self.idle).unwrap_or(entry.last_seen);
-        let new = now.checked_add(self.idle).unwrap_or(now);
-        if new != old {
-            self.deadlines.remove(&(old, id.to_owned()));
-            self.deadlines.insert((new, id.to_owned()));
-            entry.last_seen = now;
-        }
+        entry.last_seen = entry.last_seen.max(now);
         Some(&mut entry.value)
     }
 
@@ -99,18 +100,20 @@ impl<T> SessionTable<T> {
     /// Removes session `id` (DELETE, or the application closing it).
     pub fn remove(&mut self, id: &str) -> Option<T> {
         let entry = self.entries.remove(id)?;
-        self.deadlines.remove(&(self.expiry(entry.last_seen), id.to_owned()));
+        self.deadlines.remove(&(entry.filed, id.to_owned()));
         Some(entry.value)
     }
 
-    /// When the next session expires, if any.
+    /// When to call [`SessionTable::expire`] next, if any session is live: the earliest
+    /// expiry a session is filed under. A session touched since it was filed does not expire
+    /// then; it is filed again under its new expiry.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.deadlines.first().map(|(at, _)| *at)
     }
 
     /// Removes and returns every session idle past its expiry at `now` (everything it held is
-    /// the caller's to drop).
+    /// the caller's to drop); files again the sessions touched since they were filed.
     pub fn expire(&mut self, now: Instant) -> Vec<(String, T)> {
         let mut expired = Vec::new();
         while let Some((at, _)) = self.deadlines.first() {
@@ -118,8 +121,15 @@ impl<T> SessionTable<T> {
                 break;
             }
             let Some((_, id)) = self.deadlines.pop_first() else { break };
-            if let Some(entry) = self.entries.remove(&id) {
-                expired.push((id, entry.value));
+            let Some(entry) = self.entries.get_mut(&id) else { continue };
+            let expiry = entry.last_seen.checked_add(self.idle).unwrap_or(entry.last_seen);
+            if expiry < now {
+                if let Some(entry) = self.entries.remove(&id) {
+                    expired.push((id, entry.value));
+                }
+            } else {
+                entry.filed = expiry;
+                self.deadlines.insert((expiry, id));
             }
         }
         expired
@@ -184,26 +194,45 @@ mod tests {
 
     proptest! {
         /// Whatever the operations, every session is either live or was returned exactly once
-        /// (by `remove` or `expire`), and the deadline index matches the entries.
+        /// (by `remove` or `expire`), the deadline index matches the entries, and `expire`
+        /// removes exactly the sessions idle past their expiry (against a model of the last
+        /// touch of each).
         #[test]
-        fn sessions_end_exactly_once(ops in proptest::collection::vec((0u8..4, 0u8..6, 0u64..100), 1..100)) {
+        fn sessions_end_exactly_once_and_on_time(ops in proptest::collection::vec((0u8..4, 0u8..6, 0u64..100), 1..100)) {
             let start = t0();
-            let mut table = SessionTable::new(Duration::from_secs(20), 4);
+            let idle = Duration::from_secs(20);
+            let mut table = SessionTable::new(idle, 4);
             let mut ended = BTreeMap::<String, u32>::new();
+            let mut touched = BTreeMap::<String, Instant>::new();
             let mut now = start;
             for (op, key, dt) in ops {
                 now += Duration::from_secs(dt % 10);
                 let id = format!("s{key}");
                 match op {
-                    0 => { let _ = table.insert(id, (), now); }
-                    1 => { table.get_mut(&id, now); }
-                    2 => if table.remove(&id).is_some() { *ended.entry(id).or_default() += 1 },
-                    _ => for (id, ()) in table.expire(now) { *ended.entry(id).or_default() += 1 },
+                    0 => if table.insert(id.clone(), (), now).is_ok() { touched.insert(id, now); },
+                    1 => if table.get_mut(&id, now).is_some() { touched.insert(id, now); },
+                    2 => if table.remove(&id).is_some() {
+                        *ended.entry(id.clone()).or_default() += 1;
+                        touched.remove(&id);
+                    },
+                    _ => {
+                        for (id, ()) in table.expire(now) {
+                            let last = touched.remove(&id).unwrap();
+                            prop_assert!(last + idle < now, "{} expired early", id);
+                            *ended.entry(id).or_default() += 1;
+                        }
+                        for (id, last) in &touched {
+                            prop_assert!(*last + idle >= now, "{} outlived its expiry", id);
+                        }
+                    }
                 }
                 prop_assert_eq!(table.deadlines.len(), table.entries.len());
+                prop_assert_eq!(table.len(), touched.len());
                 prop_assert!(table.len() <= 4);
                 for id in table.ids() {
                     prop_assert!(table.entries[id].last_seen <= now);
+                    let next = table.poll_timeout().unwrap();
+                    prop_assert!(next <= table.entries[id].last_seen + idle, "the timer would ring late");
                 }
             }
             prop_assert!(table.expire(now + Duration::from_secs(1000)).len() == table.entries.len() || table.is_empty());

@@ -20,6 +20,7 @@ mod envelope;
 mod error;
 mod id;
 mod message;
+pub(crate) mod scan;
 
 pub use decode::{decode_with, encode_batch, DecodeError, Packet, TypedDecodeError};
 pub use envelope::{Envelope, PayloadDecoder, RawPayloads};

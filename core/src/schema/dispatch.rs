@@ -257,6 +257,9 @@ impl AnyResult {
 /// ```
 #[must_use]
 pub fn result_type_of(result: &RawValue) -> Option<ResultType> {
+    if !crate::jsonrpc::scan::may_hold(result.get().as_bytes(), "\"resultType\"") {
+        return None;
+    }
     let mut de = serde_json::Deserializer::from_str(result.get());
     de.deserialize_map(MapVisitor::<ResultTypeProbe>::new("a result object")).ok().and_then(|p| p.0)
 }

@@ -140,6 +140,27 @@ impl<S> Endpoint<S> {
         self.transport.as_deref()
     }
 
+    /// The transport information to change in place, say with each HTTP request's headers
+    /// (empty information if none was set). Requests dispatched from now on see the change;
+    /// a handler already running keeps what it was given.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::server::{Endpoint, TransportInfo};
+    /// use talaria_core::session::ServerConfig;
+    /// use talaria_core::schema::Implementation;
+    ///
+    /// let mut endpoint = Endpoint::new(ServerConfig::new(Implementation::new("demo", "1")), ());
+    /// endpoint.set_transport(TransportInfo::new("http").with_session_id("s1"));
+    /// endpoint.transport_mut().headers.push(("Authorization".into(), "Bearer x".into()));
+    /// let info = endpoint.transport().unwrap();
+    /// assert_eq!((info.session_id.as_deref(), info.header("authorization")), (Some("s1"), Some("Bearer x")));
+    /// ```
+    pub fn transport_mut(&mut self) -> &mut TransportInfo {
+        Arc::make_mut(self.transport.get_or_insert_with(Default::default))
+    }
+
     /// Where long-running tools ([`RouterBuilder::blocking_tool`](super::RouterBuilder::blocking_tool))
     /// run; without one they run inline, on the caller's thread.
     pub fn set_spawner(&mut self, spawner: Arc<dyn Spawn>) {

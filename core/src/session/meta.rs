@@ -11,7 +11,7 @@ use crate::schema::{result_type_of, Meta};
 /// The `_meta` of raw params, if any; every other member is skipped unparsed.
 pub(super) fn request_meta(params: Option<&RawValue>) -> Result<Option<RequestMeta>, serde_json::Error> {
     let Some(raw) = params else { return Ok(None) };
-    if !raw.get().starts_with('{') {
+    if !raw.get().starts_with('{') || !crate::jsonrpc::scan::may_hold(raw.get().as_bytes(), "\"_meta\"") {
         return Ok(None);
     }
     let mut de = serde_json::Deserializer::from_str(raw.get());
@@ -60,7 +60,8 @@ fn has_member(raw: &RawValue, name: &str) -> bool {
             Ok(found)
         }
     }
-    serde_json::Deserializer::from_str(raw.get()).deserialize_map(Probe(name)).unwrap_or(false)
+    crate::jsonrpc::scan::may_hold(raw.get().as_bytes(), name)
+        && serde_json::Deserializer::from_str(raw.get()).deserialize_map(Probe(name)).unwrap_or(false)
 }
 
 /// Adds `entries` to `params._meta`, creating the params object and `_meta` as needed.

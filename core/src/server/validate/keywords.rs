@@ -11,24 +11,33 @@ use super::{Depth, Sink, I128_LIMIT, MAX_LISTED, MAX_VALUE_DEPTH};
 
 /// Checks `type`; returns whether the value has one of the types (or `type` does not apply).
 pub(super) fn check_type(schema: &Map<String, Value>, value: &Value, at: &str, sink: &mut Sink) -> bool {
-    let names: Vec<&str> = match schema.get("type") {
-        Some(Value::String(name)) => vec![name.as_str()],
-        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
-        _ => return true,
-    };
-    let mut expected: Vec<&str> = Vec::with_capacity(names.len());
-    for name in names {
-        if let Some(article) = with_article(name) {
-            if has_type(name, value) {
-                return true;
-            }
-            if !expected.contains(&article) {
-                expected.push(article);
-            }
-        }
+    match schema.get("type") {
+        Some(name @ Value::String(_)) => check_type_names(std::slice::from_ref(name).iter(), value, at, sink),
+        Some(Value::Array(names)) => check_type_names(names.iter(), value, at, sink),
+        _ => true,
     }
-    if expected.is_empty() {
+}
+
+/// [`check_type`] against the names of `type` (entries that are not strings ignored). The
+/// value's type is looked for first, so that a value that passes costs no allocation.
+fn check_type_names<'a>(
+    names: impl Iterator<Item = &'a Value> + Clone,
+    value: &Value,
+    at: &str,
+    sink: &mut Sink,
+) -> bool {
+    let known = names.filter_map(Value::as_str).filter(|name| with_article(name).is_some());
+    if known.clone().next().is_none() {
         return true; // Only unknown type names: ignored.
+    }
+    if known.clone().any(|name| has_type(name, value)) {
+        return true;
+    }
+    let mut expected: Vec<&str> = Vec::new();
+    for article in known.filter_map(with_article) {
+        if !expected.contains(&article) {
+            expected.push(article);
+        }
     }
     let mut message = String::from("expected ");
     for (index, article) in expected.iter().enumerate() {
