@@ -54,6 +54,11 @@
 //! same echo on its own socket stack (`TALARIA_BENCH_HTTP_SERVE=floor-smol`: async-io, the
 //! accept loop and a task per connection on such an executor, as the smol server runs them);
 //! its rows are read against both floors.
+//!
+//! The target: each server with the raw client against the floor on its own socket stack
+//! (the blocking server against the `std::net` floor, the smol server against the smol
+//! floor), the faster server's ratio at 64 clients at least 0.8. Every run is also shown
+//! against both floors.
 // A bench measures wall-clock time and stops loudly if a peer misbehaves.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::cast_precision_loss)]
 
@@ -186,24 +191,35 @@ fn main() {
         }
         println!();
     }
-    println!("  targets (issue: the faster of the two servers at 0.8x the floor):");
+    // Each server against the floor on its own socket stack, both with the raw client (so
+    // only the server differs); the issue's target is the faster server's ratio.
+    println!("  target (issue: the faster of the two servers at >= {TARGET_RATIO:.2}x the floor on its socket stack, {MOST} clients):");
     let floor = of(Kind::Floor, MOST);
     let floor_smol = of(Kind::FloorSmol, MOST);
-    for kind in kinds.iter().copied().filter(|&k| !matches!(k, Kind::Floor | Kind::FloorSmol)) {
-        let ratio = of(kind, MOST).calls_per_sec / floor.calls_per_sec;
+    let servers = [(Kind::Raw, floor, "std::net floor"), (Kind::RawSmol, floor_smol, "smol floor")];
+    let mut best: Option<(f64, Kind)> = None;
+    for (kind, own_floor, floor_name) in servers.into_iter().filter(|(k, _, _)| chose(k)) {
+        let ratio = of(kind, MOST).calls_per_sec / own_floor.calls_per_sec;
+        println!("    {:<32} {ratio:>5.2}x the {floor_name}", kind.label());
+        if best.is_none_or(|(b, _)| ratio > b) {
+            best = Some((ratio, kind));
+        }
+    }
+    if let Some((ratio, kind)) = best {
         println!(
-            "    calls/s at {MOST} clients >= {TARGET_RATIO:.2}x floor  {:<30} {ratio:>6.2}x  {}",
+            "    calls/s at {MOST} clients >= {TARGET_RATIO:.2}x its floor, the faster server ({}): {ratio:.2}x  {}",
             kind.label(),
             verdict(ratio >= TARGET_RATIO)
         );
     }
-    println!("  the smol server against the floor on its own socket stack (async-io, smol's executor):");
-    for kind in [Kind::RawSmol, Kind::LegacyJsonSmol, Kind::StatelessJsonSmol].into_iter().filter(chose) {
-        let ratio = of(kind, MOST).calls_per_sec / floor_smol.calls_per_sec;
+    println!("  every run at {MOST} clients against both floors (SDK client runs include the client's own cost):");
+    for kind in kinds.iter().copied().filter(|&k| !matches!(k, Kind::Floor | Kind::FloorSmol)) {
+        let run = of(kind, MOST).calls_per_sec;
         println!(
-            "    calls/s at {MOST} clients >= {TARGET_RATIO:.2}x smol floor  {:<25} {ratio:>6.2}x  {}",
+            "    {:<32} {:>5.2}x std::net floor  {:>5.2}x smol floor",
             kind.label(),
-            verdict(ratio >= TARGET_RATIO)
+            run / floor.calls_per_sec,
+            run / floor_smol.calls_per_sec
         );
     }
     if let Some([idle, idle_smol]) = &idle {

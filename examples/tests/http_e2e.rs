@@ -13,6 +13,7 @@ use talaria::core::http::exchange::EndpointConfig;
 use talaria::core::http::exchange::Refusal;
 use talaria::core::http::reply::ReplyMode;
 use talaria::core::schema::tools::CallToolResult;
+use talaria::core::server::Headers;
 use talaria::core::session::ClientMode;
 use talaria::core::version::ProtocolVersion;
 use talaria::http::{HttpServer, HttpServerOptions};
@@ -176,13 +177,10 @@ fn post(addr: &str, headers: &str, body: &str) -> String {
 /// else with `www_authenticate`.
 fn bearer_hook(
     www_authenticate: &'static str,
-) -> impl Fn(&[(String, String)]) -> Result<Option<String>, Refusal> + Send + Sync + 'static {
-    move |headers| {
-        let bearer = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization")).map(|(_, v)| v.as_str());
-        match bearer {
-            Some("Bearer let-me-in") => Ok(Some("tester".to_owned())),
-            _ => Err(Refusal::unauthorized(www_authenticate)),
-        }
+) -> impl Fn(&Headers) -> Result<Option<String>, Refusal> + Send + Sync + 'static {
+    move |headers| match headers.get("authorization") {
+        Some("Bearer let-me-in") => Ok(Some("tester".to_owned())),
+        _ => Err(Refusal::unauthorized(www_authenticate)),
     }
 }
 

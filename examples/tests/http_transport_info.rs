@@ -36,9 +36,7 @@ fn seeing_server() -> Server<()> {
 
 /// An authorization hook naming the caller after `X-Who`, if sent.
 fn options() -> HttpServerOptions {
-    HttpServerOptions::default().authorize(|headers| {
-        Ok(headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("X-Who")).map(|(_, v)| format!("user {v}")))
-    })
+    HttpServerOptions::default().authorize(|headers| Ok(headers.get("X-Who").map(|who| format!("user {who}"))))
 }
 
 /// One keep-alive connection to the server.

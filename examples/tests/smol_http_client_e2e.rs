@@ -13,6 +13,7 @@ use talaria::core::client::CallOptions;
 use talaria::core::http::exchange::{EndpointConfig, Refusal};
 use talaria::core::http::reply::ReplyMode;
 use talaria::core::schema::tools::CallToolResult;
+use talaria::core::server::Headers;
 use talaria::core::session::ClientMode;
 use talaria::core::version::ProtocolVersion;
 use talaria::http::{HttpServer, HttpServerOptions, SmolHttpServer};
@@ -288,12 +289,9 @@ fn the_legacy_transport_and_the_probe() {
 
 #[test]
 fn refusals_report_their_status_and_traces_see_every_exchange() {
-    let hook = |headers: &[(String, String)]| {
-        let bearer = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization")).map(|(_, v)| v.as_str());
-        match bearer {
-            Some("Bearer let-me-in") => Ok(Some("tester".to_owned())),
-            _ => Err(Refusal::unauthorized("Bearer resource_metadata=\"http://x/.well-known\"")),
-        }
+    let hook = |headers: &Headers| match headers.get("authorization") {
+        Some("Bearer let-me-in") => Ok(Some("tester".to_owned())),
+        _ => Err(Refusal::unauthorized("Bearer resource_metadata=\"http://x/.well-known\"")),
     };
     let (_listening, url) =
         Listening::start(true, HttpServerOptions::default().authorize(hook).reply_mode(ReplyMode::Sse));

@@ -13,13 +13,14 @@ use talaria_core::http::reply::ReplyMode;
 use super::streams::SharedEventStore;
 #[cfg(doc)]
 use talaria_core::http::event_log::Retention;
+use talaria_core::server::Headers;
 #[cfg(doc)]
 use talaria_core::server::TransportInfo;
 
 /// An authorization hook: sees the request headers; refuses (typically
 /// [`Refusal::unauthorized`], `401` with a `WWW-Authenticate` challenge), or names the caller
 /// (the identity handlers see in [`TransportInfo::identity`]).
-pub type Authorize = Arc<dyn Fn(&[(String, String)]) -> Result<Option<String>, Refusal> + Send + Sync>;
+pub type Authorize = Arc<dyn Fn(&Headers) -> Result<Option<String>, Refusal> + Send + Sync>;
 
 /// The verifier of a protected resource's bearer tokens: who a token speaks for and its
 /// scopes, or why it is no good (see [`HttpServerOptions::protected_resource`]).
@@ -185,7 +186,7 @@ impl HttpServerOptions {
     /// Installs an authorization hook.
     pub fn authorize(
         mut self,
-        hook: impl Fn(&[(String, String)]) -> Result<Option<String>, Refusal> + Send + Sync + 'static,
+        hook: impl Fn(&Headers) -> Result<Option<String>, Refusal> + Send + Sync + 'static,
     ) -> Self {
         self.authorize = Some(Arc::new(hook));
         self
@@ -219,10 +220,8 @@ impl HttpServerOptions {
     ) -> Self {
         self.resource_metadata = Some((resource.metadata_path().to_owned(), resource.metadata_document().into()));
         let verify: VerifyToken = Arc::new(verify);
-        self.authorize = Some(Arc::new(move |headers: &[(String, String)]| {
-            let authorization =
-                headers.iter().find(|(name, _)| name.eq_ignore_ascii_case("Authorization")).map(|(_, v)| v.as_str());
-            resource.check(authorization, |token| verify(token)).map(|info| Some(info.subject))
+        self.authorize = Some(Arc::new(move |headers: &Headers| {
+            resource.check(headers.get("Authorization"), |token| verify(token)).map(|info| Some(info.subject))
         }));
         self
     }

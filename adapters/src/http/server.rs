@@ -12,6 +12,7 @@ use talaria_core::http::event_log::EventId;
 use talaria_core::http::exchange::{HttpMethod, Refusal};
 use talaria_core::http::headers::SESSION_ID;
 use talaria_core::http::reply::{Reply, ReplyStep};
+use talaria_core::server::Headers;
 use tiny_http::{Header, Response};
 
 use super::options::HttpServerOptions;
@@ -179,8 +180,7 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
         let _ = request.respond(Response::empty(404));
         return;
     }
-    let headers: Vec<(String, String)> =
-        request.headers().iter().map(|h| (h.field.as_str().as_str().to_owned(), h.value.as_str().to_owned())).collect();
+    let headers: Headers = request.headers().iter().map(|h| (h.field.as_str().as_str(), h.value.as_str())).collect();
     if target == Target::ResourceMetadata {
         let document = shared.options.resource_metadata.as_ref().map(|(_, d)| d.to_vec()).unwrap_or_default();
         let mut response = Response::from_data(document);

@@ -11,7 +11,7 @@ use talaria_core::http::event_log::{MemoryEventStore, Retention};
 use talaria_core::http::exchange::{classify, Exchange, HttpMethod, HttpRequest, Refusal};
 use talaria_core::http::ids::mint_session_id;
 use talaria_core::http::sessions::SessionTable;
-use talaria_core::server::TransportInfo;
+use talaria_core::server::{Headers, TransportInfo};
 use talaria_core::session::{Event, Route, StreamId};
 use talaria_core::version::Feature;
 
@@ -157,7 +157,7 @@ pub(super) fn restore<S: Send + 'static>(shared: &Shared<S>, id: &str, info: Tra
 pub(super) fn forget_headers<S: Send + 'static>(session: &Session<S>) {
     session.conn.with(|served, _| {
         if served.endpoint.transport().is_some_and(|info| !info.headers.is_empty()) {
-            served.endpoint.transport_mut().headers = Vec::new();
+            served.endpoint.transport_mut().headers = Headers::new();
         }
     });
 }
@@ -258,12 +258,12 @@ pub(super) enum Plan<S> {
 pub(super) fn plan<S: Send + 'static>(
     shared: &Shared<S>,
     method: HttpMethod,
-    headers: Vec<(String, String)>,
+    headers: Headers,
     body: &[u8],
     identity: Option<String>,
     remote_addr: Option<SocketAddr>,
 ) -> Plan<S> {
-    let exchange = match classify(&HttpRequest { method, headers: &headers[..], body }, &shared.options.endpoint) {
+    let exchange = match classify(&HttpRequest { method, headers: &headers, body }, &shared.options.endpoint) {
         Ok(exchange) => exchange,
         Err(refusal) => return Plan::Refuse(refusal),
     };
@@ -318,7 +318,7 @@ pub(super) fn plan<S: Send + 'static>(
 /// What a request tells its session about the transport: the request's headers, the peer,
 /// and the caller as the authorization hook named it.
 pub(super) struct Visit {
-    headers: Vec<(String, String)>,
+    headers: Headers,
     remote_addr: Option<SocketAddr>,
     identity: Option<String>,
 }

@@ -16,6 +16,7 @@ use talaria_core::http::event_log::EventId;
 use talaria_core::http::exchange::{HttpMethod, Refusal};
 use talaria_core::http::headers::SESSION_ID;
 use talaria_core::http::reply::{Reply, ReplyStep};
+use talaria_core::server::Headers;
 
 use super::chan::Receiver;
 use super::options::HttpServerOptions;
@@ -236,7 +237,7 @@ impl Spawner {
 struct Request {
     method: String,
     target: String,
-    headers: Vec<(String, String)>,
+    headers: Headers,
     body: Vec<u8>,
     /// The client may send another request on this connection.
     keep_alive: bool,
@@ -448,18 +449,17 @@ fn parse_head(buf: &[u8]) -> Result<Option<(usize, Request, usize, bool)>, ReadE
         Err(httparse::Error::TooManyHeaders) => return Err(ReadError::Status(431)),
         Err(_) => return Err(ReadError::Status(400)),
     };
-    let headers: Vec<(String, String)> = parsed
-        .headers
-        .iter()
-        .map(|h| (h.name.to_owned(), String::from_utf8_lossy(h.value).trim().to_owned()))
-        .collect();
-    let find = |name: &str| headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
-    let chunked = find("Transfer-Encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
-    let length = match find("Content-Length") {
+    let text: usize = parsed.headers.iter().map(|h| h.name.len() + h.value.len()).sum();
+    let mut headers = Headers::with_capacity(parsed.headers.len(), text);
+    for field in parsed.headers.iter() {
+        headers.push(field.name, String::from_utf8_lossy(field.value).trim());
+    }
+    let chunked = headers.get("Transfer-Encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+    let length = match headers.get("Content-Length") {
         Some(value) => value.parse::<usize>().map_err(|_| ReadError::Status(400))?,
         None => 0,
     };
-    let connection = find("Connection").map(str::to_ascii_lowercase);
+    let connection = headers.get("Connection").map(str::to_ascii_lowercase);
     let keep_alive = match parsed.version {
         Some(1) => !connection.as_deref().is_some_and(|c| c.contains("close")),
         _ => connection.as_deref().is_some_and(|c| c.contains("keep-alive")),
@@ -551,7 +551,7 @@ async fn handle<S: Send + 'static>(
     }
     match target {
         Target::LegacyOpen => {
-            let origin = headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("Origin")).map(|(_, v)| v.as_str());
+            let origin = headers.get("Origin");
             return legacy_open(shared, connection, (&method, origin), identity, peer).await;
         }
         Target::LegacyPost => {

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use talaria_core::server::TransportInfo;
+use talaria_core::server::{Headers, TransportInfo};
 use talaria_core::session::{Event, Route};
 use tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tungstenite::http::{HeaderValue, StatusCode};
@@ -181,7 +181,7 @@ fn serve_connection<S: Send + 'static>(server: &Server<S>, stream: &TcpStream, o
     let Ok(read_stream) = stream.try_clone() else { return };
     let writes = Arc::new(AtomicBool::new(true));
     let half = ReadHalf { stream: read_stream, writes: Arc::clone(&writes) };
-    let headers = Arc::new(Mutex::new(Vec::new()));
+    let headers = Arc::new(Mutex::new(Headers::new()));
     let seen = Arc::clone(&headers);
     // tungstenite's callback type fixes the error type.
     #[allow(clippy::result_large_err)]
@@ -200,7 +200,7 @@ fn serve_connection<S: Send + 'static>(server: &Server<S>, stream: &TcpStream, o
         }
         let mut seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
         for (name, value) in request.headers() {
-            seen.push((name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()));
+            seen.push(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
         }
         Ok(response)
     };

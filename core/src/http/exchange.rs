@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::headers::{check_mirrored, HeaderLookup, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
 use super::ids::looks_like_session_id;
+use crate::jsonrpc::scan::Word;
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::version::{Feature, ProtocolVersion};
 
@@ -294,7 +295,8 @@ fn is_initialize(body: &[u8]) -> bool {
         #[serde(borrow, default)]
         method: Option<&'a str>,
     }
-    if !crate::jsonrpc::scan::may_hold(body, "\"initialize\"") {
+    static INITIALIZE: Word = Word::new("\"initialize\"");
+    if !INITIALIZE.may_be_in(body) {
         return false;
     }
     match serde_json::from_slice::<Method<'_>>(body) {

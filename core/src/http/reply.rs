@@ -5,7 +5,7 @@
 //! notification first (progress, logs, a server request) switches the reply to SSE, since a
 //! JSON body cannot carry them. In SSE mode every reply with frames is a stream.
 
-use crate::jsonrpc::scan::may_hold;
+use crate::jsonrpc::scan::Word;
 
 /// How the server prefers to answer requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -193,7 +193,8 @@ fn is_response(payload: &[u8]) -> bool {
     if payload.first() == Some(&b'[') {
         return true;
     }
-    if payload.first() == Some(&b'{') && !may_hold(payload, "\"method\"") {
+    static METHOD: Word = Word::new("\"method\"");
+    if payload.first() == Some(&b'{') && !METHOD.may_be_in(payload) {
         return true;
     }
     serde_json::from_slice::<Shape<'_>>(payload).is_ok_and(|s| s.method.is_none())
@@ -202,7 +203,8 @@ fn is_response(payload: &[u8]) -> bool {
 /// Whether `payload` is an error about a message that had no usable id (parse error,
 /// invalid request): the POST itself was bad.
 fn is_undecodable_error(payload: &[u8]) -> bool {
-    may_hold(payload, "\"error\"")
+    static ERROR: Word = Word::new("\"error\"");
+    ERROR.may_be_in(payload)
         && serde_json::from_slice::<Shape<'_>>(payload)
             .is_ok_and(|s| s.error.is_some() && s.id.is_none_or(|id| id.get() == "null"))
 }

@@ -1,12 +1,32 @@
 //! A textual pre-check that lets a reader skip a parse: whether a JSON text could hold a
-//! given string at all.
+//! given key or string at all.
 
-/// Whether the JSON text `json` could hold `word`: it appears in the text literally, or the
-/// text has escapes (`\u0069nitialize` spells `initialize`). `false` is certain; `true` means
-/// "parse to know". Quote the word (`"\"method\""`) to look for a whole key or string; it
-/// must hold no backslash.
-pub(crate) fn may_hold(json: &[u8], word: &str) -> bool {
-    memchr::memchr(b'\\', json).is_some() || memchr::memmem::find(json, word.as_bytes()).is_some()
+use std::sync::OnceLock;
+
+use memchr::memmem::Finder;
+
+/// A word to look for in JSON texts, its searcher built once (on first use).
+///
+/// Quote the word (`"\"method\""`) to look for a whole key or string; it must hold no
+/// backslash.
+pub(crate) struct Word {
+    word: &'static str,
+    finder: OnceLock<Finder<'static>>,
+}
+
+impl Word {
+    /// The word `word`.
+    pub(crate) const fn new(word: &'static str) -> Self {
+        Self { word, finder: OnceLock::new() }
+    }
+
+    /// Whether the JSON text `json` could hold the word: it appears in the text literally, or
+    /// the text has escapes (`\u006dethod` spells `method`). `false` is certain; `true` means
+    /// "parse to know".
+    pub(crate) fn may_be_in(&self, json: &[u8]) -> bool {
+        memchr::memchr(b'\\', json).is_some()
+            || self.finder.get_or_init(|| Finder::new(self.word.as_bytes())).find(json).is_some()
+    }
 }
 
 #[cfg(test)]
@@ -15,12 +35,12 @@ mod tests {
 
     #[test]
     fn only_a_text_without_the_word_and_without_escapes_is_ruled_out() {
-        let method = "\"method\"";
-        assert!(may_hold(br#"{"id":1,"method":"ping"}"#, method));
-        assert!(may_hold(br#"{"\u006dethod":"ping"}"#, method), "an escape may spell it");
-        assert!(may_hold(br#"{"id":1,"result":{"a":"x\"y"}}"#, method), "any escape means parse to know");
-        assert!(!may_hold(br#"{"id":1,"result":{"methods":["ping"]}}"#, method), "a longer key is not the key");
-        assert!(!may_hold(br#"{"id":1,"result":{}}"#, method));
-        assert!(!may_hold(b"", method));
+        static METHOD: Word = Word::new("\"method\"");
+        assert!(METHOD.may_be_in(br#"{"id":1,"method":"ping"}"#));
+        assert!(METHOD.may_be_in(br#"{"\u006dethod":"ping"}"#), "an escape may spell it");
+        assert!(METHOD.may_be_in(br#"{"id":1,"result":{"a":"x\"y"}}"#), "any escape means parse to know");
+        assert!(!METHOD.may_be_in(br#"{"id":1,"result":{"methods":["ping"]}}"#), "a longer key is not the key");
+        assert!(!METHOD.may_be_in(br#"{"id":1,"result":{}}"#));
+        assert!(!METHOD.may_be_in(b""));
     }
 }

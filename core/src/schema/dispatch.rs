@@ -17,6 +17,7 @@ use super::{
     completion, elicitation, lifecycle, logging, prompts, resources, roots, sampling, subscriptions, tasks, tools,
     utilities, ResultType,
 };
+use crate::jsonrpc::scan::Word;
 use crate::jsonrpc::{PayloadDecoder, RequestId};
 use crate::version::{Feature, ProtocolVersion};
 
@@ -257,7 +258,8 @@ impl AnyResult {
 /// ```
 #[must_use]
 pub fn result_type_of(result: &RawValue) -> Option<ResultType> {
-    if !crate::jsonrpc::scan::may_hold(result.get().as_bytes(), "\"resultType\"") {
+    static RESULT_TYPE: Word = Word::new("\"resultType\"");
+    if !RESULT_TYPE.may_be_in(result.get().as_bytes()) {
         return None;
     }
     let mut de = serde_json::Deserializer::from_str(result.get());

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::task::Spawn;
+use super::Headers;
 
 /// Whether a request has been cancelled, shared between the endpoint (which sets it when
 /// `notifications/cancelled` or a closed stream arrives) and the handler (which polls it).
@@ -60,7 +61,7 @@ pub struct TransportInfo {
     /// The peer's address, if the transport has one.
     pub remote_addr: Option<String>,
     /// Request or handshake headers, as received.
-    pub headers: Vec<(String, String)>,
+    pub headers: Headers,
     /// Who the caller is, as an authorization hook decided.
     pub identity: Option<String>,
 }
@@ -88,8 +89,8 @@ impl TransportInfo {
 
     /// With one more header.
     #[must_use]
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
+    pub fn with_header(mut self, name: impl AsRef<str>, value: impl AsRef<str>) -> Self {
+        self.headers.push(name.as_ref(), value.as_ref());
         self
     }
 
@@ -103,7 +104,7 @@ impl TransportInfo {
     /// The first header named `name`, compared case-insensitively.
     #[must_use]
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers.get(name)
     }
 }
 

@@ -5,13 +5,17 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::error::SendError;
+use crate::jsonrpc::scan::Word;
 use crate::schema::lifecycle::RequestMeta;
 use crate::schema::{result_type_of, Meta};
+
+/// The `_meta` key, to skip parses of texts without it.
+static META: Word = Word::new("\"_meta\"");
 
 /// The `_meta` of raw params, if any; every other member is skipped unparsed.
 pub(super) fn request_meta(params: Option<&RawValue>) -> Result<Option<RequestMeta>, serde_json::Error> {
     let Some(raw) = params else { return Ok(None) };
-    if !raw.get().starts_with('{') || !crate::jsonrpc::scan::may_hold(raw.get().as_bytes(), "\"_meta\"") {
+    if !raw.get().starts_with('{') || !META.may_be_in(raw.get().as_bytes()) {
         return Ok(None);
     }
     let mut de = serde_json::Deserializer::from_str(raw.get());
@@ -60,8 +64,7 @@ fn has_member(raw: &RawValue, name: &str) -> bool {
             Ok(found)
         }
     }
-    crate::jsonrpc::scan::may_hold(raw.get().as_bytes(), name)
-        && serde_json::Deserializer::from_str(raw.get()).deserialize_map(Probe(name)).unwrap_or(false)
+    serde_json::Deserializer::from_str(raw.get()).deserialize_map(Probe(name)).unwrap_or(false)
 }
 
 /// Adds `entries` to `params._meta`, creating the params object and `_meta` as needed.
@@ -79,7 +82,7 @@ pub(super) fn with_meta(params: Option<Box<RawValue>>, entries: Meta) -> Result<
     if !text.starts_with('{') {
         return Err(SendError::ParamsNotAnObject);
     }
-    if !has_member(&raw, "_meta") {
+    if !(META.may_be_in(raw.get().as_bytes()) && has_member(&raw, "_meta")) {
         let meta = serde_json::to_string(&entries).map_err(|e| SendError::Encode(e.to_string()))?;
         let rest = text[1..].trim_start();
         let sep = if rest.starts_with('}') { "" } else { "," };
