@@ -55,10 +55,11 @@
 //! accept loop and a task per connection on such an executor, as the smol server runs them);
 //! its rows are read against both floors.
 //!
-//! The target: each server with the raw client against the floor on its own socket stack
-//! (the blocking server against the `std::net` floor, the smol server against the smol
-//! floor), the faster server's ratio at 64 clients at least 0.8. Every run is also shown
-//! against both floors.
+//! The target: the faster server at 64 clients (by calls/s with the raw client, so that only
+//! the server differs) at least 0.8x the floor on its own socket stack (the blocking server's
+//! is the `std::net` floor, the smol server's the smol floor); it is shown against the
+//! `std::net` floor too, and every run against both floors. `TALARIA_BENCH_RUNS` measures
+//! some runs only (the floors always), and then skips the idle sessions.
 // A bench measures wall-clock time and stops loudly if a peer misbehaves.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::cast_precision_loss)]
 
@@ -191,26 +192,28 @@ fn main() {
         }
         println!();
     }
-    // Each server against the floor on its own socket stack, both with the raw client (so
-    // only the server differs); the issue's target is the faster server's ratio.
-    println!("  target (issue: the faster of the two servers at >= {TARGET_RATIO:.2}x the floor on its socket stack, {MOST} clients):");
+    // The faster server (by calls/s, both with the raw client so that only the server
+    // differs) against the floor on its own socket stack, and against the other floor too.
+    println!("  target (issue: the faster of the two servers at >= {TARGET_RATIO:.2}x the floor, {MOST} clients, raw client):");
     let floor = of(Kind::Floor, MOST);
     let floor_smol = of(Kind::FloorSmol, MOST);
-    let servers = [(Kind::Raw, floor, "std::net floor"), (Kind::RawSmol, floor_smol, "smol floor")];
-    let mut best: Option<(f64, Kind)> = None;
-    for (kind, own_floor, floor_name) in servers.into_iter().filter(|(k, _, _)| chose(k)) {
-        let ratio = of(kind, MOST).calls_per_sec / own_floor.calls_per_sec;
-        println!("    {:<32} {ratio:>5.2}x the {floor_name}", kind.label());
-        if best.is_none_or(|(b, _)| ratio > b) {
-            best = Some((ratio, kind));
+    let servers = [(Kind::Raw, "std::net", floor), (Kind::RawSmol, "smol", floor_smol)];
+    let faster = servers
+        .into_iter()
+        .filter(|(kind, _, _)| chose(kind))
+        .max_by(|a, b| of(a.0, MOST).calls_per_sec.total_cmp(&of(b.0, MOST).calls_per_sec));
+    if let Some((kind, stack, own)) = faster {
+        let rate = of(kind, MOST).calls_per_sec;
+        println!("    the faster server: {} at {rate:.0} calls/s", kind.label());
+        for (which, against) in
+            [(format!("its own stack's ({stack}) floor"), own), ("the std::net floor".to_owned(), floor)]
+        {
+            let ratio = rate / against.calls_per_sec;
+            println!(
+                "    calls/s at {MOST} clients >= {TARGET_RATIO:.2}x {which:<28} {ratio:>5.2}x  {}",
+                verdict(ratio >= TARGET_RATIO)
+            );
         }
-    }
-    if let Some((ratio, kind)) = best {
-        println!(
-            "    calls/s at {MOST} clients >= {TARGET_RATIO:.2}x its floor, the faster server ({}): {ratio:.2}x  {}",
-            kind.label(),
-            verdict(ratio >= TARGET_RATIO)
-        );
     }
     println!("  every run at {MOST} clients against both floors (SDK client runs include the client's own cost):");
     for kind in kinds.iter().copied().filter(|&k| !matches!(k, Kind::Floor | Kind::FloorSmol)) {

@@ -11,8 +11,9 @@ struct State<T> {
     queue: VecDeque<T>,
     sender: bool,
     receiver: bool,
-    /// A thread waits on the condition variable (notifying one costs a syscall even when none
-    /// waits, so it is done only when one does).
+    /// The receiving thread waits on the condition variable (notifying costs a syscall even
+    /// when no thread waits, so it is done only when one does). One flag is enough: there is
+    /// one receiver, so at most one waiting thread.
     waiting: bool,
     waker: Option<Waker>,
 }
@@ -191,9 +192,15 @@ mod tests {
         assert_eq!(tx.send(8), Err(8), "the receiver is gone");
     }
 
-    /// Waits (by spinning) until `rx`'s thread sleeps on the condition variable.
+    /// Waits (by spinning, at most a minute) until `rx`'s thread sleeps on the condition
+    /// variable with nothing left to take.
     fn until_waiting<T>(tx: &Sender<T>) {
-        while !tx.0.lock().waiting {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !{
+            let state = tx.0.lock();
+            state.waiting && state.queue.is_empty()
+        } {
+            assert!(Instant::now() < deadline, "the receiver never went to sleep");
             std::thread::yield_now();
         }
     }

@@ -180,7 +180,12 @@ fn handle<S: Send + 'static>(shared: &Shared<S>, mut request: tiny_http::Request
         let _ = request.respond(Response::empty(404));
         return;
     }
-    let headers: Headers = request.headers().iter().map(|h| (h.field.as_str().as_str(), h.value.as_str())).collect();
+    let fields = request.headers();
+    let bytes = fields.iter().map(|h| h.field.as_str().as_str().len() + h.value.as_str().len()).sum();
+    let mut headers = Headers::with_capacity(fields.len(), bytes);
+    for field in fields {
+        headers.push(field.field.as_str().as_str(), field.value.as_str());
+    }
     if target == Target::ResourceMetadata {
         let document = shared.options.resource_metadata.as_ref().map(|(_, d)| d.to_vec()).unwrap_or_default();
         let mut response = Response::from_data(document);

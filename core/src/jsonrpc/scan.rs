@@ -7,8 +7,9 @@ use memchr::memmem::Finder;
 
 /// A word to look for in JSON texts, its searcher built once (on first use).
 ///
-/// Quote the word (`"\"method\""`) to look for a whole key or string; it must hold no
-/// backslash.
+/// Quote the word (`"\"method\""`) to look for a whole key or string. It must be plain
+/// ASCII with no backslash: then the only way a JSON text can spell it other than literally
+/// is with `\u` escapes.
 pub(crate) struct Word {
     word: &'static str,
     finder: OnceLock<Finder<'static>>,
@@ -21,11 +22,12 @@ impl Word {
     }
 
     /// Whether the JSON text `json` could hold the word: it appears in the text literally, or
-    /// the text has escapes (`\u006dethod` spells `method`). `false` is certain; `true` means
-    /// "parse to know".
+    /// the text has `\u` escapes (`\u006dethod` spells `method`). `false` is certain; `true`
+    /// means "parse to know". Other escapes (`\n`, `\"`) cannot spell the word.
     pub(crate) fn may_be_in(&self, json: &[u8]) -> bool {
-        memchr::memchr(b'\\', json).is_some()
-            || self.finder.get_or_init(|| Finder::new(self.word.as_bytes())).find(json).is_some()
+        debug_assert!(self.word.is_ascii() && !self.word.contains('\\'), "{:?} cannot be looked for", self.word);
+        self.finder.get_or_init(|| Finder::new(self.word.as_bytes())).find(json).is_some()
+            || memchr::memmem::find(json, b"\\u").is_some()
     }
 }
 
@@ -38,7 +40,8 @@ mod tests {
         static METHOD: Word = Word::new("\"method\"");
         assert!(METHOD.may_be_in(br#"{"id":1,"method":"ping"}"#));
         assert!(METHOD.may_be_in(br#"{"\u006dethod":"ping"}"#), "an escape may spell it");
-        assert!(METHOD.may_be_in(br#"{"id":1,"result":{"a":"x\"y"}}"#), "any escape means parse to know");
+        assert!(METHOD.may_be_in(br#"{"id":1,"result":{"a":"\u00e9"}}"#), "any \\u escape means parse to know");
+        assert!(!METHOD.may_be_in(br#"{"id":1,"result":{"a":"x\"y\n"}}"#), "other escapes cannot spell it");
         assert!(!METHOD.may_be_in(br#"{"id":1,"result":{"methods":["ping"]}}"#), "a longer key is not the key");
         assert!(!METHOD.may_be_in(br#"{"id":1,"result":{}}"#));
         assert!(!METHOD.may_be_in(b""));

@@ -153,7 +153,7 @@ impl<S> Endpoint<S> {
     ///
     /// let mut endpoint = Endpoint::new(ServerConfig::new(Implementation::new("demo", "1")), ());
     /// endpoint.set_transport(TransportInfo::new("http").with_session_id("s1"));
-    /// endpoint.transport_mut().headers.push(("Authorization".into(), "Bearer x".into()));
+    /// endpoint.transport_mut().headers.push("Authorization", "Bearer x");
     /// let info = endpoint.transport().unwrap();
     /// assert_eq!((info.session_id.as_deref(), info.header("authorization")), (Some("s1"), Some("Bearer x")));
     /// ```

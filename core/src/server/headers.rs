@@ -7,8 +7,8 @@ use crate::http::headers::HeaderLookup;
 
 /// Header fields in the order received, names as sent (looked up case-insensitively).
 ///
-/// The fields share one string, so a request's headers cost two allocations however many
-/// there are.
+/// The fields share one string: sized up front ([`Headers::with_capacity`]), a request's
+/// headers cost two allocations however many there are.
 ///
 /// # Examples
 ///
@@ -68,13 +68,16 @@ impl Headers {
     }
 
     /// Every field as (name, value), in the order received.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
-        let mut start = 0;
-        self.ends.iter().map(move |&(name_end, value_end)| {
-            let field = (&self.text[start..name_end], &self.text[name_end..value_end]);
-            start = value_end;
-            field
-        })
+    #[must_use]
+    pub fn iter(&self) -> Iter<'_> {
+        Iter { headers: self, front: 0, back: self.ends.len() }
+    }
+
+    /// Field `i` (which exists).
+    fn field(&self, i: usize) -> (&str, &str) {
+        let start = i.checked_sub(1).map_or(0, |before| self.ends[before].1);
+        let (name_end, value_end) = self.ends[i];
+        (&self.text[start..name_end], &self.text[name_end..value_end])
     }
 
     /// How many fields there are.
@@ -112,6 +115,51 @@ impl<N: AsRef<str>, V: AsRef<str>> Extend<(N, V)> for Headers {
     }
 }
 
+/// The fields of [`Headers`] as (name, value), in order ([`Headers::iter`]).
+#[derive(Debug, Clone)]
+pub struct Iter<'a> {
+    headers: &'a Headers,
+    /// The next field from the front, and one past the next from the back.
+    front: usize,
+    back: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        (self.front < self.back).then(|| {
+            self.front += 1;
+            self.headers.field(self.front - 1)
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.back - self.front;
+        (left, Some(left))
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        (self.front < self.back).then(|| {
+            self.back -= 1;
+            self.headers.field(self.back)
+        })
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+impl<'a> IntoIterator for &'a Headers {
+    type Item = (&'a str, &'a str);
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
 impl HeaderLookup for Headers {
     fn header(&self, name: &str) -> Option<&str> {
         self.get(name)
@@ -131,6 +179,10 @@ mod tests {
         assert_eq!((headers.get("a"), headers.get("B"), headers.get("c")), (Some(""), Some("2"), None));
         assert!(Headers::new().is_empty());
         assert_eq!(format!("{headers:?}"), r#"[("", "x"), ("A", ""), ("b", "2")]"#);
+        assert_eq!(headers.iter().next_back(), Some(("b", "2")));
+        assert_eq!(headers.iter().rev().map(|(n, _)| n).collect::<Vec<_>>(), ["b", "A", ""]);
+        let names: Vec<&str> = (&headers).into_iter().map(|(name, _)| name).collect();
+        assert_eq!(names, ["", "A", "b"]);
     }
 
     proptest! {

@@ -50,7 +50,7 @@ pub use builder::RouterBuilder;
 pub use context::Context;
 pub use endpoint::{ClientAnswer, Endpoint};
 pub use extras::{CancelFlag, TransportInfo};
-pub use headers::Headers;
+pub use headers::{Headers, Iter as HeaderIter};
 pub use router::{Deferred, ListChanged, Router};
 pub use task::{Job, Link, Spawn, Task};
 pub use tools::ToolError;
