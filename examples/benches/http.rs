@@ -64,8 +64,8 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::cast_precision_loss)]
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -82,8 +82,11 @@ use talaria::http::{HttpServer, HttpServerOptions};
 mod floor;
 #[path = "common/http_idle.rs"]
 mod idle;
+#[path = "common/http_raw.rs"]
+mod raw;
 #[path = "common/util.rs"]
 mod util;
+use raw::{open_session, session_headers, Http, SESSION_VERSION};
 use util::{env_usize, percentile, show, status_kib, verdict};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_everything-server");
@@ -360,6 +363,7 @@ impl Rig {
         };
         let legacy_json = clients(&json, ClientMode::Legacy);
         assert_eq!(legacy_json[0].protocol_version(), VERSION);
+        assert_eq!(VERSION.as_str(), SESSION_VERSION, "the raw client's sessions speak the SDK runs' revision");
         let stateless_json = clients(&json, ClientMode::Stateless);
         assert_eq!(stateless_json[0].protocol_version(), ProtocolVersion::V2026_07_28);
         let legacy_sse = clients(&sse, ClientMode::Legacy);
@@ -657,97 +661,6 @@ fn serve(role: &str) {
 
 // ---- the raw client ---------------------------------------------------------------------
 
-/// One keep-alive HTTP/1.1 connection, written by hand.
-struct Http {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-    addr: String,
-    out: Vec<u8>,
-    line: String,
-}
-
-/// What [`Http::post`] got back.
-struct Reply {
-    status: u16,
-    session: Option<String>,
-    body: Vec<u8>,
-}
-
-impl Http {
-    fn connect(addr: &str) -> Self {
-        let stream = TcpStream::connect(addr).unwrap();
-        stream.set_nodelay(true).unwrap();
-        let reader = BufReader::with_capacity(16 * 1024, stream.try_clone().unwrap());
-        Self { reader, writer: stream, addr: addr.to_owned(), out: Vec::with_capacity(1024), line: String::new() }
-    }
-
-    /// POSTs `body` to `/mcp` with `headers` (each line ending in CRLF) and reads the reply.
-    fn post(&mut self, headers: &str, body: &[u8]) -> Reply {
-        self.out.clear();
-        write!(
-            self.out,
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n{headers}\r\n",
-            self.addr,
-            body.len()
-        )
-        .unwrap();
-        self.out.extend_from_slice(body);
-        self.writer.write_all(&self.out).unwrap();
-        self.read_reply()
-    }
-
-    /// The reply's status line, headers, and body (`Content-Length` or chunked).
-    fn read_reply(&mut self) -> Reply {
-        self.read_line();
-        let status = self.line.split(' ').nth(1).and_then(|s| s.parse().ok());
-        let status = status.unwrap_or_else(|| panic!("status line {:?}", self.line));
-        let (mut length, mut chunked, mut session) = (None, false, None);
-        loop {
-            self.read_line();
-            let line = self.line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            let Some((name, value)) = line.split_once(':') else { continue };
-            let value = value.trim();
-            if name.eq_ignore_ascii_case("content-length") {
-                length = value.parse().ok();
-            } else if name.eq_ignore_ascii_case("transfer-encoding") {
-                chunked = value.eq_ignore_ascii_case("chunked");
-            } else if name.eq_ignore_ascii_case("mcp-session-id") {
-                session = Some(value.to_owned());
-            }
-        }
-        let mut body = Vec::new();
-        if chunked {
-            loop {
-                self.read_line();
-                let size = self.line.trim_end().split(';').next().unwrap_or("");
-                let size = usize::from_str_radix(size, 16).unwrap();
-                let start = body.len();
-                body.resize(start + size, 0);
-                self.reader.read_exact(&mut body[start..]).unwrap();
-                // The CRLF after the chunk (after the last one: the end of the trailers).
-                self.read_line();
-                if size == 0 {
-                    break;
-                }
-            }
-        } else {
-            let length = length.unwrap_or_else(|| panic!("a {status} reply with no length on a keep-alive connection"));
-            body.resize(length, 0);
-            self.reader.read_exact(&mut body).unwrap();
-        }
-        Reply { status, session, body }
-    }
-
-    fn read_line(&mut self) {
-        self.line.clear();
-        let n = self.reader.read_line(&mut self.line).unwrap();
-        assert!(n > 0, "the server closed the connection");
-    }
-}
-
 /// A raw client: one connection, one legacy session (a made-up id against the floor), its
 /// request ids.
 struct RawClient {
@@ -764,7 +677,7 @@ impl RawClient {
     fn open(addr: &str, handshake: bool) -> Self {
         let mut http = Http::connect(addr);
         let session = if handshake { open_session(&mut http) } else { "0".repeat(32) };
-        let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: {VERSION}\r\n");
+        let headers = session_headers(&session);
         Self { http, headers, next_id: 1, body: String::with_capacity(256) }
     }
 
@@ -778,23 +691,10 @@ impl RawClient {
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{TEXT}"}}}}}}"#
         )
         .unwrap();
-        let reply = self.http.post(&self.headers, self.body.as_bytes());
-        assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
-        let answer: Value = serde_json::from_slice(&reply.body).unwrap();
+        let status = self.http.post(&self.headers, self.body.as_bytes());
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&self.http.body));
+        let answer: Value = serde_json::from_slice(&self.http.body).unwrap();
         assert_eq!(answer["id"], id, "{answer}");
         assert_eq!(answer["result"]["content"][0]["text"], TEXT, "{answer}");
     }
-}
-
-/// `initialize` and `notifications/initialized` on `http`: a new legacy session's id.
-fn open_session(http: &mut Http) -> String {
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": VERSION.as_str(), "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
-    let reply = http.post("", initialize.to_string().as_bytes());
-    assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
-    let session = reply.session.expect("initialize answered with no Mcp-Session-Id");
-    let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: {VERSION}\r\n");
-    let reply = http.post(&headers, br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    assert_eq!(reply.status, 202, "{}", String::from_utf8_lossy(&reply.body));
-    session
 }

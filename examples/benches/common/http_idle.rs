@@ -7,8 +7,9 @@ use std::net::TcpStream;
 use std::process::Command;
 use std::time::Duration;
 
+use super::raw::{open_session, Http};
 use super::util::{show, status_kib, verdict};
-use super::{open_session, Http, Server, IDLE, IDLE_WARM, SERVER, TARGET_IDLE_BYTES, VERSION};
+use super::{Server, IDLE, IDLE_WARM, SERVER, TARGET_IDLE_BYTES, VERSION};
 
 /// What [`idle_sessions`] read from the server child (KiB, threads).
 pub(crate) struct Idle {
