@@ -49,7 +49,8 @@
 //!
 //! The smol server (`everything-server --transport http --runtime smol`, a task per connection)
 //! is measured beside it: the raw client and the SDK client (legacy and stateless, JSON
-//! replies), and its idle sessions the same way.
+//! replies, and SSE replies from this bench as a child, `TALARIA_BENCH_HTTP_SERVE=sse-smol`),
+//! and its idle sessions the same way.
 //! It runs on an executor with a thread per core (`talaria::smol::executor`). Its floor is the
 //! same echo on its own socket stack (`TALARIA_BENCH_HTTP_SERVE=floor-smol`: async-io, the
 //! accept loop and a task per connection on such an executor, as the smol server runs them);
@@ -76,7 +77,7 @@ use talaria::core::http::reply::ReplyMode;
 use talaria::core::schema::tools::CallToolResult;
 use talaria::core::session::ClientMode;
 use talaria::core::version::ProtocolVersion;
-use talaria::http::{HttpServer, HttpServerOptions};
+use talaria::http::{HttpServer, HttpServerOptions, SmolHttpServer};
 
 #[path = "common/http_floor.rs"]
 mod floor;
@@ -90,7 +91,8 @@ use raw::{open_session, session_headers, Http, SESSION_VERSION};
 use util::{env_usize, percentile, show, status_kib, verdict};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_everything-server");
-/// Set on this bench's own children: which server to be (`sse` or `floor`).
+/// Set on this bench's own children: which server to be (`sse`, `sse-smol`, `floor` or
+/// `floor-smol`).
 const CHILD: &str = "TALARIA_BENCH_HTTP_SERVE";
 /// The legacy runs' protocol revision.
 const VERSION: ProtocolVersion = ProtocolVersion::V2025_06_18;
@@ -142,8 +144,9 @@ fn main() {
         "  smol server: everything-server --transport http --runtime smol (a task per connection on an executor with a"
     );
     println!(
-        "    thread per core, JSON replies); smol floor: the floor's echo on that stack (async-io, same executor)"
+        "    thread per core, JSON replies; with SSE replies, this bench as a child); smol floor: the floor's echo on"
     );
+    println!("    that stack (async-io, same executor)");
 
     let kinds = Kind::chosen();
     let mut rig = Rig::start();
@@ -258,10 +261,12 @@ enum Kind {
     RawSmol,
     LegacyJsonSmol,
     StatelessJsonSmol,
+    LegacySseSmol,
+    StatelessSseSmol,
 }
 
 impl Kind {
-    const ALL: [Self; 10] = [
+    const ALL: [Self; 12] = [
         Self::Floor,
         Self::Raw,
         Self::LegacyJson,
@@ -272,6 +277,8 @@ impl Kind {
         Self::RawSmol,
         Self::LegacyJsonSmol,
         Self::StatelessJsonSmol,
+        Self::LegacySseSmol,
+        Self::StatelessSseSmol,
     ];
 
     /// The runs `TALARIA_BENCH_RUNS` names (comma-separated [`Kind::key`]s; every run when it
@@ -303,6 +310,8 @@ impl Kind {
             Self::RawSmol => "raw-smol",
             Self::LegacyJsonSmol => "legacy-json-smol",
             Self::StatelessJsonSmol => "stateless-json-smol",
+            Self::LegacySseSmol => "legacy-sse-smol",
+            Self::StatelessSseSmol => "stateless-sse-smol",
         }
     }
 
@@ -318,6 +327,8 @@ impl Kind {
             Self::RawSmol => "smol: raw client, legacy JSON",
             Self::LegacyJsonSmol => "smol: Client, legacy JSON",
             Self::StatelessJsonSmol => "smol: Client, stateless JSON",
+            Self::LegacySseSmol => "smol: Client, legacy SSE",
+            Self::StatelessSseSmol => "smol: Client, stateless SSE",
         }
     }
 }
@@ -329,9 +340,12 @@ struct Rig {
     floor: Server,
     floor_smol: Server,
     smol: Server,
+    sse_smol: Server,
     raw_smol: Vec<RawClient>,
     legacy_smol: Vec<Client>,
     stateless_smol: Vec<Client>,
+    legacy_sse_smol: Vec<Client>,
+    stateless_sse_smol: Vec<Client>,
     floor_clients: Vec<RawClient>,
     floor_smol_clients: Vec<RawClient>,
     raw_clients: Vec<RawClient>,
@@ -350,6 +364,7 @@ impl Rig {
         let floor_smol = Server::start(Command::new(&this).env(CHILD, "floor-smol"));
         let smol =
             Server::start(Command::new(SERVER).args(["--transport", "http", "--port", "0", "--runtime", "smol"]));
+        let sse_smol = Server::start(Command::new(&this).env(CHILD, "sse-smol"));
         let clients = |server: &Server, mode: ClientMode| -> Vec<Client> {
             (0..MOST)
                 .map(|_| {
@@ -374,15 +389,20 @@ impl Rig {
         let raw_smol = (0..MOST).map(|_| RawClient::open(&smol.addr, true)).collect();
         let legacy_smol = clients(&smol, ClientMode::Legacy);
         let stateless_smol = clients(&smol, ClientMode::Stateless);
+        let legacy_sse_smol = clients(&sse_smol, ClientMode::Legacy);
+        let stateless_sse_smol = clients(&sse_smol, ClientMode::Stateless);
         Self {
             json,
             sse,
             floor,
             floor_smol,
             smol,
+            sse_smol,
             raw_smol,
             legacy_smol,
             stateless_smol,
+            legacy_sse_smol,
+            stateless_sse_smol,
             floor_clients,
             floor_smol_clients,
             raw_clients,
@@ -396,7 +416,7 @@ impl Rig {
     /// One run: `calls` calls shared by `clients` threads.
     fn measure(&mut self, kind: Kind, clients: usize, calls: usize) -> Sample {
         let (json, sse, floor, smol) = (self.json.pid, self.sse.pid, self.floor.pid, self.smol.pid);
-        let floor_smol = self.floor_smol.pid;
+        let (floor_smol, sse_smol) = (self.floor_smol.pid, self.sse_smol.pid);
         match kind {
             Kind::Floor => drive_raw(&mut self.floor_clients[..clients], calls, floor),
             Kind::Raw => drive_raw(&mut self.raw_clients[..clients], calls, json),
@@ -408,14 +428,17 @@ impl Rig {
             Kind::RawSmol => drive_raw(&mut self.raw_smol[..clients], calls, smol),
             Kind::LegacyJsonSmol => drive_sdk(&self.legacy_smol[..clients], calls, smol),
             Kind::StatelessJsonSmol => drive_sdk(&self.stateless_smol[..clients], calls, smol),
+            Kind::LegacySseSmol => drive_sdk(&self.legacy_sse_smol[..clients], calls, sse_smol),
+            Kind::StatelessSseSmol => drive_sdk(&self.stateless_sse_smol[..clients], calls, sse_smol),
         }
     }
 
-    fn peaks(&self) -> [(&'static str, Option<u64>); 5] {
+    fn peaks(&self) -> [(&'static str, Option<u64>); 6] {
         [
             ("everything-server (JSON)", status_kib(self.json.pid, "VmHWM:")),
             ("smol everything-server", status_kib(self.smol.pid, "VmHWM:")),
             ("SSE server child", status_kib(self.sse.pid, "VmHWM:")),
+            ("smol SSE server child", status_kib(self.sse_smol.pid, "VmHWM:")),
             ("floor child", status_kib(self.floor.pid, "VmHWM:")),
             ("smol floor child", status_kib(self.floor_smol.pid, "VmHWM:")),
         ]
@@ -429,9 +452,12 @@ impl Rig {
             floor,
             floor_smol,
             smol,
+            sse_smol,
             raw_smol,
             legacy_smol,
             stateless_smol,
+            legacy_sse_smol,
+            stateless_sse_smol,
             floor_clients,
             floor_smol_clients,
             raw_clients,
@@ -441,11 +467,12 @@ impl Rig {
             stateless_sse,
         } = self;
         let sdk = legacy_json.iter().chain(&legacy_sse).chain(&stateless_json).chain(&stateless_sse);
-        for client in sdk.chain(&legacy_smol).chain(&stateless_smol) {
+        let smol_sdk = legacy_smol.iter().chain(&stateless_smol).chain(&legacy_sse_smol).chain(&stateless_sse_smol);
+        for client in sdk.chain(smol_sdk) {
             client.close();
         }
         drop((floor_clients, floor_smol_clients, raw_clients, raw_smol));
-        for server in [json, sse, floor, floor_smol, smol] {
+        for server in [json, sse, floor, floor_smol, smol, sse_smol] {
             server.stop();
         }
     }
@@ -631,6 +658,15 @@ fn serve(role: &str) {
             eprintln!("http bench SSE server: listening on http://{}/mcp", listening.local_addr());
             listening.wait();
         }
+        "sse-smol" => {
+            let options = HttpServerOptions::default().reply_mode(ReplyMode::Sse);
+            let server = talaria_examples::everything::server();
+            let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+            let executor = talaria::smol::executor(cores);
+            let listening = SmolHttpServer::bind_on(&executor, &server, "127.0.0.1:0", options).unwrap();
+            eprintln!("http bench smol SSE server: listening on http://{}/mcp", listening.local_addr());
+            smol::block_on(listening.wait());
+        }
         "floor" => {
             let listener = TcpListener::bind("127.0.0.1:0").unwrap();
             eprintln!("http bench floor: listening on http://{}/mcp", listener.local_addr().unwrap());
@@ -655,7 +691,7 @@ fn serve(role: &str) {
                 }
             }));
         }
-        other => panic!("{CHILD}={other:?}: expected sse, floor or floor-smol"),
+        other => panic!("{CHILD}={other:?}: expected sse, sse-smol, floor or floor-smol"),
     }
 }
 
