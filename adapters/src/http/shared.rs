@@ -334,7 +334,7 @@ impl Visit {
     }
 
     /// Updates an existing session's transport information in place: the session's kind and
-    /// id stay, and an unchanged peer address is not written again.
+    /// id stay, and the peer address is written into the string the session has already.
     fn apply(self, info: &mut TransportInfo) {
         info.headers = self.headers;
         info.identity = self.identity;
