@@ -14,8 +14,9 @@ struct Entry<T> {
     last_seen: Instant,
     /// The expiry this session is filed under in `deadlines`: its expiry when it was filed.
     /// A touch only moves `last_seen`; a session found touched when its filed expiry comes is
-    /// filed again, so a request costs no work on the deadline index.
-    filed: Instant,
+    /// filed again, so a request costs no work on the deadline index. `None`: an idle time so
+    /// long that its end is past what an `Instant` can hold, so the session never expires.
+    filed: Option<Instant>,
 }
 
 /// Sessions by id, with idle expiry.
@@ -56,8 +57,10 @@ impl<T> SessionTable<T> {
         Self { entries: BTreeMap::new(), deadlines: BTreeSet::new(), idle, max }
     }
 
-    fn expiry(&self, last_seen: Instant) -> Instant {
-        last_seen.checked_add(self.idle).unwrap_or(last_seen)
+    /// When a session last seen at `last_seen` expires; `None` if never (`idle` is longer than
+    /// an `Instant` can count).
+    fn expiry(idle: Duration, last_seen: Instant) -> Option<Instant> {
+        last_seen.checked_add(idle)
     }
 
     /// Adds a session.
@@ -69,11 +72,15 @@ impl<T> SessionTable<T> {
         if self.entries.len() >= self.max && !self.entries.contains_key(&id) {
             return Err(TableFull(self.max));
         }
-        let filed = self.expiry(now);
-        if let Some(old) = self.entries.insert(id.clone(), Entry { value, last_seen: now, filed }) {
-            self.deadlines.remove(&(old.filed, id.clone()));
+        let filed = Self::expiry(self.idle, now);
+        if let Some(Entry { filed: Some(old), .. }) =
+            self.entries.insert(id.clone(), Entry { value, last_seen: now, filed })
+        {
+            self.deadlines.remove(&(old, id.clone()));
         }
-        self.deadlines.insert((filed, id));
+        if let Some(at) = filed {
+            self.deadlines.insert((at, id));
+        }
         Ok(())
     }
 
@@ -100,7 +107,9 @@ impl<T> SessionTable<T> {
     /// Removes session `id` (DELETE, or the application closing it).
     pub fn remove(&mut self, id: &str) -> Option<T> {
         let entry = self.entries.remove(id)?;
-        self.deadlines.remove(&(entry.filed, id.to_owned()));
+        if let Some(at) = entry.filed {
+            self.deadlines.remove(&(at, id.to_owned()));
+        }
         Some(entry.value)
     }
 
@@ -122,14 +131,17 @@ impl<T> SessionTable<T> {
             }
             let Some((_, id)) = self.deadlines.pop_first() else { break };
             let Some(entry) = self.entries.get_mut(&id) else { continue };
-            let expiry = entry.last_seen.checked_add(self.idle).unwrap_or(entry.last_seen);
-            if expiry < now {
-                if let Some(entry) = self.entries.remove(&id) {
-                    expired.push((id, entry.value));
+            match Self::expiry(self.idle, entry.last_seen) {
+                Some(expiry) if expiry < now => {
+                    if let Some(entry) = self.entries.remove(&id) {
+                        expired.push((id, entry.value));
+                    }
                 }
-            } else {
-                entry.filed = expiry;
-                self.deadlines.insert((expiry, id));
+                Some(expiry) => {
+                    entry.filed = Some(expiry);
+                    self.deadlines.insert((expiry, id));
+                }
+                None => entry.filed = None,
             }
         }
         expired
@@ -173,6 +185,18 @@ mod tests {
         assert_eq!(table.remove("b"), Some(2));
         table.insert("c".into(), 3, now).unwrap();
         assert_eq!(table.len(), 2);
+    }
+
+    #[test]
+    fn an_idle_time_past_what_an_instant_holds_never_expires() {
+        let now = t0();
+        let mut table = SessionTable::new(Duration::MAX, 10);
+        table.insert("a".into(), (), now).unwrap();
+        assert_eq!(table.poll_timeout(), None, "no timer for a session that never expires");
+        assert!(table.expire(now + Duration::from_secs(365 * 24 * 3600)).is_empty());
+        assert!(table.get_mut("a", now + Duration::from_secs(1)).is_some());
+        assert_eq!(table.remove("a"), Some(()));
+        assert!(table.is_empty());
     }
 
     #[test]
