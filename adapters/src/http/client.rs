@@ -461,7 +461,7 @@ pub(super) fn connect_http(
     {
         let link = Arc::new(Link {
             inflight: Inflight::new(),
-            agent: ureq::Agent::new_with_config(agent_config(64)),
+            agent: super::one_write::agent(agent_config(64)),
             url: url.to_owned(),
             headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
             state: Mutex::new(ClientLink::new()),

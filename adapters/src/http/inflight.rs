@@ -27,7 +27,7 @@ impl Inflight {
 
     /// An agent for request `id`, registered as running until the returned guard drops.
     pub(super) fn start(&self, id: RequestId) -> Running<'_> {
-        let agent = lock(&self.spare).pop().unwrap_or_else(|| ureq::Agent::new_with_config(self.config.clone()));
+        let agent = lock(&self.spare).pop().unwrap_or_else(|| super::one_write::agent(self.config.clone()));
         lock(&self.running).insert(id.clone(), agent.clone());
         Running { inflight: self, id, agent }
     }

@@ -5,6 +5,7 @@
 mod chan;
 mod client;
 mod inflight;
+mod one_write;
 mod options;
 mod server;
 mod shared;

@@ -134,7 +134,7 @@ impl Client {
         }
         let bad = |why: String| ClientError::Connect(format!("{url}: {why}"));
         let config = ureq::Agent::config_builder().http_status_as_error(false).build();
-        let agent = ureq::Agent::new_with_config(config);
+        let agent = super::one_write::agent(config);
         let trace = options.trace.clone();
         let authenticator = options.authenticator.clone();
         let mut attempts = 0;

@@ -125,12 +125,12 @@ mod tests {
         // Many fresh pools: the race between a worker starting and a job arriving shows up
         // only now and then.
         for _ in 0..200 {
-            four_jobs_that_wait_for_each_other();
+            four_jobs_that_wait_for_each_other(&Pool::new(4));
         }
     }
 
-    fn four_jobs_that_wait_for_each_other() {
-        let pool = Pool::new(4);
+    /// Runs four jobs on `pool` that only finish if they run at once.
+    fn four_jobs_that_wait_for_each_other(pool: &Pool) {
         let (tx, rx) = channel();
         let gate = Arc::new(std::sync::Barrier::new(4));
         for i in 0..4 {
@@ -150,16 +150,7 @@ mod tests {
     fn idle_workers_end_and_the_pool_grows_again() {
         let pool = Pool::with_idle_keep(4, Duration::from_millis(20));
         for round in 0..3 {
-            let (tx, rx) = channel();
-            let gate = Arc::new(std::sync::Barrier::new(4));
-            for i in 0..4 {
-                let (tx, gate) = (tx.clone(), Arc::clone(&gate));
-                pool.run(Box::new(move || {
-                    gate.wait();
-                    tx.send(i).unwrap();
-                }));
-            }
-            assert_eq!((0..4).map(|_| rx.recv().unwrap()).sum::<i32>(), 6, "round {round}: four jobs at once");
+            four_jobs_that_wait_for_each_other(&pool);
             // The workers end one after another, each after its idle wait (generous bound
             // for a loaded machine: they need about 4 x 20 ms).
             let deadline = std::time::Instant::now() + Duration::from_secs(30);
