@@ -1,52 +1,43 @@
-//! The one run loop every blocking transport shares: a sans-IO engine behind a mutex, an
-//! outbox written by whichever thread finds it full (never under the engine's lock), a timer
-//! thread for `poll_timeout`, and events handed to the application outside the lock.
+//! The one run loop every transport shares: a sans-IO engine behind a mutex, an [`Outbox`]
+//! that frames are appended to (never written under the engine's lock, and never by a reader
+//! waiting on its peer), the process's timer thread for `poll_timeout`, and events handed to
+//! the application outside the lock.
+//!
+//! Backpressure: an application's new calls are refused while the outbox holds its limit
+//! ([`Conn::with_call`]); a server's reader pauses until its writer catches up, while a
+//! client's reader never pauses (so two peers can never both wait for the other to read) and
+//! gives the connection up if its outbox grows past [`STALLED_FACTOR`] times the limit.
 
 use std::io;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+use std::time::{Duration, Instant};
 
-use talaria_core::session::{Event, Output, Route, StreamId};
+use talaria_core::session::{Event, Output};
+
+use crate::outbox::Outbox;
+pub(crate) use crate::outbox::{FrameSink, Outgoing};
 
 /// A sans-IO engine: a client or server endpoint (with its router).
 pub(crate) trait Engine: Send + 'static {
+    /// Whether this side's reader pauses while its outbox is full (a server's does; a
+    /// client's must keep reading, see the module docs).
+    const READER_PAUSES: bool;
     fn poll_output(&mut self) -> Option<Output>;
     fn poll_timeout(&self) -> Option<Instant>;
     fn handle_timeout(&mut self, now: Instant);
     fn handle_closed(&mut self, now: Instant);
-    /// How many of this side's requests wait for an answer (for write batching).
-    fn in_flight(&self) -> usize {
-        0
-    }
 }
 
-/// How long a request may wait in the outbox for company when many are in flight.
-const LINGER: std::time::Duration = std::time::Duration::from_micros(50);
+/// A reader that never pauses gives its connection up once its outbox holds this many times
+/// the limit: the peer sends without reading.
+pub(crate) const STALLED_FACTOR: usize = 4;
 
-/// From how many requests in flight a new one lingers (below, it is written at once).
-const LINGER_FROM: usize = 4;
-
-/// One thing for a transport to write.
-pub(crate) enum Outgoing {
-    /// A JSON text for `route`.
-    Frame(Route, Vec<u8>),
-    /// Every reply due on an HTTP stream was sent.
-    StreamDone(StreamId),
-    /// End an HTTP stream early; the rest of its frames wait in its event log.
-    StreamDisconnect(StreamId),
-}
-
-/// Where frames go: a pipe (one JSON text per line), a WebSocket (one per text message), the
-/// other half of an in-memory pair, an HTTP response.
-pub(crate) trait FrameSink: Send {
-    /// Sends `frames` in order.
-    fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()>;
-    /// Answers a WebSocket ping (other transports have none).
-    fn pong(&mut self, _data: Vec<u8>) -> io::Result<()> {
-        Ok(())
-    }
-    /// Ends the outgoing direction (closes stdin, sends a close frame). Idempotent.
-    fn close(&mut self);
+/// An application call was refused: the connection's outbox is full (the peer reads more
+/// slowly than the application sends).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OutboxFull {
+    /// The configured limit, in bytes.
+    pub(crate) limit: usize,
 }
 
 /// What the application hears from a connection, outside any lock.
@@ -81,23 +72,16 @@ impl Later {
 
 struct State<E> {
     engine: E,
-    outbox: Vec<Outgoing>,
-    /// A thread is writing the outbox; others only append.
-    writing: bool,
-    /// The sink failed: frames are dropped.
-    broken: bool,
     /// The engine reported `Closed`.
     closed: bool,
     /// The earliest deadline the shared timer will ring this connection at.
     armed: Option<Instant>,
-    /// Held frames must be written by then (see [`Conn::with_call`]).
-    linger: Option<Instant>,
 }
 
 /// One connection's engine, outbox and deadlines.
 pub(crate) struct Conn<E> {
     state: Mutex<State<E>>,
-    sink: Mutex<Box<dyn FrameSink>>,
+    outbox: Outbox,
     events: EventSink,
     later: Later,
     /// This connection, for the shared timer to ring.
@@ -105,23 +89,26 @@ pub(crate) struct Conn<E> {
 }
 
 impl<E: Engine> Conn<E> {
-    /// A connection; its deadlines go to the process's shared timer.
-    pub(crate) fn start(engine: E, sink: Box<dyn FrameSink>, events: EventSink) -> io::Result<Arc<Self>> {
+    /// A connection writing to `sink` (through a writer thread unless the sink never
+    /// blocks), queueing up to `limit` bytes; its deadlines go to the process's shared timer.
+    pub(crate) fn start(engine: E, sink: Box<dyn FrameSink>, limit: usize, events: EventSink) -> io::Result<Arc<Self>> {
+        // The writer reports a failed sink to the connection, which does not exist yet.
+        let found: Arc<OnceLock<Weak<Self>>> = Arc::default();
+        let lost = Arc::clone(&found);
+        let on_broken = Box::new(move || {
+            if let Some(conn) = lost.get().and_then(Weak::upgrade) {
+                conn.with(|engine, now| engine.handle_closed(now));
+            }
+        });
+        let outbox = Outbox::new(sink, limit, on_broken)?;
         let conn = Arc::new_cyclic(|me| Self {
-            state: Mutex::new(State {
-                engine,
-                outbox: Vec::new(),
-                writing: false,
-                broken: false,
-                closed: false,
-                armed: None,
-                linger: None,
-            }),
-            sink: Mutex::new(sink),
+            state: Mutex::new(State { engine, closed: false, armed: None }),
+            outbox,
             events,
             later: Later::default(),
             me: me.clone(),
         });
+        let _ = found.set(Arc::downgrade(&conn));
         // Send what the engine wants to send from the start (a client's `initialize`).
         conn.with(|_, _| ());
         Ok(conn)
@@ -131,8 +118,8 @@ impl<E: Engine> Conn<E> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs `f` on the engine (an input or a command), then transmits what it produced and
-    /// hands its events to the application.
+    /// Runs `f` on the engine (an input or a command), queues what it produced for the
+    /// writer and hands its events to the application. Never waits for the peer.
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut E, Instant) -> T) -> T {
         let now = Instant::now();
         let (out, events) = {
@@ -141,9 +128,44 @@ impl<E: Engine> Conn<E> {
             let events = self.drain(&mut state);
             (out, events)
         };
-        self.pump();
+        self.outbox.pump();
         self.deliver(events);
         out
+    }
+
+    /// A reader's input: [`Conn::with`], then the reader's share of backpressure. A server's
+    /// reader waits until its writer has caught up (the peer reads again); a client's goes on,
+    /// unless the peer has stopped reading altogether (see [`STALLED_FACTOR`]).
+    pub(crate) fn with_input<T>(&self, f: impl FnOnce(&mut E, Instant) -> T) -> T {
+        let out = self.with(f);
+        if self.outbox.is_full() {
+            if E::READER_PAUSES {
+                self.outbox.wait_for_room();
+            } else {
+                self.give_up_if_stalled();
+            }
+        }
+        out
+    }
+
+    /// [`Conn::with_input`] for a reader that is a task: it awaits room instead of blocking.
+    pub(crate) async fn with_input_async<T>(&self, f: impl FnOnce(&mut E, Instant) -> T) -> T {
+        let out = self.with(f);
+        if self.outbox.is_full() {
+            if E::READER_PAUSES {
+                self.outbox.room().await;
+            } else {
+                self.give_up_if_stalled();
+            }
+        }
+        out
+    }
+
+    fn give_up_if_stalled(&self) {
+        if self.outbox.queued() >= self.outbox.limit().saturating_mul(STALLED_FACTOR) {
+            self.with(|engine, now| engine.handle_closed(now));
+            self.outbox.close();
+        }
     }
 
     /// The queue for completions (see [`Later`]).
@@ -151,48 +173,18 @@ impl<E: Engine> Conn<E> {
         self.later.clone()
     }
 
-    /// Like [`Conn::with`], but leaves the frames it produced in the outbox: a reader that
-    /// knows more input is waiting handles it first, then writes everything at once with
-    /// [`Conn::flush`] (one write for a burst instead of one per message).
-    pub(crate) fn with_held<T>(&self, f: impl FnOnce(&mut E, Instant) -> T) -> T {
-        let now = Instant::now();
-        let (out, events) = {
-            let mut state = self.lock();
-            let out = f(&mut state.engine, now);
-            let events = self.drain(&mut state);
-            (out, events)
-        };
-        self.deliver(events);
-        out
-    }
-
-    /// Writes what [`Conn::with_held`] left in the outbox.
-    pub(crate) fn flush(&self) {
-        self.pump();
-    }
-
-    /// A command that sends a request: written at once while few are in flight; with many in
-    /// flight it lingers up to [`LINGER`] for company (the reader writes it sooner when the
-    /// next answers arrive), so a busy connection writes a burst per syscall, not a request.
-    pub(crate) fn with_call<T>(&self, f: impl FnOnce(&mut E, Instant) -> T) -> T {
-        let now = Instant::now();
-        let (out, events, linger) = {
-            let mut state = self.lock();
-            let busy = state.engine.in_flight() >= LINGER_FROM;
-            let out = f(&mut state.engine, now);
-            let events = self.drain(&mut state);
-            let linger = busy && !state.outbox.is_empty();
-            if linger && state.linger.is_none() {
-                state.linger = Some(now + LINGER);
-                self.arm(&mut state);
-            }
-            (out, events, linger)
-        };
-        if !linger {
-            self.pump();
+    /// An application command that adds work (a request, a notification): refused while the
+    /// outbox is full, so a peer that reads slowly costs the application an error, not
+    /// unbounded memory or a blocked thread.
+    ///
+    /// # Errors
+    ///
+    /// [`OutboxFull`] when the outbox holds its limit; `f` did not run.
+    pub(crate) fn with_call<T>(&self, f: impl FnOnce(&mut E, Instant) -> T) -> Result<T, OutboxFull> {
+        if self.outbox.is_full() {
+            return Err(OutboxFull { limit: self.outbox.limit() });
         }
-        self.deliver(events);
-        out
+        Ok(self.with(f))
     }
 
     /// Whether the engine has closed.
@@ -200,17 +192,15 @@ impl<E: Engine> Conn<E> {
         self.lock().closed
     }
 
-    /// Moves the engine's outputs into the outbox and the event list; rearms the timer.
+    /// Moves the engine's outputs into the outbox (under the engine's lock, so frames keep
+    /// the engine's order) and its events into the delivery list; rearms the timer.
     fn drain(&self, state: &mut State<E>) -> Vec<Delivery> {
+        let mut frames = Vec::new();
         while let Some(output) = state.engine.poll_output() {
             match output {
-                Output::Transmit { route, payload } if !state.broken => {
-                    state.outbox.push(Outgoing::Frame(route, payload));
-                }
-                Output::StreamDone(stream) if !state.broken => state.outbox.push(Outgoing::StreamDone(stream)),
-                Output::StreamDisconnect(stream) if !state.broken => {
-                    state.outbox.push(Outgoing::StreamDisconnect(stream));
-                }
+                Output::Transmit { route, payload } => frames.push(Outgoing::Frame(route, payload)),
+                Output::StreamDone(stream) => frames.push(Outgoing::StreamDone(stream)),
+                Output::StreamDisconnect(stream) => frames.push(Outgoing::StreamDisconnect(stream)),
                 Output::Event(event) => {
                     if matches!(event, Event::Closed { .. }) {
                         state.closed = true;
@@ -219,6 +209,9 @@ impl<E: Engine> Conn<E> {
                 }
                 _ => {}
             }
+        }
+        if !frames.is_empty() {
+            self.outbox.push(frames);
         }
         self.arm(state);
         self.later.take()
@@ -230,10 +223,7 @@ impl<E: Engine> Conn<E> {
         if state.closed {
             return;
         }
-        let next = match (state.engine.poll_timeout(), state.linger) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let next = state.engine.poll_timeout();
         if let Some(at) = next.filter(|at| state.armed.is_none_or(|armed| *at < armed)) {
             state.armed = Some(at);
             let me: Weak<dyn crate::timers::Alarm> = self.me.clone();
@@ -250,44 +240,27 @@ impl<E: Engine> Conn<E> {
         }
     }
 
-    /// Writes the outbox unless another thread is writing it (that thread picks up what was
-    /// appended meanwhile). Frames keep the order the engine produced them in.
-    fn pump(&self) {
-        loop {
-            let frames = {
-                let mut state = self.lock();
-                if state.writing || state.outbox.is_empty() {
-                    return;
-                }
-                state.writing = true;
-                state.linger = None;
-                std::mem::take(&mut state.outbox)
-            };
-            let result = self.sink.lock().unwrap_or_else(PoisonError::into_inner).send(frames);
-            let events = {
-                let mut state = self.lock();
-                state.writing = false;
-                if result.is_err() && !state.broken {
-                    state.broken = true;
-                    state.outbox.clear();
-                    state.engine.handle_closed(Instant::now());
-                    self.drain(&mut state)
-                } else {
-                    Vec::new()
-                }
-            };
-            self.deliver(events);
-        }
-    }
-
-    /// Answers a WebSocket ping.
+    /// Answers a WebSocket ping (in order with the frames before it).
     pub(crate) fn pong(&self, data: Vec<u8>) {
-        let _ = self.sink.lock().unwrap_or_else(PoisonError::into_inner).pong(data);
+        self.outbox.push([Outgoing::Pong(data)]);
+        self.outbox.pump();
     }
 
-    /// Ends the outgoing direction of the transport.
+    /// Ends the outgoing direction of the transport once what is queued is written; returns
+    /// at once.
     pub(crate) fn close_sink(&self) {
-        self.sink.lock().unwrap_or_else(PoisonError::into_inner).close();
+        self.outbox.close();
+    }
+
+    /// Resolves once the outgoing direction was closed after its last frame (or failed).
+    pub(crate) async fn closed(&self) {
+        self.outbox.closed().await;
+    }
+
+    /// Waits up to `limit` for the outgoing direction to be closed after its last frame;
+    /// `false` if the peer did not take it all by then.
+    pub(crate) fn wait_closed(&self, limit: Duration) -> bool {
+        self.outbox.wait_closed(limit)
     }
 }
 
@@ -298,14 +271,129 @@ impl<E: Engine> crate::timers::Alarm for Conn<E> {
             if state.armed.is_some_and(|at| at <= now) {
                 state.armed = None;
             }
-            // A lingering write is due: the pump below takes the outbox.
-            if state.linger.is_some_and(|at| at <= now) {
-                state.linger = None;
-            }
             state.engine.handle_timeout(now);
             self.drain(&mut state)
         };
-        self.pump();
+        self.outbox.pump();
         self.deliver(events);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use std::collections::VecDeque;
+    use std::sync::mpsc;
+
+    use talaria_core::session::Route;
+
+    use super::*;
+
+    /// An engine that answers every input with one frame of the same bytes, and closes when
+    /// told the transport is gone.
+    struct Echo<const PAUSES: bool> {
+        out: VecDeque<Output>,
+    }
+
+    impl<const PAUSES: bool> Engine for Echo<PAUSES> {
+        const READER_PAUSES: bool = PAUSES;
+        fn poll_output(&mut self) -> Option<Output> {
+            self.out.pop_front()
+        }
+        fn poll_timeout(&self) -> Option<Instant> {
+            None
+        }
+        fn handle_timeout(&mut self, _now: Instant) {}
+        fn handle_closed(&mut self, _now: Instant) {
+            self.out.push_back(Output::Event(Event::Closed { reason: Some("transport closed".into()) }));
+        }
+    }
+
+    impl<const PAUSES: bool> Echo<PAUSES> {
+        fn input(&mut self, bytes: &[u8]) {
+            self.out.push_back(Output::Transmit { route: Route::Connection, payload: bytes.to_vec() });
+        }
+    }
+
+    /// A sink whose peer reads nothing until the test lets it (one send per token).
+    struct Stalled(mpsc::Receiver<()>);
+
+    impl FrameSink for Stalled {
+        fn send(&mut self, _frames: Vec<Outgoing>) -> io::Result<()> {
+            self.0.recv().map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+        fn close(&mut self) {}
+    }
+
+    fn stalled<const PAUSES: bool>(limit: usize) -> (Arc<Conn<Echo<PAUSES>>>, mpsc::Sender<()>) {
+        let (go, gate) = mpsc::channel();
+        let conn = Conn::start(Echo { out: VecDeque::new() }, Box::new(Stalled(gate)), limit, Box::new(|_| {}));
+        (conn.unwrap(), go)
+    }
+
+    #[test]
+    fn a_client_reader_never_waits_for_a_peer_that_does_not_read() {
+        let (conn, _gate) = stalled::<false>(1 << 20);
+        let start = Instant::now();
+        for _ in 0..1000 {
+            conn.with_input(|engine, _| engine.input(&[b'x'; 512]));
+        }
+        assert!(start.elapsed() < Duration::from_secs(2), "the reader went on: {:?}", start.elapsed());
+        assert!(!conn.is_closed());
+    }
+
+    #[test]
+    fn application_calls_are_refused_while_the_outbox_is_full() {
+        let (conn, _gate) = stalled::<false>(4096);
+        let mut sent = 0;
+        let refused = loop {
+            match conn.with_call(|engine, _| engine.input(&[b'x'; 1024])) {
+                Ok(()) => sent += 1,
+                Err(full) => break full,
+            }
+            assert!(sent < 100, "never refused");
+        };
+        assert_eq!(refused.limit, 4096);
+        assert!((4..=5).contains(&sent), "refused once the limit was reached: {sent} sent");
+    }
+
+    #[test]
+    fn a_client_gives_up_on_a_peer_that_sends_without_ever_reading() {
+        let (conn, _gate) = stalled::<false>(4096);
+        for _ in 0..(4 * STALLED_FACTOR + 8) {
+            conn.with_input(|engine, _| engine.input(&[b'x'; 1024]));
+        }
+        assert!(conn.is_closed(), "closed once {STALLED_FACTOR} times the limit was queued");
+    }
+
+    #[test]
+    fn a_server_reader_pauses_until_its_writer_catches_up() {
+        let (conn, gate) = stalled::<true>(4096);
+        let reader = Arc::clone(&conn);
+        let (done_tx, done) = mpsc::channel();
+        std::thread::spawn(move || {
+            for _ in 0..8 {
+                reader.with_input(|engine, _| engine.input(&[b'x'; 1024]));
+            }
+            done_tx.send(()).unwrap();
+        });
+        assert!(done.recv_timeout(Duration::from_millis(100)).is_err(), "paused with a full outbox");
+        // The peer reads again: the reader goes on.
+        for _ in 0..16 {
+            let _ = gate.send(());
+        }
+        done.recv_timeout(Duration::from_secs(5)).expect("the reader went on once the writer caught up");
+    }
+
+    #[test]
+    fn a_failed_sink_closes_the_engine() {
+        let (conn, gate) = stalled::<false>(1 << 20);
+        drop(gate);
+        conn.with(|engine, _| engine.input(b"lost"));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !conn.is_closed() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(conn.is_closed());
     }
 }

@@ -15,6 +15,38 @@
 //! `handle_*`, drain `poll_output` -> write, wait on `poll_timeout`. No protocol logic lives
 //! here.
 //!
+//! # Reading never waits for writing
+//!
+//! Every connection hands its outgoing frames to a bounded outbox that a writer of its own
+//! empties, so a reader never blocks because its peer is slow to read, and two peers sending
+//! to each other cannot deadlock however much is in flight. While a connection's outbox holds
+//! its limit ([`ClientOptions::outbox_limit`](client::ClientOptions::outbox_limit),
+//! [`Server::outbox_limit`](server::Server::outbox_limit); [`DEFAULT_OUTBOX_LIMIT`] is
+//! 32 MiB), a client's new calls fail at once with
+//! [`ClientError::OutboxFull`](client::ClientError::OutboxFull) and a server stops reading
+//! that client until its writer catches up.
+//!
+//! # Threads, and which executor runs what
+//!
+//! Nothing here needs an async runtime, and nothing starts one behind your back.
+//!
+//! | what | threads it starts |
+//! |---|---|
+//! | any connection | one process-wide `talaria-timers` thread (request deadlines) |
+//! | a stdio, WebSocket or in-memory connection, either side | a reader (`talaria-stdio-read`, `talaria-ws-read`, `talaria-ws-conn`, `talaria-memory-*`) and a writer (`talaria-write`) |
+//! | a blocking HTTP client (`Client::http`, `Client::sse`) | a writer, `talaria-worker` pool threads for requests, `talaria-http-get` or `talaria-sse-read` for the server's stream |
+//! | a server | up to 64 `talaria-worker` pool threads for `blocking_tool`s and blocking HTTP exchanges, ending after 10 s idle |
+//! | [`AsyncClient`](client::AsyncClient) connects (`AsyncClient::stdio`, `websocket`, `http`, `memory`) | one short-lived `talaria-connect` thread while connecting |
+//! | dropping the last client handle | one short-lived `talaria-close` thread that shuts the transport down |
+//! | [`stdio::serve_async`] | one `talaria-stdio-serve` thread for the connection's reader |
+//!
+//! An [`AsyncClient`](client::AsyncClient) call only enqueues its request (the polling thread
+//! is held for microseconds) and its future only waits on a completion: the same futures run
+//! under tokio, smol or any executor. The HTTP clients and server of the [`smol`](mod@smol)
+//! module are the exception: they read async-io sockets in smol tasks, so they use smol's
+//! global executor (or the one you pass to `SmolHttpServer::bind_on`) and async-io's reactor
+//! thread.
+//!
 //! ```
 //! use talaria::core::jsonrpc::Message;
 //!
@@ -25,6 +57,8 @@
 #![deny(missing_docs)]
 
 pub use talaria_core as core;
+
+pub use outbox::DEFAULT_OUTBOX_LIMIT;
 
 #[cfg(feature = "http")]
 pub mod auth;
@@ -37,6 +71,7 @@ pub mod demo;
 pub mod http;
 pub mod memory;
 mod oneshot;
+mod outbox;
 pub mod server;
 #[cfg(all(feature = "smol", feature = "stdio", unix))]
 pub mod smol;

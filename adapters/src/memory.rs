@@ -2,7 +2,7 @@
 //! through channels, one reader thread per direction, exactly as over a real transport.
 
 use std::io;
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use talaria_core::server::TransportInfo;
 use talaria_core::session::{Event, Route};
@@ -14,8 +14,12 @@ use crate::server::Server;
 /// One JSON text.
 type Frame = Vec<u8>;
 
-/// Sends frames to the other side's reader thread.
-struct ChannelSink(Option<Sender<Vec<u8>>>);
+/// How many frames travel between the two sides before a writer waits for the reader.
+const IN_TRANSIT: usize = 256;
+
+/// Sends frames to the other side's reader thread (from this side's writer thread, which
+/// waits when the other side is [`IN_TRANSIT`] frames behind).
+struct ChannelSink(Option<SyncSender<Vec<u8>>>);
 
 impl FrameSink for ChannelSink {
     fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
@@ -77,14 +81,14 @@ pub(crate) fn start<S: Send + 'static>(
 }
 
 /// Opens the server side; returns the client's way in and inbox.
-fn open_server<S: Send + 'static>(server: &Server<S>) -> Result<(Sender<Frame>, Receiver<Frame>), ClientError> {
-    let (to_server, server_inbox) = channel::<Vec<u8>>();
-    let (to_client, client_inbox) = channel::<Vec<u8>>();
+fn open_server<S: Send + 'static>(server: &Server<S>) -> Result<(SyncSender<Frame>, Receiver<Frame>), ClientError> {
+    let (to_server, server_inbox) = sync_channel::<Vec<u8>>(IN_TRANSIT);
+    let (to_client, client_inbox) = sync_channel::<Vec<u8>>(IN_TRANSIT);
     let server_conn =
         server.open(Box::new(ChannelSink(Some(to_client))), TransportInfo::new("memory"), Box::new(|_: Event| {}))?;
     std::thread::Builder::new().name("talaria-memory-server".into()).spawn(move || {
         for frame in server_inbox {
-            server_conn.with(|served, now| served.endpoint.handle_frame(now, Route::Connection, &frame));
+            server_conn.with_input(|served, now| served.endpoint.handle_frame(now, Route::Connection, &frame));
         }
         server_conn.with(|served, now| served.endpoint.handle_closed(now));
         server_conn.close_sink();
@@ -94,13 +98,13 @@ fn open_server<S: Send + 'static>(server: &Server<S>) -> Result<(Sender<Frame>, 
 
 fn connect_client(
     options: ClientOptions,
-    to_server: Sender<Vec<u8>>,
+    to_server: SyncSender<Vec<u8>>,
     inbox: Receiver<Vec<u8>>,
 ) -> Result<(client::Connecting, client::Handshake), ClientError> {
     client::start_connecting(options, Box::new(ChannelSink(Some(to_server))), Box::new(NoTeardown), move |conn| {
         std::thread::Builder::new().name("talaria-memory-client".into()).spawn(move || {
             for frame in inbox {
-                conn.with(|endpoint, now| endpoint.handle_frame(now, Route::Connection, &frame));
+                conn.with_input(|endpoint, now| endpoint.handle_frame(now, Route::Connection, &frame));
             }
             conn.with(|endpoint, now| endpoint.handle_closed(now));
         })?;

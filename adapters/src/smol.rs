@@ -1,25 +1,25 @@
 //! The smol flavour: connecting and serving without blocking the executor.
 //!
-//! Reading is done by smol tasks on async pipes; the handshake and every call are awaited.
-//! Frames are written by whichever task produced them (a short, non-blocking critical
-//! section), and long-running tools run on the server's worker pool, as in the blocking
-//! flavour. Handles are the same [`AsyncClient`]s, usable from any executor.
+//! stdio and in-memory clients are the executor-neutral [`AsyncClient::stdio`] and
+//! [`AsyncClient::memory`] under their old names: a reader thread and a writer thread per
+//! connection, futures that only await completions, no smol executor or reactor started.
+//! The HTTP clients here (`http`, `sse`, `http_or_sse`) read on async-io sockets with smol
+//! tasks, so they run smol's global executor and async-io's reactor thread. Long-running
+//! tools run on the server's worker pool, as in the blocking flavour. Handles are the same
+//! [`AsyncClient`]s, usable from any executor.
 
 use std::io;
-use std::time::Duration;
 
 use smol::io::AsyncReadExt;
-use talaria_core::client::Endpoint;
 use talaria_core::server::TransportInfo;
 use talaria_core::session::Event;
 
 #[cfg(feature = "http")]
 pub use crate::http::smol_client::{http, http_or_sse, sse};
 
-use crate::client::{start_connecting, AsyncClient, ClientError, ClientOptions, Connecting, Handshake};
-use crate::conn::Conn;
+use crate::client::{AsyncClient, ClientError, ClientOptions, Connecting, Handshake};
 use crate::server::{wait_for_running_async, Server, DRAIN_GRACE};
-use crate::stdio::{child, LineSink, StdioCommand};
+use crate::stdio::{LineSink, StdioCommand};
 
 /// Waits for the handshake without blocking the executor.
 pub(crate) async fn handshake(connecting: Connecting, handshake: Handshake) -> Result<AsyncClient, ClientError> {
@@ -32,8 +32,9 @@ pub(crate) async fn handshake(connecting: Connecting, handshake: Handshake) -> R
     connecting.finish(outcome).map(|client| client.to_async())
 }
 
-/// Starts `command` and connects to it over its stdin/stdout, reading with a smol task.
-/// Teardown is as for [`Client::stdio`](crate::client::Client::stdio).
+/// Starts `command` and connects to it over its stdin/stdout: the same as
+/// [`AsyncClient::stdio`], kept under this name. Teardown is as for
+/// [`Client::stdio`](crate::client::Client::stdio).
 ///
 /// # Errors
 ///
@@ -54,42 +55,17 @@ pub(crate) async fn handshake(connecting: Connecting, handshake: Handshake) -> R
 /// # Ok::<(), talaria::client::ClientError>(())
 /// ```
 pub async fn stdio(command: StdioCommand, options: ClientOptions) -> Result<AsyncClient, ClientError> {
-    let started = child::start(command)?;
-    let teardown = started.teardown();
-    let child::Started { stdin, stdout, process } = started;
-    let mut stdout = smol::Async::new(stdout)?;
-    let (connecting, ready) = start_connecting(options, Box::new(LineSink::new(stdin)), teardown, move |conn| {
-        smol::spawn(async move {
-            read_into(&conn, &mut stdout).await;
-            // Record how the child ended while the information is fresh.
-            smol::unblock(move || process.wait_for(Duration::from_millis(100))).await;
-        })
-        .detach();
-        Ok(())
-    })?;
-    handshake(connecting, ready).await
-}
-
-async fn read_into(conn: &Conn<Endpoint>, stdout: &mut (impl AsyncReadExt + Unpin)) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match stdout.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => conn.with(|endpoint, now| endpoint.handle_bytes(now, &buf[..n])),
-        }
-    }
-    conn.with(|endpoint, now| endpoint.handle_closed(now));
+    AsyncClient::stdio(command, options).await
 }
 
 /// Serves `server` on this process's stdin/stdout until stdin ends, then lets running tools
-/// finish, flushes and returns (as [`stdio::serve`](crate::stdio::serve), without blocking the
-/// executor).
+/// finish, flushes and returns: the same as [`stdio::serve_async`](crate::stdio::serve_async).
 ///
 /// # Errors
 ///
 /// An I/O error starting the connection.
 pub async fn serve_stdio<S: Send + 'static>(server: &Server<S>) -> io::Result<()> {
-    serve_streams(server, smol::Unblock::new(io::stdin()), io::stdout()).await
+    crate::stdio::serve_async(server).await
 }
 
 /// Serves `server` on any async byte stream in and blocking writer out.
@@ -112,7 +88,11 @@ pub async fn serve_streams<S: Send + 'static>(
     loop {
         match input.read(&mut buf).await {
             Ok(0) => break,
-            Ok(n) => conn.with(|served, now| served.endpoint.handle_bytes(now, &buf[..n])),
+            Ok(n) => {
+                for piece in crate::stdio::pieces(&buf[..n]) {
+                    conn.with_input_async(|served, now| served.endpoint.handle_bytes(now, piece)).await;
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => break,
         }
@@ -120,6 +100,11 @@ pub async fn serve_streams<S: Send + 'static>(
     wait_for_running_async(&conn, DRAIN_GRACE).await;
     conn.with(|served, now| served.endpoint.handle_closed(now));
     conn.close_sink();
+    // The last answers leave through the writer thread; wait for it without blocking.
+    let grace = async {
+        smol::Timer::after(DRAIN_GRACE).await;
+    };
+    smol::future::or(conn.closed(), grace).await;
     Ok(())
 }
 
@@ -159,6 +144,5 @@ pub fn executor(threads: usize) -> std::sync::Arc<smol::Executor<'static>> {
 ///
 /// As [`memory::connect`](crate::memory::connect).
 pub async fn memory<S: Send + 'static>(server: &Server<S>, options: ClientOptions) -> Result<AsyncClient, ClientError> {
-    let (connecting, ready) = crate::memory::start(server, options)?;
-    handshake(connecting, ready).await
+    AsyncClient::memory(server, options).await
 }

@@ -11,11 +11,12 @@
 //! `serde_json::Value` and answers with the result `json-echo` gives, one text message, written
 //! to the socket just before it would read again (so a burst of requests is answered with one
 //! write, as `json-echo` does). Its client is written by hand over one socket: one thread for one
-//! call in flight; for 64, the socket's two halves (`TcpStream::try_clone`, as the SDK's transport
-//! splits it) with a writer thread that keeps 64 requests outstanding (flushing before it waits
+//! call in flight; deeper, the socket's two halves (`TcpStream::try_clone`, as the SDK's transport
+//! splits it) with a writer thread that keeps `depth` requests outstanding (flushing before it waits
 //! for room) and a reader thread that parses the answers and matches them to their requests by id.
 //! Both ends set `TCP_NODELAY`, as the SDK's do. Its latency ends when the answer message is
-//! parsed.
+//! parsed; deeper than one it starts when a client that never blocked on the socket would have
+//! sent the request (`common::Window`), as the SDK's calls queue in its outbox.
 //!
 //! The SDK's [`Client`] connects to a server child listening on a free port, whose URL it reads
 //! from the child's stderr; the peak RSS is that child's (the floor's server is this process).
@@ -33,10 +34,9 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use common::{peak_rss_kib, Bench, Sample, TEXT, VERSION, WIDE};
+use common::{peak_rss_kib, Bench, Sample, Window, VERSION};
 use serde_json::{json, Value};
 use talaria::client::{Client, ClientOptions};
-use talaria::core::session::ClientMode;
 use tungstenite::protocol::{Role, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
@@ -45,7 +45,7 @@ const SERVER: &str = env!("CARGO_BIN_EXE_everything-server");
 fn main() {
     let bench = Bench::start("ws", "a loopback WebSocket", "tungstenite echo thread");
     let mut floor = Floor::start();
-    let sdk = Sdk::connect();
+    let sdk = Sdk::connect(bench.options());
     let results = bench.measure(&mut floor, &sdk.client);
     let peaks = [("everything-server", peak_rss_kib(sdk.child.id()))];
     sdk.stop();
@@ -163,41 +163,36 @@ impl Floor {
 impl common::Floor for Floor {
     const LABEL: &'static str = "floor (tungstenite echo)";
 
-    fn one(&mut self, calls: usize) -> Sample {
+    fn one(&mut self, text: &str, calls: usize) -> Sample {
         let mut latencies = Vec::with_capacity(calls);
         let start = Instant::now();
         for _ in 0..calls {
             let id = self.next_id;
             self.next_id += 1;
             let sent = Instant::now();
-            self.writer.send(request(id)).unwrap();
-            assert_eq!(answer_id(&self.reader.read().unwrap()), id);
+            self.writer.send(request(id, text)).unwrap();
+            assert_eq!(answer_id(&self.reader.read().unwrap(), text), id);
             latencies.push(sent.elapsed());
         }
         Sample::new(start.elapsed(), latencies)
     }
 
     /// A writer thread and a reader thread.
-    fn wide(&mut self, calls: usize) -> Sample {
+    fn wide(&mut self, text: &str, depth: usize, calls: usize) -> Sample {
         let base = self.next_id;
         self.next_id += calls as u64;
         let (sent_tx, sent_rx) = mpsc::channel::<(u64, Instant)>();
-        let (room_tx, room_rx) = mpsc::channel::<()>();
+        let (room_tx, room_rx) = mpsc::channel::<Instant>();
         let (writer, reader) = (&mut self.writer, &mut self.reader);
         let start = Instant::now();
         let latencies = std::thread::scope(|scope| {
             scope.spawn(move || {
-                let mut room = WIDE;
+                let mut window = Window::new(start, depth, room_rx);
                 for id in base..base + calls as u64 {
-                    if room == 0 {
-                        // Send the batch before waiting for the reader to make room.
-                        writer.flush().unwrap();
-                        room_rx.recv().unwrap();
-                        room = 1 + room_rx.try_iter().count();
-                    }
-                    sent_tx.send((id, Instant::now())).unwrap();
-                    writer.write(request(id)).unwrap();
-                    room -= 1;
+                    // Sends the batch before waiting for the reader to make room.
+                    let (sent, message) = window.send(|| writer.flush().unwrap(), || request(id, text));
+                    sent_tx.send((id, sent)).unwrap();
+                    writer.write(message).unwrap();
                 }
                 writer.flush().unwrap();
             });
@@ -205,7 +200,7 @@ impl common::Floor for Floor {
                 let mut sent: Vec<Option<Instant>> = vec![None; calls];
                 let mut latencies = Vec::with_capacity(calls);
                 for _ in 0..calls {
-                    let id = answer_id(&reader.read().unwrap());
+                    let id = answer_id(&reader.read().unwrap(), text);
                     let done = Instant::now();
                     let slot = usize::try_from(id - base).unwrap();
                     while sent[slot].is_none() {
@@ -213,7 +208,7 @@ impl common::Floor for Floor {
                         sent[usize::try_from(id - base).unwrap()] = Some(at);
                     }
                     latencies.push(done - sent[slot].unwrap());
-                    let _ = room_tx.send(());
+                    let _ = room_tx.send(done);
                 }
                 latencies
             });
@@ -223,17 +218,17 @@ impl common::Floor for Floor {
     }
 }
 
-fn request(id: u64) -> Message {
+fn request(id: u64, text: &str) -> Message {
     let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": "echo", "arguments": {"text": TEXT}}});
+        "params": {"name": "echo", "arguments": {"text": text}}});
     Message::text(serde_json::to_string(&request).unwrap())
 }
 
-/// The id of an answer, after checking it echoes [`TEXT`].
-fn answer_id(message: &Message) -> u64 {
-    let Message::Text(text) = message else { panic!("not a text message: {message:?}") };
-    let answer: Value = serde_json::from_str(text.as_str()).unwrap();
-    assert_eq!(answer["result"]["content"][0]["text"], TEXT, "{text}");
+/// The id of an answer, after checking it echoes `text`.
+fn answer_id(message: &Message, text: &str) -> u64 {
+    let Message::Text(answer) = message else { panic!("not a text message: {message:?}") };
+    let answer: Value = serde_json::from_str(answer.as_str()).unwrap();
+    assert!(answer["result"]["content"][0]["text"] == text, "not an echo of the {} bytes sent", text.len());
     answer["id"].as_u64().unwrap()
 }
 
@@ -247,8 +242,8 @@ struct Sdk {
 
 impl Sdk {
     /// Starts the server on a free port, reads its URL from its first stderr line (forwarding
-    /// the rest), and connects.
-    fn connect() -> Self {
+    /// the rest), and connects with `options`.
+    fn connect(options: ClientOptions) -> Self {
         let mut child = Command::new(SERVER)
             .args(["--transport", "ws", "--port", "0"])
             .stdin(Stdio::null())
@@ -266,7 +261,6 @@ impl Sdk {
                 eprintln!("{line}");
             }
         });
-        let options = ClientOptions::new("bench", "1").mode(ClientMode::Legacy).versions(vec![VERSION]);
         let client = Client::websocket(&url, &[], options).unwrap();
         assert_eq!(client.protocol_version(), VERSION);
         Self { client, child }

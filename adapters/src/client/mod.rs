@@ -6,6 +6,7 @@
 //! transport is shut down (for a child process: stdin closed, then SIGTERM, then SIGKILL).
 
 mod async_client;
+mod async_connect;
 mod authenticator;
 mod options;
 mod trace;
@@ -78,6 +79,20 @@ pub enum ClientError {
     /// An I/O error setting up the transport.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// The call was not sent: the connection's outbox already holds
+    /// [`ClientOptions::outbox_limit`] bytes that the server has not read yet. Nothing is
+    /// lost; try again once calls in flight finish, or raise the limit.
+    #[error("not sent: the outbox is full ({limit} bytes wait for the server to read them)")]
+    OutboxFull {
+        /// The configured limit, in bytes.
+        limit: usize,
+    },
+}
+
+impl From<crate::conn::OutboxFull> for ClientError {
+    fn from(full: crate::conn::OutboxFull) -> Self {
+        Self::OutboxFull { limit: full.limit }
+    }
 }
 
 /// What a transport leaves behind to shut down when the client closes.
@@ -96,6 +111,9 @@ pub(crate) trait Teardown: Send {
 }
 
 impl Engine for Endpoint {
+    // A client's reader never pauses: its application's calls are refused instead, so the
+    // server's writer always drains and two peers never wait on each other.
+    const READER_PAUSES: bool = false;
     fn poll_output(&mut self) -> Option<talaria_core::session::Output> {
         Self::poll_output(self)
     }
@@ -107,9 +125,6 @@ impl Engine for Endpoint {
     }
     fn handle_closed(&mut self, now: Instant) {
         Self::handle_closed(self, now);
-    }
-    fn in_flight(&self) -> usize {
-        self.pending()
     }
 }
 
@@ -123,20 +138,60 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// Closes the session and the transport; returns once the transport is shut down (see
+    /// [`Client::close`] for how long that may take).
     fn close(&self) {
         if self.shut.swap(true, std::sync::atomic::Ordering::AcqRel) {
             return;
         }
         self.conn.with(|endpoint, _| endpoint.session_mut().close());
-        self.conn.close_sink();
-        self.teardown.lock().unwrap_or_else(PoisonError::into_inner).shutdown();
+        finish(&self.conn, &mut **self.teardown.lock().unwrap_or_else(PoisonError::into_inner));
     }
 }
 
+/// How long closing waits for the last frames to leave before the transport is torn down.
+pub(crate) const FLUSH_GRACE: Duration = Duration::from_secs(2);
+
+/// Ends the outgoing direction once its last frames are written (waiting up to
+/// [`FLUSH_GRACE`] for a peer that does not read), then shuts the transport down.
+fn finish(conn: &Conn<Endpoint>, teardown: &mut dyn Teardown) {
+    conn.close_sink();
+    conn.wait_closed(FLUSH_GRACE);
+    teardown.shutdown();
+}
+
 impl Drop for Inner {
+    /// The last handle is gone: the session closes now, and the transport is shut down on a
+    /// thread of its own, so that dropping a handle never blocks (an executor, say) for the
+    /// grace periods a child process gets.
     fn drop(&mut self) {
-        self.close();
+        if self.shut.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        self.conn.with(|endpoint, _| endpoint.session_mut().close());
+        let teardown =
+            std::mem::replace(&mut *self.teardown.lock().unwrap_or_else(PoisonError::into_inner), Box::new(Gone));
+        let slot = Arc::new(Mutex::new(Some(teardown)));
+        let (conn, taken) = (Arc::clone(&self.conn), Arc::clone(&slot));
+        let closing = move || {
+            if let Some(mut teardown) = taken.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                finish(&conn, &mut *teardown);
+            }
+        };
+        if std::thread::Builder::new().name("talaria-close".into()).spawn(closing).is_err() {
+            // No thread to be had: shut down here rather than leak the transport.
+            if let Some(mut teardown) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                finish(&self.conn, &mut *teardown);
+            }
+        }
     }
+}
+
+/// What stands in for a transport handed to the closing thread.
+struct Gone;
+
+impl Teardown for Gone {
+    fn shutdown(&mut self) {}
 }
 
 /// A connection whose handshake is under way.
@@ -179,7 +234,16 @@ pub(crate) fn start_connecting(
     teardown: Box<dyn Teardown>,
     start_reader: impl FnOnce(Arc<Conn<Endpoint>>) -> std::io::Result<()>,
 ) -> Result<(Connecting, Handshake), ClientError> {
-    let ClientOptions { config, handlers, on_log, on_notification, connect_timeout, trace, authenticator: _ } = options;
+    let ClientOptions {
+        config,
+        handlers,
+        on_log,
+        on_notification,
+        connect_timeout,
+        trace,
+        outbox_limit,
+        authenticator: _,
+    } = options;
     let (ready_tx, ready) = oneshot::channel();
     let ready_tx = Mutex::new(Some(ready_tx));
     let announce = move |outcome: Result<Box<ReadyInfo>, String>| {
@@ -211,7 +275,7 @@ pub(crate) fn start_connecting(
             });
         }));
     }
-    let conn = Conn::start(endpoint, sink, events)?;
+    let conn = Conn::start(endpoint, sink, outbox_limit, events)?;
     if let Err(e) = start_reader(Arc::clone(&conn)) {
         shut(&conn, Some(teardown));
         return Err(e.into());
@@ -233,9 +297,9 @@ pub(crate) fn connect(
 
 fn shut(conn: &Conn<Endpoint>, teardown: Option<Box<dyn Teardown>>) {
     conn.with(|endpoint, _| endpoint.session_mut().close());
-    conn.close_sink();
-    if let Some(mut teardown) = teardown {
-        teardown.shutdown();
+    match teardown {
+        Some(mut teardown) => finish(conn, &mut *teardown),
+        None => conn.close_sink(),
     }
 }
 
@@ -388,7 +452,9 @@ impl Client {
         let (tx, rx) = oneshot::channel();
         let later = self.inner.conn.later();
         let done = Box::new(move |r| later.run(move || tx.send(r)));
-        self.inner.conn.with(|endpoint, now| endpoint.request(now, method, params, CallOptions::default(), done))?;
+        self.inner
+            .conn
+            .with_call(|endpoint, now| endpoint.request(now, method, params, CallOptions::default(), done))??;
         flatten(rx.wait())
     }
 
@@ -431,7 +497,7 @@ impl Client {
                 }
             })
             .collect();
-        self.inner.conn.with(|endpoint, now| endpoint.batch(now, items))?;
+        self.inner.conn.with_call(|endpoint, now| endpoint.batch(now, items))??;
         Ok(waiting.into_iter().map(|rx| flatten(rx.wait())).collect())
     }
 
@@ -441,7 +507,10 @@ impl Client {
     ///
     /// [`ClientError::Send`] if the notification is not allowed or the connection is closed.
     pub fn notify(&self, method: &str, params: Option<Box<RawValue>>) -> Result<(), ClientError> {
-        self.inner.conn.with(|endpoint, _| endpoint.session_mut().notify(method, params)).map_err(ClientError::from)
+        self.inner
+            .conn
+            .with_call(|endpoint, _| endpoint.session_mut().notify(method, params))?
+            .map_err(ClientError::from)
     }
 
     /// The roots the client offers.
@@ -517,7 +586,7 @@ pub(crate) fn start_mapped<M: RequestMethod, T: Send + 'static>(
         let r = r.map(map);
         later.run(move || tx.send(r));
     };
-    let id = inner.conn.with_call(|endpoint, now| endpoint.call::<M>(now, params, options, done))?;
+    let id = inner.conn.with_call(|endpoint, now| endpoint.call::<M>(now, params, options, done))??;
     Ok(Started { id, outcome })
 }
 

@@ -46,6 +46,7 @@ pub struct ClientOptions {
     pub(crate) on_notification: Option<NotificationFn>,
     pub(crate) connect_timeout: Duration,
     pub(crate) trace: Option<TraceFn>,
+    pub(crate) outbox_limit: usize,
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
 }
 
@@ -56,6 +57,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("handlers", &self.handlers)
             .field("connect_timeout", &self.connect_timeout)
             .field("trace", &self.trace.is_some())
+            .field("outbox_limit", &self.outbox_limit)
             .field("authenticator", &self.authenticator.is_some())
             .finish_non_exhaustive()
     }
@@ -77,6 +79,7 @@ impl ClientOptions {
             on_notification: None,
             connect_timeout: Duration::from_secs(30),
             trace: None,
+            outbox_limit: crate::DEFAULT_OUTBOX_LIMIT,
             authenticator: None,
         }
     }
@@ -96,6 +99,34 @@ impl ClientOptions {
     /// The default timeout of every request (reset by progress).
     pub const fn request_timeout(mut self, timeout: Duration) -> Self {
         self.config.session.request_timeout = timeout;
+        self
+    }
+
+    /// How many calls may wait for an answer at once (default 1,024); one more fails with
+    /// [`SendError::TooManyPending`](talaria_core::session::SendError::TooManyPending).
+    pub const fn max_pending(mut self, limit: usize) -> Self {
+        self.config.session.max_pending = limit;
+        self
+    }
+
+    /// How many bytes of frames may wait for the server to read them (default
+    /// [`DEFAULT_OUTBOX_LIMIT`](crate::DEFAULT_OUTBOX_LIMIT), 32 MiB). While that much waits,
+    /// new calls fail at once with [`ClientError::OutboxFull`](super::ClientError::OutboxFull)
+    /// instead of queueing without bound; nothing ever blocks on a slow server. If the server
+    /// sends requests and stops reading altogether, the connection is closed once four times
+    /// this much is queued.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::client::ClientOptions;
+    ///
+    /// // Room for 10,000 calls of 64 KiB in flight at once.
+    /// let options = ClientOptions::new("bulk", "1").max_pending(10_000).outbox_limit(1 << 30);
+    /// # let _ = options;
+    /// ```
+    pub const fn outbox_limit(mut self, bytes: usize) -> Self {
+        self.outbox_limit = bytes;
         self
     }
 

@@ -281,6 +281,7 @@ impl FrameSink for Streams {
                         let _ = tx.send(StreamMsg::Disconnect);
                     }
                 }
+                Outgoing::Pong(_) => {}
             }
         }
         Ok(())
@@ -288,6 +289,10 @@ impl FrameSink for Streams {
 
     fn close(&mut self) {
         self.close_all();
+    }
+
+    fn never_blocks(&self) -> bool {
+        true
     }
 }
 

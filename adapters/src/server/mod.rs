@@ -62,6 +62,8 @@ pub(crate) struct Shared<S> {
     new_state: Box<dyn Fn() -> S + Send + Sync>,
     conns: Mutex<Vec<Weak<Conn<Served<S>>>>>,
     pool: Pool,
+    /// How many bytes each connection queues for its peer before its reader pauses.
+    outbox_limit: usize,
 }
 
 impl<S> Shared<S> {
@@ -96,6 +98,7 @@ impl<S: Send + 'static> Server<S> {
                 new_state: Box::new(new_state),
                 conns: Mutex::new(Vec::new()),
                 pool: Pool::new(64),
+                outbox_limit: crate::DEFAULT_OUTBOX_LIMIT,
             }),
         }
     }
@@ -106,6 +109,27 @@ impl<S: Send + 'static> Server<S> {
         let mut shared = Arc::try_unwrap(self.shared).unwrap_or_else(|_| unreachable_shared());
         let config = Arc::unwrap_or_clone(shared.config);
         shared.config = Arc::new(config.with_instructions(instructions));
+        Self { shared: Arc::new(shared) }
+    }
+
+    /// How many bytes of frames each connection may queue for a client that reads slowly
+    /// (default [`DEFAULT_OUTBOX_LIMIT`](crate::DEFAULT_OUTBOX_LIMIT), 32 MiB). Past it the
+    /// connection stops reading that client's requests until its writer has caught up: a
+    /// client that sends without reading is slowed down, never given unbounded memory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::core::server::Router;
+    /// use talaria::server::Server;
+    ///
+    /// let server = Server::new("small", "1.0", Router::<()>::builder().build()).outbox_limit(1 << 20);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn outbox_limit(self, bytes: usize) -> Self {
+        let mut shared = Arc::try_unwrap(self.shared).unwrap_or_else(|_| unreachable_shared());
+        shared.outbox_limit = bytes;
         Self { shared: Arc::new(shared) }
     }
 
@@ -186,7 +210,7 @@ impl<S: Send + 'static> Server<S> {
         let spawner = Arc::new(PoolSpawn { shared: Arc::clone(&self.shared), conn: OnceLock::new() });
         endpoint.set_spawner(Arc::clone(&spawner) as Arc<dyn Spawn>);
         let served = Served { endpoint, shared: Arc::clone(&self.shared) };
-        let conn = Conn::start(served, sink, events)?;
+        let conn = Conn::start(served, sink, self.shared.outbox_limit, events)?;
         let _ = spawner.conn.set(Arc::downgrade(&conn));
         let mut conns = self.shared.conns.lock().unwrap_or_else(PoisonError::into_inner);
         conns.retain(|c| c.strong_count() > 0);
@@ -197,7 +221,7 @@ impl<S: Send + 'static> Server<S> {
 
 #[allow(clippy::panic)]
 fn unreachable_shared<T>() -> T {
-    panic!("Server::instructions is called while building, before the server is shared")
+    panic!("Server::instructions and Server::outbox_limit are called while building, before the server is shared")
 }
 
 /// One connection's engine: its endpoint, and the server it belongs to.
@@ -207,6 +231,7 @@ pub(crate) struct Served<S> {
 }
 
 impl<S: Send + 'static> Engine for Served<S> {
+    const READER_PAUSES: bool = true;
     fn poll_output(&mut self) -> Option<Output> {
         let router = self.shared.router();
         self.endpoint.poll_output(&router)

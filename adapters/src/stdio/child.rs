@@ -242,7 +242,11 @@ fn read_into(conn: &Conn<Endpoint>, mut stdout: ChildStdout) {
     loop {
         match stdout.read(&mut buf) {
             Ok(0) | Err(_) => break,
-            Ok(n) => conn.with(|endpoint, now| endpoint.handle_bytes(now, &buf[..n])),
+            Ok(n) => {
+                for piece in super::pieces(&buf[..n]) {
+                    conn.with_input(|endpoint, now| endpoint.handle_bytes(now, piece));
+                }
+            }
         }
     }
     conn.with(|endpoint, now| endpoint.handle_closed(now));

@@ -30,6 +30,33 @@ pub fn serve<S: Send + 'static>(server: &Server<S>) -> io::Result<()> {
     serve_streams(server, io::stdin().lock(), io::stdout())
 }
 
+/// [`serve`] for async code, under any executor: serving runs on a thread of its own and the
+/// future resolves when stdin ends and the last answers are written.
+///
+/// # Errors
+///
+/// An I/O error starting the connection (or the thread).
+///
+/// # Examples
+///
+/// ```no_run
+/// use talaria::core::server::Router;
+/// use talaria::server::Server;
+///
+/// let server = Server::new("quiet", "1.0", Router::<()>::builder().build());
+/// smol::block_on(talaria::stdio::serve_async(&server))?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn serve_async<S: Send + 'static>(server: &Server<S>) -> impl std::future::Future<Output = io::Result<()>> + Send {
+    let server = server.clone();
+    let (tx, rx) = crate::oneshot::channel();
+    let spawned = std::thread::Builder::new().name("talaria-stdio-serve".into()).spawn(move || tx.send(serve(&server)));
+    async move {
+        spawned?;
+        rx.await.unwrap_or_else(|| Err(io::Error::other("the serving thread ended without an answer")))
+    }
+}
+
 /// Serves `server` on any byte streams: newline-delimited JSON in from `input`, out to
 /// `output`. Returns when `input` ends, after running tools finish.
 ///
@@ -51,7 +78,11 @@ pub fn serve_streams<S: Send + 'static, R: Read, W: Write + Send + 'static>(
     loop {
         match input.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => conn.with(|served, now| served.endpoint.handle_bytes(now, &buf[..n])),
+            Ok(n) => {
+                for piece in super::pieces(&buf[..n]) {
+                    conn.with_input(|served, now| served.endpoint.handle_bytes(now, piece));
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => break,
         }
@@ -59,5 +90,8 @@ pub fn serve_streams<S: Send + 'static, R: Read, W: Write + Send + 'static>(
     wait_for_running(&conn, DRAIN_GRACE);
     conn.with(|served, now| served.endpoint.handle_closed(now));
     conn.close_sink();
+    // The writer is a thread of its own: let it deliver the last answers before returning
+    // (the caller may exit the process next), unless the client stopped reading.
+    conn.wait_closed(DRAIN_GRACE);
     Ok(())
 }

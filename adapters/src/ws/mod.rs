@@ -143,17 +143,7 @@ impl WsSink {
 impl FrameSink for WsSink {
     fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
         let Some(socket) = &mut self.socket else { return Err(io::ErrorKind::BrokenPipe.into()) };
-        for frame in frames {
-            let Outgoing::Frame(_, payload) = frame else { continue };
-            let text = String::from_utf8(payload).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-            socket.write(Message::text(text)).map_err(io::Error::other)?;
-        }
-        socket.flush().map_err(io::Error::other)
-    }
-
-    fn pong(&mut self, data: Vec<u8>) -> io::Result<()> {
-        let Some(socket) = &mut self.socket else { return Err(io::ErrorKind::BrokenPipe.into()) };
-        socket.send(Message::Pong(data.into())).map_err(io::Error::other)
+        write_frames(socket, frames)
     }
 
     fn close(&mut self) {
@@ -165,16 +155,24 @@ impl FrameSink for WsSink {
     }
 }
 
-/// Whether more bytes already wait on the socket (so the reader should handle them before
-/// writing what it has produced).
-fn more_pending(stream: &TcpStream) -> bool {
-    use rustix::net::{recv, RecvFlags};
-    let mut probe = [0u8; 1];
-    recv(stream, &mut probe, RecvFlags::PEEK | RecvFlags::DONTWAIT).is_ok_and(|(got, _)| got > 0)
+/// Writes `frames` as text messages (and pongs) with one flush at the end.
+fn write_frames<S: Read + Write>(socket: &mut WebSocket<S>, frames: Vec<Outgoing>) -> io::Result<()> {
+    for frame in frames {
+        let message = match frame {
+            Outgoing::Frame(_, payload) => {
+                Message::text(String::from_utf8(payload).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?)
+            }
+            Outgoing::Pong(data) => Message::Pong(data.into()),
+            Outgoing::StreamDone(_) | Outgoing::StreamDisconnect(_) => continue,
+        };
+        socket.write(message).map_err(io::Error::other)?;
+    }
+    socket.flush().map_err(io::Error::other)
 }
 
 /// Feeds messages from `reader` into the engine through `handle` until the connection ends,
-/// answering pings; writes are held while more input waits, so a burst gets one write.
+/// answering pings through the writer. The writer thread writes whatever piled up while it
+/// was busy in one go, so a burst of answers takes few writes.
 fn read_loop<E: crate::conn::Engine>(
     conn: &crate::conn::Conn<E>,
     reader: &mut WebSocket<ReadHalf>,
@@ -182,18 +180,12 @@ fn read_loop<E: crate::conn::Engine>(
 ) {
     loop {
         match next_message(reader) {
-            Incoming::Frame(frame) => {
-                conn.with_held(|engine, now| handle(engine, now, &frame));
-                if !more_pending(&reader.get_ref().stream) {
-                    conn.flush();
-                }
-            }
+            Incoming::Frame(frame) => conn.with_input(|engine, now| handle(engine, now, &frame)),
             Incoming::Ping(data) => conn.pong(data),
             Incoming::Skip => {}
             Incoming::End => break,
         }
     }
-    conn.flush();
 }
 
 /// What the reader got: a frame for the engine, a ping to answer, or the end.

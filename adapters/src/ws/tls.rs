@@ -48,13 +48,7 @@ struct TlsSink(Arc<Mutex<TlsSocket>>);
 
 impl FrameSink for TlsSink {
     fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
-        let mut socket = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        for frame in frames {
-            let Outgoing::Frame(_, payload) = frame else { continue };
-            let text = String::from_utf8(payload).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-            socket.write(Message::text(text)).map_err(io::Error::other)?;
-        }
-        socket.flush().map_err(io::Error::other)
+        super::write_frames(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner), frames)
     }
 
     fn close(&mut self) {
@@ -77,10 +71,10 @@ fn read_into(conn: &Conn<Endpoint>, socket: &Mutex<TlsSocket>) {
         let message = socket.lock().unwrap_or_else(PoisonError::into_inner).read();
         match message {
             Ok(Message::Text(text)) => {
-                conn.with(|endpoint, now| endpoint.handle_frame(now, Route::Connection, text.as_bytes()));
+                conn.with_input(|endpoint, now| endpoint.handle_frame(now, Route::Connection, text.as_bytes()));
             }
             Ok(Message::Binary(bytes)) => {
-                conn.with(|endpoint, now| endpoint.handle_frame(now, Route::Connection, &bytes));
+                conn.with_input(|endpoint, now| endpoint.handle_frame(now, Route::Connection, &bytes));
             }
             Ok(Message::Close(_)) => break,
             Ok(_) => {}

@@ -383,6 +383,10 @@ impl FrameSink for ChannelSink {
         // What is queued still goes; the dispatcher ends after it.
         self.0.close();
     }
+
+    fn never_blocks(&self) -> bool {
+        true
+    }
 }
 
 /// Stops the GET stream and ends the session with DELETE, sent by a task: closing never blocks

@@ -1,0 +1,470 @@
+//! A connection's outgoing queue and the writer that empties it.
+//!
+//! Whoever produces frames (a reader handling input, an application call, a timer) only
+//! appends them here; it never waits for the peer. A sink that may block (a pipe, a socket)
+//! gets a writer thread of its own, which takes everything queued at once and writes it, so a
+//! busy connection writes a burst per syscall. A sink that never blocks (an HTTP server's
+//! per-stream channels) is written on the producing thread, as it costs nothing.
+//!
+//! The queue is bounded in bytes: [`Outbox::is_full`] tells callers to refuse new work, and
+//! [`Outbox::wait_for_room`] / [`Outbox::room`] let a reader pause until the writer has caught
+//! up. Which side pauses and which refuses is the connection's choice (see `conn.rs`).
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use talaria_core::session::{Route, StreamId};
+
+/// How many bytes of frames a connection queues for its writer unless told otherwise.
+pub const DEFAULT_OUTBOX_LIMIT: usize = 32 * 1024 * 1024;
+
+/// One thing for a transport to write.
+pub(crate) enum Outgoing {
+    /// A JSON text for `route`.
+    Frame(Route, Vec<u8>),
+    /// Every reply due on an HTTP stream was sent.
+    StreamDone(StreamId),
+    /// End an HTTP stream early; the rest of its frames wait in its event log.
+    StreamDisconnect(StreamId),
+    /// Answer a WebSocket ping with these bytes.
+    Pong(Vec<u8>),
+}
+
+impl Outgoing {
+    /// The bytes it holds, as counted against the limit.
+    fn size(&self) -> usize {
+        match self {
+            Self::Frame(_, payload) | Self::Pong(payload) => payload.len(),
+            Self::StreamDone(_) | Self::StreamDisconnect(_) => 0,
+        }
+    }
+}
+
+/// Where frames go: a pipe (one JSON text per line), a WebSocket (one per text message), the
+/// other half of an in-memory pair, an HTTP response.
+pub(crate) trait FrameSink: Send {
+    /// Sends `frames` in order; may block until the peer takes them.
+    fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()>;
+    /// Ends the outgoing direction (closes stdin, sends a close frame). Idempotent.
+    fn close(&mut self);
+    /// Whether `send` returns at once whatever the peer does (it hands frames to channels):
+    /// then it is called on the producing thread and no writer thread is started.
+    fn never_blocks(&self) -> bool {
+        false
+    }
+}
+
+/// What the writer does when the sink fails: tell the connection it is gone.
+pub(crate) type OnBroken = Box<dyn Fn() + Send + Sync>;
+
+#[derive(Default)]
+struct Queue {
+    frames: Vec<Outgoing>,
+    /// Bytes queued or being written.
+    bytes: usize,
+    /// A thread is writing; others only append.
+    writing: bool,
+    /// The writer thread waits for frames (only then is a notify worth a syscall).
+    idle: bool,
+    /// Close the sink once what is queued is written.
+    closing: bool,
+    /// The sink was closed (after its last frame) or failed.
+    done: bool,
+    /// The sink failed: frames are dropped.
+    broken: bool,
+    /// Tasks waiting for room.
+    wakers: Vec<Waker>,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    /// The writer thread waits here for frames.
+    work: Condvar,
+    /// Blocked readers wait here for room, and closers for the end.
+    room: Condvar,
+    limit: usize,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `written` bytes left the queue (or the sink failed): wake whoever waits for room.
+    fn written(&self, written: usize, failed: bool) {
+        let wakers = {
+            let mut queue = self.lock();
+            queue.bytes = queue.bytes.saturating_sub(written);
+            queue.writing = false;
+            if failed {
+                queue.broken = true;
+                queue.frames.clear();
+                queue.bytes = 0;
+            }
+            std::mem::take(&mut queue.wakers)
+        };
+        self.room.notify_all();
+        wakers.into_iter().for_each(Waker::wake);
+    }
+
+    fn finished(&self) {
+        let wakers = {
+            let mut queue = self.lock();
+            queue.done = true;
+            std::mem::take(&mut queue.wakers)
+        };
+        self.room.notify_all();
+        wakers.into_iter().for_each(Waker::wake);
+    }
+
+    /// Whether a paused reader may go on: the queue is back under half its limit, or nothing
+    /// more will be written.
+    fn roomy(&self, queue: &Queue) -> bool {
+        queue.bytes <= self.limit / 2 || queue.broken || queue.done
+    }
+}
+
+/// A connection's outgoing queue (see the module docs).
+pub(crate) struct Outbox {
+    shared: Arc<Shared>,
+    /// The sink, when it never blocks and is written by the producing thread.
+    inline: Option<Mutex<Box<dyn FrameSink>>>,
+    on_broken: Arc<OnBroken>,
+}
+
+impl Outbox {
+    /// An outbox for `sink`, holding up to `limit` bytes before [`Outbox::is_full`]; a sink
+    /// that may block gets a writer thread. `on_broken` runs (on the writing thread, no lock
+    /// held) if the sink fails.
+    pub(crate) fn new(sink: Box<dyn FrameSink>, limit: usize, on_broken: OnBroken) -> io::Result<Self> {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue::default()),
+            work: Condvar::new(),
+            room: Condvar::new(),
+            limit: limit.max(1),
+        });
+        let on_broken = Arc::new(on_broken);
+        if sink.never_blocks() {
+            return Ok(Self { shared, inline: Some(Mutex::new(sink)), on_broken });
+        }
+        let (writer, broken) = (Arc::clone(&shared), Arc::clone(&on_broken));
+        std::thread::Builder::new().name("talaria-write".into()).spawn(move || write_loop(&writer, sink, &broken))?;
+        Ok(Self { shared, inline: None, on_broken })
+    }
+
+    /// Appends `frames` (in order; nothing if the sink failed) and wakes the writer. Call it
+    /// while holding whatever orders the frames (the engine's lock), then [`Outbox::pump`].
+    pub(crate) fn push(&self, frames: impl IntoIterator<Item = Outgoing>) {
+        let wake = {
+            let mut queue = self.shared.lock();
+            if queue.broken || queue.closing {
+                return;
+            }
+            let before = queue.frames.len();
+            for frame in frames {
+                queue.bytes += frame.size();
+                queue.frames.push(frame);
+            }
+            queue.frames.len() > before && queue.idle
+        };
+        if wake {
+            self.shared.work.notify_one();
+        }
+    }
+
+    /// Writes what is queued on this thread when the sink never blocks (unless another
+    /// thread is writing: it picks up what was appended meanwhile). Does nothing for a sink
+    /// with a writer thread.
+    pub(crate) fn pump(&self) {
+        let Some(sink) = &self.inline else { return };
+        loop {
+            let frames = {
+                let mut queue = self.shared.lock();
+                if queue.writing || queue.frames.is_empty() {
+                    return;
+                }
+                queue.writing = true;
+                std::mem::take(&mut queue.frames)
+            };
+            let size = frames.iter().map(Outgoing::size).sum();
+            let failed = sink.lock().unwrap_or_else(PoisonError::into_inner).send(frames).is_err();
+            self.shared.written(size, failed);
+            if failed {
+                (self.on_broken)();
+                return;
+            }
+        }
+    }
+
+    /// The most bytes it queues before [`Outbox::is_full`].
+    pub(crate) fn limit(&self) -> usize {
+        self.shared.limit
+    }
+
+    /// Bytes queued or being written.
+    pub(crate) fn queued(&self) -> usize {
+        self.shared.lock().bytes
+    }
+
+    /// Whether the queue holds its limit or more: new work should be refused.
+    pub(crate) fn is_full(&self) -> bool {
+        self.queued() >= self.shared.limit
+    }
+
+    /// Blocks until the queue is back under half its limit (or will never drain).
+    pub(crate) fn wait_for_room(&self) {
+        let mut queue = self.shared.lock();
+        while !self.shared.roomy(&queue) {
+            queue = self.shared.room.wait(queue).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// [`Outbox::wait_for_room`] as a future.
+    pub(crate) fn room(&self) -> Until<'_> {
+        Until { shared: &self.shared, ready: Shared::roomy }
+    }
+
+    /// Resolves once the sink was closed after its last frame (or failed): the future twin
+    /// of [`Outbox::wait_closed`], without its time limit.
+    pub(crate) fn closed(&self) -> Until<'_> {
+        Until { shared: &self.shared, ready: |_, queue| queue.done || queue.broken }
+    }
+
+    /// Closes the sink once everything queued is written; returns at once.
+    pub(crate) fn close(&self) {
+        let wake = {
+            let mut queue = self.shared.lock();
+            if queue.closing {
+                return;
+            }
+            queue.closing = true;
+            queue.idle
+        };
+        if wake {
+            self.shared.work.notify_one();
+        }
+        if let Some(sink) = &self.inline {
+            self.pump();
+            sink.lock().unwrap_or_else(PoisonError::into_inner).close();
+            self.shared.finished();
+        }
+    }
+
+    /// Waits up to `limit` for the sink to be closed after its last frame (or to fail);
+    /// `false` if it was not by then (the peer is not reading).
+    pub(crate) fn wait_closed(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let mut queue = self.shared.lock();
+        while !(queue.done || queue.broken) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            queue = self.shared.room.wait_timeout(queue, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
+        true
+    }
+}
+
+impl Drop for Outbox {
+    /// The connection is gone: the writer writes what is queued, closes the sink and ends.
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The writer thread: takes everything queued, writes it, until closed or the sink fails.
+fn write_loop(shared: &Shared, mut sink: Box<dyn FrameSink>, on_broken: &OnBroken) {
+    loop {
+        let frames = {
+            let mut queue = shared.lock();
+            loop {
+                if !queue.frames.is_empty() {
+                    break;
+                }
+                if queue.closing || queue.broken {
+                    drop(queue);
+                    sink.close();
+                    shared.finished();
+                    return;
+                }
+                queue.idle = true;
+                queue = shared.work.wait(queue).unwrap_or_else(PoisonError::into_inner);
+                queue.idle = false;
+            }
+            queue.writing = true;
+            std::mem::take(&mut queue.frames)
+        };
+        let size = frames.iter().map(Outgoing::size).sum();
+        let failed = sink.send(frames).is_err();
+        shared.written(size, failed);
+        if failed {
+            on_broken();
+        }
+    }
+}
+
+/// A task waiting for the outbox to drain or close (see [`Outbox::room`], [`Outbox::closed`]).
+pub(crate) struct Until<'a> {
+    shared: &'a Shared,
+    ready: fn(&Shared, &Queue) -> bool,
+}
+
+impl Future for Until<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut queue = self.shared.lock();
+        if (self.ready)(self.shared, &queue) {
+            return Poll::Ready(());
+        }
+        if !queue.wakers.iter().any(|w| w.will_wake(cx.waker())) {
+            queue.wakers.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::mpsc;
+
+    use super::*;
+
+    /// A sink that blocks every send until the test lets it go, and reports what it wrote.
+    struct Gate {
+        open: mpsc::Receiver<()>,
+        wrote: mpsc::Sender<Vec<u8>>,
+        fail: bool,
+    }
+
+    impl FrameSink for Gate {
+        fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
+            self.open.recv().map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+            if self.fail {
+                return Err(io::ErrorKind::BrokenPipe.into());
+            }
+            for frame in frames {
+                if let Outgoing::Frame(_, payload) = frame {
+                    let _ = self.wrote.send(payload);
+                }
+            }
+            Ok(())
+        }
+        fn close(&mut self) {
+            let _ = self.wrote.send(b"<closed>".to_vec());
+        }
+    }
+
+    fn gated(limit: usize, fail: bool) -> (Outbox, mpsc::Sender<()>, mpsc::Receiver<Vec<u8>>, Arc<AtomicBool>) {
+        let (open_tx, open) = mpsc::channel();
+        let (wrote, written) = mpsc::channel();
+        let broken = Arc::new(AtomicBool::new(false));
+        let seen = Arc::clone(&broken);
+        let outbox = Outbox::new(
+            Box::new(Gate { open, wrote, fail }),
+            limit,
+            Box::new(move || seen.store(true, Ordering::SeqCst)),
+        )
+        .unwrap();
+        (outbox, open_tx, written, broken)
+    }
+
+    fn frame(text: &str) -> Outgoing {
+        Outgoing::Frame(Route::Connection, text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn pushing_never_waits_for_a_blocked_sink_and_frames_keep_their_order() {
+        let (outbox, open, written, _) = gated(1 << 20, false);
+        let start = Instant::now();
+        for i in 0..1000 {
+            outbox.push([frame(&i.to_string())]);
+        }
+        assert!(start.elapsed() < Duration::from_secs(1), "pushes did not wait for the sink");
+        assert!(outbox.queued() > 0);
+        let mut seen = Vec::new();
+        while seen.len() < 1000 {
+            let _ = open.send(());
+            if let Ok(payload) = written.recv_timeout(Duration::from_millis(100)) {
+                seen.push(String::from_utf8(payload).unwrap());
+            }
+        }
+        let expected: Vec<String> = (0..1000).map(|i: i32| i.to_string()).collect();
+        assert_eq!(seen, expected);
+    }
+
+    #[test]
+    fn a_full_outbox_says_so_and_a_paused_reader_goes_on_when_it_drains() {
+        let (outbox, open, written, _) = gated(10, false);
+        outbox.push([frame("0123456789ab")]);
+        assert!(outbox.is_full());
+        let outbox = Arc::new(outbox);
+        let waiting = Arc::clone(&outbox);
+        let (done_tx, done) = mpsc::channel();
+        std::thread::spawn(move || {
+            waiting.wait_for_room();
+            done_tx.send(()).unwrap();
+        });
+        assert!(done.recv_timeout(Duration::from_millis(50)).is_err(), "the reader waits while the queue is full");
+        open.send(()).unwrap();
+        assert_eq!(written.recv().unwrap(), b"0123456789ab");
+        done.recv_timeout(Duration::from_secs(5)).expect("the reader goes on once the frame is written");
+        assert!(!outbox.is_full());
+    }
+
+    #[test]
+    fn the_room_future_wakes_when_the_writer_catches_up() {
+        let (outbox, open, _written, _) = gated(4, false);
+        outbox.push([frame("too big")]);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            let _ = open.send(());
+        });
+        smol::block_on(outbox.room());
+        assert_eq!(outbox.queued(), 0);
+    }
+
+    #[test]
+    fn close_writes_what_is_queued_then_closes_the_sink() {
+        let (outbox, open, written, _) = gated(1 << 20, false);
+        outbox.push([frame("last")]);
+        outbox.close();
+        outbox.push([frame("after close")]);
+        open.send(()).unwrap();
+        assert_eq!(written.recv().unwrap(), b"last");
+        assert_eq!(written.recv().unwrap(), b"<closed>");
+        assert!(outbox.wait_closed(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn a_failed_sink_is_reported_and_later_frames_are_dropped() {
+        let (outbox, open, _written, broken) = gated(1 << 20, true);
+        outbox.push([frame("doomed")]);
+        open.send(()).unwrap();
+        assert!(outbox.wait_closed(Duration::from_secs(5)), "a failed sink counts as done");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !broken.load(Ordering::SeqCst) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(broken.load(Ordering::SeqCst));
+        outbox.push([frame("dropped")]);
+        assert_eq!(outbox.queued(), 0);
+    }
+
+    #[test]
+    fn waiting_for_a_stalled_sink_to_close_gives_up_at_its_limit() {
+        let (outbox, _open, _written, _) = gated(1 << 20, false);
+        outbox.push([frame("never taken")]);
+        outbox.close();
+        let start = Instant::now();
+        assert!(!outbox.wait_closed(Duration::from_millis(30)));
+        assert!(start.elapsed() < Duration::from_secs(2));
+    }
+}
