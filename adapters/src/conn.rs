@@ -26,6 +26,26 @@ pub(crate) trait Engine: Send + 'static {
     fn poll_timeout(&self) -> Option<Instant>;
     fn handle_timeout(&mut self, now: Instant);
     fn handle_closed(&mut self, now: Instant);
+    /// How many of this side's requests wait for an answer.
+    fn in_flight(&self) -> usize {
+        0
+    }
+}
+
+/// From how many requests in flight a new one is handed to the writer thread rather than
+/// written by the calling thread: the writer then writes whatever piled up meanwhile in one
+/// go, so a busy connection writes a burst of requests per syscall, not one each.
+const BATCH_FROM: usize = 4;
+
+/// What happens to the frames a step produced.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Then {
+    /// Written at once as far as the peer takes them ([`Outbox::pump`]).
+    Write,
+    /// Handed to the writer thread, to leave with whatever joins them meanwhile.
+    HandOver,
+    /// Left queued: more input is coming, and the frames leave with the burst's last step.
+    Hold,
 }
 
 /// A reader that never pauses gives its connection up once its outbox holds this many times
@@ -121,14 +141,25 @@ impl<E: Engine> Conn<E> {
     /// Runs `f` on the engine (an input or a command), queues what it produced for the
     /// writer and hands its events to the application. Never waits for the peer.
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut E, Instant) -> T) -> T {
+        self.step(f, |_| Then::Write)
+    }
+
+    /// Runs `f`, queues its frames, sends them on as `then` (asked before `f` runs) says, and
+    /// delivers its events.
+    fn step<T>(&self, f: impl FnOnce(&mut E, Instant) -> T, then: impl FnOnce(&E) -> Then) -> T {
         let now = Instant::now();
-        let (out, events) = {
+        let (out, events, then) = {
             let mut state = self.lock();
+            let then = then(&state.engine);
             let out = f(&mut state.engine, now);
             let events = self.drain(&mut state);
-            (out, events)
+            (out, events, then)
         };
-        self.outbox.pump();
+        match then {
+            Then::Write => self.outbox.pump(),
+            Then::HandOver => self.outbox.hand_over(),
+            Then::Hold => {}
+        }
         self.deliver(events);
         out
     }
@@ -136,9 +167,14 @@ impl<E: Engine> Conn<E> {
     /// A reader's input: [`Conn::with`], then the reader's share of backpressure. A server's
     /// reader waits until its writer has caught up (the peer reads again); a client's goes on,
     /// unless the peer has stopped reading altogether (see [`STALLED_FACTOR`]).
-    pub(crate) fn with_input<T>(&self, f: impl FnOnce(&mut E, Instant) -> T) -> T {
-        let out = self.with(f);
+    ///
+    /// `more`: more input is waiting already (the rest of a read, bytes the socket holds), so
+    /// what this input produced waits in the outbox for the end of the burst and leaves with
+    /// it, in one write. The reader's last input before it waits for more passes `false`.
+    pub(crate) fn with_input<T>(&self, more: bool, f: impl FnOnce(&mut E, Instant) -> T) -> T {
+        let out = self.step(f, |_| if more { Then::Hold } else { Then::Write });
         if self.outbox.is_full() {
+            self.outbox.pump();
             if E::READER_PAUSES {
                 self.outbox.wait_for_room();
             } else {
@@ -149,9 +185,11 @@ impl<E: Engine> Conn<E> {
     }
 
     /// [`Conn::with_input`] for a reader that is a task: it awaits room instead of blocking.
-    pub(crate) async fn with_input_async<T>(&self, f: impl FnOnce(&mut E, Instant) -> T) -> T {
-        let out = self.with(f);
+    #[cfg(all(feature = "smol", feature = "stdio", unix))]
+    pub(crate) async fn with_input_async<T>(&self, more: bool, f: impl FnOnce(&mut E, Instant) -> T) -> T {
+        let out = self.step(f, |_| if more { Then::Hold } else { Then::Write });
         if self.outbox.is_full() {
+            self.outbox.pump();
             if E::READER_PAUSES {
                 self.outbox.room().await;
             } else {
@@ -184,7 +222,8 @@ impl<E: Engine> Conn<E> {
         if self.outbox.is_full() {
             return Err(OutboxFull { limit: self.outbox.limit() });
         }
-        Ok(self.with(f))
+        let then = |engine: &E| if engine.in_flight() >= BATCH_FROM { Then::HandOver } else { Then::Write };
+        Ok(self.step(f, then))
     }
 
     /// Whether the engine has closed.
@@ -241,6 +280,7 @@ impl<E: Engine> Conn<E> {
     }
 
     /// Answers a WebSocket ping (in order with the frames before it).
+    #[cfg(feature = "ws")]
     pub(crate) fn pong(&self, data: Vec<u8>) {
         self.outbox.push([Outgoing::Pong(data)]);
         self.outbox.pump();
@@ -253,6 +293,7 @@ impl<E: Engine> Conn<E> {
     }
 
     /// Resolves once the outgoing direction was closed after its last frame (or failed).
+    #[cfg(all(feature = "smol", feature = "stdio", unix))]
     pub(crate) async fn closed(&self) {
         self.outbox.closed().await;
     }
@@ -336,7 +377,7 @@ mod tests {
         let (conn, _gate) = stalled::<false>(1 << 20);
         let start = Instant::now();
         for _ in 0..1000 {
-            conn.with_input(|engine, _| engine.input(&[b'x'; 512]));
+            conn.with_input(false, |engine, _| engine.input(&[b'x'; 512]));
         }
         assert!(start.elapsed() < Duration::from_secs(2), "the reader went on: {:?}", start.elapsed());
         assert!(!conn.is_closed());
@@ -361,7 +402,7 @@ mod tests {
     fn a_client_gives_up_on_a_peer_that_sends_without_ever_reading() {
         let (conn, _gate) = stalled::<false>(4096);
         for _ in 0..(4 * STALLED_FACTOR + 8) {
-            conn.with_input(|engine, _| engine.input(&[b'x'; 1024]));
+            conn.with_input(false, |engine, _| engine.input(&[b'x'; 1024]));
         }
         assert!(conn.is_closed(), "closed once {STALLED_FACTOR} times the limit was queued");
     }
@@ -373,7 +414,7 @@ mod tests {
         let (done_tx, done) = mpsc::channel();
         std::thread::spawn(move || {
             for _ in 0..8 {
-                reader.with_input(|engine, _| engine.input(&[b'x'; 1024]));
+                reader.with_input(false, |engine, _| engine.input(&[b'x'; 1024]));
             }
             done_tx.send(()).unwrap();
         });

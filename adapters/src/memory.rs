@@ -2,7 +2,7 @@
 //! through channels, one reader thread per direction, exactly as over a real transport.
 
 use std::io;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 
 use talaria_core::server::TransportInfo;
 use talaria_core::session::{Event, Route};
@@ -17,22 +17,63 @@ type Frame = Vec<u8>;
 /// How many frames travel between the two sides before a writer waits for the reader.
 const IN_TRANSIT: usize = 256;
 
-/// Sends frames to the other side's reader thread (from this side's writer thread, which
-/// waits when the other side is [`IN_TRANSIT`] frames behind).
-struct ChannelSink(Option<SyncSender<Vec<u8>>>);
+/// Sends frames to the other side's reader thread: a producing thread hands over what the
+/// channel takes at once, this side's writer thread the rest, waiting while the other side is
+/// [`IN_TRANSIT`] frames behind.
+struct ChannelSink {
+    tx: Option<SyncSender<Vec<u8>>>,
+    /// Frames a try could not hand over, in order.
+    kept: std::collections::VecDeque<Frame>,
+}
+
+impl ChannelSink {
+    const fn new(tx: SyncSender<Frame>) -> Self {
+        Self { tx: Some(tx), kept: std::collections::VecDeque::new() }
+    }
+}
+
+fn payloads(frames: Vec<Outgoing>) -> impl Iterator<Item = Frame> {
+    frames.into_iter().filter_map(|frame| match frame {
+        Outgoing::Frame(_, payload) => Some(payload),
+        _ => None,
+    })
+}
+
+fn gone<T>(_: T) -> io::Error {
+    io::ErrorKind::BrokenPipe.into()
+}
 
 impl FrameSink for ChannelSink {
     fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
-        let Some(tx) = &self.0 else { return Err(io::ErrorKind::BrokenPipe.into()) };
-        for frame in frames {
-            let Outgoing::Frame(_, payload) = frame else { continue };
-            tx.send(payload).map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+        let Some(tx) = &self.tx else { return Err(io::ErrorKind::BrokenPipe.into()) };
+        for payload in self.kept.drain(..).chain(payloads(frames)) {
+            tx.send(payload).map_err(gone)?;
         }
         Ok(())
     }
 
+    fn tries(&self) -> bool {
+        true
+    }
+
+    fn try_send(&mut self, frames: Vec<Outgoing>) -> io::Result<bool> {
+        let Some(tx) = &self.tx else { return Err(io::ErrorKind::BrokenPipe.into()) };
+        for payload in payloads(frames) {
+            if !self.kept.is_empty() {
+                self.kept.push_back(payload);
+                continue;
+            }
+            match tx.try_send(payload) {
+                Ok(()) => {}
+                Err(TrySendError::Full(payload)) => self.kept.push_back(payload),
+                Err(TrySendError::Disconnected(_)) => return Err(io::ErrorKind::BrokenPipe.into()),
+            }
+        }
+        Ok(self.kept.is_empty())
+    }
+
     fn close(&mut self) {
-        self.0 = None;
+        self.tx = None;
     }
 }
 
@@ -80,16 +121,30 @@ pub(crate) fn start<S: Send + 'static>(
     connect_client(options, to_server, client_inbox)
 }
 
+/// Hands every frame of `inbox` to `handle` until the other side is gone, with whether more
+/// frames wait already.
+fn read_frames(inbox: &Receiver<Frame>, mut handle: impl FnMut(&[u8], bool)) {
+    let mut next = inbox.recv().ok();
+    while let Some(frame) = next.take() {
+        next = inbox.try_recv().ok();
+        let more = next.is_some();
+        handle(&frame, more);
+        if !more {
+            next = inbox.recv().ok();
+        }
+    }
+}
+
 /// Opens the server side; returns the client's way in and inbox.
 fn open_server<S: Send + 'static>(server: &Server<S>) -> Result<(SyncSender<Frame>, Receiver<Frame>), ClientError> {
     let (to_server, server_inbox) = sync_channel::<Vec<u8>>(IN_TRANSIT);
     let (to_client, client_inbox) = sync_channel::<Vec<u8>>(IN_TRANSIT);
     let server_conn =
-        server.open(Box::new(ChannelSink(Some(to_client))), TransportInfo::new("memory"), Box::new(|_: Event| {}))?;
+        server.open(Box::new(ChannelSink::new(to_client)), TransportInfo::new("memory"), Box::new(|_: Event| {}))?;
     std::thread::Builder::new().name("talaria-memory-server".into()).spawn(move || {
-        for frame in server_inbox {
-            server_conn.with_input(|served, now| served.endpoint.handle_frame(now, Route::Connection, &frame));
-        }
+        read_frames(&server_inbox, |frame, more| {
+            server_conn.with_input(more, |served, now| served.endpoint.handle_frame(now, Route::Connection, frame));
+        });
         server_conn.with(|served, now| served.endpoint.handle_closed(now));
         server_conn.close_sink();
     })?;
@@ -101,11 +156,11 @@ fn connect_client(
     to_server: SyncSender<Vec<u8>>,
     inbox: Receiver<Vec<u8>>,
 ) -> Result<(client::Connecting, client::Handshake), ClientError> {
-    client::start_connecting(options, Box::new(ChannelSink(Some(to_server))), Box::new(NoTeardown), move |conn| {
+    client::start_connecting(options, Box::new(ChannelSink::new(to_server)), Box::new(NoTeardown), move |conn| {
         std::thread::Builder::new().name("talaria-memory-client".into()).spawn(move || {
-            for frame in inbox {
-                conn.with_input(|endpoint, now| endpoint.handle_frame(now, Route::Connection, &frame));
-            }
+            read_frames(&inbox, |frame, more| {
+                conn.with_input(more, |endpoint, now| endpoint.handle_frame(now, Route::Connection, frame));
+            });
             conn.with(|endpoint, now| endpoint.handle_closed(now));
         })?;
         Ok(())

@@ -3,18 +3,19 @@
 //! Whoever produces frames (a reader handling input, an application call, a timer) only
 //! appends them here; it never waits for the peer. A sink that may block (a pipe, a socket)
 //! gets a writer thread of its own, which takes everything queued at once and writes it, so a
-//! busy connection writes a burst per syscall. A sink that never blocks (an HTTP server's
-//! per-stream channels) is written on the producing thread, as it costs nothing.
+//! busy connection writes a burst per syscall. Where the sink can write without waiting
+//! ([`FrameSink::try_send`]), the producing thread first writes what the peer takes at once
+//! and hands only the rest to the writer thread: a quiet connection costs no thread hand-off
+//! per frame, and a stalled peer costs a producer nothing. A sink that never blocks (an HTTP
+//! server's per-stream channels) is written on the producing thread.
 //!
 //! The queue is bounded in bytes: [`Outbox::is_full`] tells callers to refuse new work, and
 //! [`Outbox::wait_for_room`] / [`Outbox::room`] let a reader pause until the writer has caught
 //! up. Which side pauses and which refuses is the connection's choice (see `conn.rs`).
 
-use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use talaria_core::session::{Route, StreamId};
@@ -31,6 +32,7 @@ pub(crate) enum Outgoing {
     /// End an HTTP stream early; the rest of its frames wait in its event log.
     StreamDisconnect(StreamId),
     /// Answer a WebSocket ping with these bytes.
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     Pong(Vec<u8>),
 }
 
@@ -47,8 +49,19 @@ impl Outgoing {
 /// Where frames go: a pipe (one JSON text per line), a WebSocket (one per text message), the
 /// other half of an in-memory pair, an HTTP response.
 pub(crate) trait FrameSink: Send {
-    /// Sends `frames` in order; may block until the peer takes them.
+    /// Sends what [`FrameSink::try_send`] kept back, then `frames`, in order; may block until
+    /// the peer takes them.
     fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()>;
+    /// Whether [`FrameSink::try_send`] can write without waiting for the peer.
+    fn tries(&self) -> bool {
+        false
+    }
+    /// Sends what the peer takes at once of `frames` without waiting, and keeps the rest for
+    /// the next [`FrameSink::send`]; `Ok(true)` if nothing was kept. Only called when
+    /// [`FrameSink::tries`], and only when nothing is kept from before.
+    fn try_send(&mut self, frames: Vec<Outgoing>) -> io::Result<bool> {
+        self.send(frames).map(|()| true)
+    }
     /// Ends the outgoing direction (closes stdin, sends a close frame). Idempotent.
     fn close(&mut self);
     /// Whether `send` returns at once whatever the peer does (it hands frames to channels):
@@ -68,6 +81,10 @@ struct Queue {
     bytes: usize,
     /// A thread is writing; others only append.
     writing: bool,
+    /// The sink kept part of a tried write: only the writer thread writes until it is sent.
+    leftover: bool,
+    /// The bytes of the frames the sink kept part of.
+    held: usize,
     /// The writer thread waits for frames (only then is a notify worth a syscall).
     idle: bool,
     /// Close the sink once what is queued is written.
@@ -96,17 +113,23 @@ impl Shared {
 
     /// `written` bytes left the queue (or the sink failed): wake whoever waits for room.
     fn written(&self, written: usize, failed: bool) {
-        let wakers = {
+        let (wakers, wake_writer) = {
             let mut queue = self.lock();
             queue.bytes = queue.bytes.saturating_sub(written);
             queue.writing = false;
+            queue.leftover = false;
             if failed {
                 queue.broken = true;
                 queue.frames.clear();
                 queue.bytes = 0;
             }
-            std::mem::take(&mut queue.wakers)
+            // The writer thread may have waited for a producer's try to end.
+            let wake_writer = queue.idle && (queue.closing || queue.broken || !queue.frames.is_empty());
+            (std::mem::take(&mut queue.wakers), wake_writer)
         };
+        if wake_writer {
+            self.work.notify_one();
+        }
         self.room.notify_all();
         wakers.into_iter().for_each(Waker::wake);
     }
@@ -133,6 +156,8 @@ pub(crate) struct Outbox {
     shared: Arc<Shared>,
     /// The sink, when it never blocks and is written by the producing thread.
     inline: Option<Mutex<Box<dyn FrameSink>>>,
+    /// The sink, shared with the writer thread, when producers try it first.
+    tried: Option<Arc<Mutex<Box<dyn FrameSink>>>>,
     on_broken: Arc<OnBroken>,
 }
 
@@ -149,38 +174,40 @@ impl Outbox {
         });
         let on_broken = Arc::new(on_broken);
         if sink.never_blocks() {
-            return Ok(Self { shared, inline: Some(Mutex::new(sink)), on_broken });
+            return Ok(Self { shared, inline: Some(Mutex::new(sink)), tried: None, on_broken });
         }
-        let (writer, broken) = (Arc::clone(&shared), Arc::clone(&on_broken));
-        std::thread::Builder::new().name("talaria-write".into()).spawn(move || write_loop(&writer, sink, &broken))?;
-        Ok(Self { shared, inline: None, on_broken })
+        let tries = sink.tries();
+        let sink = Arc::new(Mutex::new(sink));
+        let (writer, writes, broken) = (Arc::clone(&shared), Arc::clone(&sink), Arc::clone(&on_broken));
+        std::thread::Builder::new()
+            .name("talaria-write".into())
+            .spawn(move || write_loop(&writer, &writes, &broken))?;
+        Ok(Self { shared, inline: None, tried: tries.then_some(sink), on_broken })
     }
 
-    /// Appends `frames` (in order; nothing if the sink failed) and wakes the writer. Call it
-    /// while holding whatever orders the frames (the engine's lock), then [`Outbox::pump`].
+    /// Appends `frames` (in order; nothing if the sink failed). Call it while holding
+    /// whatever orders the frames (the engine's lock), then [`Outbox::pump`] once that lock
+    /// is released.
     pub(crate) fn push(&self, frames: impl IntoIterator<Item = Outgoing>) {
-        let wake = {
-            let mut queue = self.shared.lock();
-            if queue.broken || queue.closing {
-                return;
-            }
-            let before = queue.frames.len();
-            for frame in frames {
-                queue.bytes += frame.size();
-                queue.frames.push(frame);
-            }
-            queue.frames.len() > before && queue.idle
-        };
-        if wake {
-            self.shared.work.notify_one();
+        let mut queue = self.shared.lock();
+        if queue.broken || queue.closing {
+            return;
+        }
+        for frame in frames {
+            queue.bytes += frame.size();
+            queue.frames.push(frame);
         }
     }
 
-    /// Writes what is queued on this thread when the sink never blocks (unless another
-    /// thread is writing: it picks up what was appended meanwhile). Does nothing for a sink
-    /// with a writer thread.
+    /// Gets what is queued on its way: written on this thread when the sink never blocks, or
+    /// as far as the peer takes it at once when the sink [`tries`](FrameSink::tries) (the
+    /// rest goes to the writer thread), or else handed to the writer thread. Whoever is
+    /// writing already picks up what was appended meanwhile.
     pub(crate) fn pump(&self) {
-        let Some(sink) = &self.inline else { return };
+        let Some(sink) = &self.inline else {
+            self.try_or_hand_over();
+            return;
+        };
         loop {
             let frames = {
                 let mut queue = self.shared.lock();
@@ -196,6 +223,62 @@ impl Outbox {
             if failed {
                 (self.on_broken)();
                 return;
+            }
+        }
+    }
+
+    /// Leaves what is queued to the writer thread (to a sink that never blocks: writes it
+    /// here), so that it leaves together with whatever joins it meanwhile.
+    pub(crate) fn hand_over(&self) {
+        if self.inline.is_some() {
+            self.pump();
+            return;
+        }
+        let wake = {
+            let queue = self.shared.lock();
+            queue.idle && !queue.frames.is_empty()
+        };
+        if wake {
+            self.shared.work.notify_one();
+        }
+    }
+
+    /// [`Outbox::pump`] for a sink with a writer thread.
+    fn try_or_hand_over(&self) {
+        let Some(sink) = &self.tried else {
+            self.hand_over();
+            return;
+        };
+        loop {
+            let frames = {
+                let mut queue = self.shared.lock();
+                if queue.writing || queue.leftover || queue.frames.is_empty() {
+                    return;
+                }
+                queue.writing = true;
+                std::mem::take(&mut queue.frames)
+            };
+            let size: usize = frames.iter().map(Outgoing::size).sum();
+            match sink.lock().unwrap_or_else(PoisonError::into_inner).try_send(frames) {
+                Ok(true) => self.shared.written(size, false),
+                Ok(false) => {
+                    let wake = {
+                        let mut queue = self.shared.lock();
+                        queue.writing = false;
+                        queue.leftover = true;
+                        queue.held = size;
+                        queue.idle
+                    };
+                    if wake {
+                        self.shared.work.notify_one();
+                    }
+                    return;
+                }
+                Err(_) => {
+                    self.shared.written(size, true);
+                    (self.on_broken)();
+                    return;
+                }
             }
         }
     }
@@ -224,12 +307,14 @@ impl Outbox {
     }
 
     /// [`Outbox::wait_for_room`] as a future.
+    #[cfg(any(test, all(feature = "smol", feature = "stdio", unix)))]
     pub(crate) fn room(&self) -> Until<'_> {
         Until { shared: &self.shared, ready: Shared::roomy }
     }
 
     /// Resolves once the sink was closed after its last frame (or failed): the future twin
     /// of [`Outbox::wait_closed`], without its time limit.
+    #[cfg(any(test, all(feature = "smol", feature = "stdio", unix)))]
     pub(crate) fn closed(&self) -> Until<'_> {
         Until { shared: &self.shared, ready: |_, queue| queue.done || queue.broken }
     }
@@ -277,30 +362,35 @@ impl Drop for Outbox {
     }
 }
 
-/// The writer thread: takes everything queued, writes it, until closed or the sink fails.
-fn write_loop(shared: &Shared, mut sink: Box<dyn FrameSink>, on_broken: &OnBroken) {
+/// The writer thread: takes everything queued (and whatever a tried write kept back), writes
+/// it, until closed or the sink fails. It waits while a producer is trying the sink.
+fn write_loop(shared: &Shared, sink: &Mutex<Box<dyn FrameSink>>, on_broken: &OnBroken) {
+    let sink = || sink.lock().unwrap_or_else(PoisonError::into_inner);
     loop {
-        let frames = {
+        let (frames, size) = {
             let mut queue = shared.lock();
             loop {
-                if !queue.frames.is_empty() {
-                    break;
-                }
-                if queue.closing || queue.broken {
-                    drop(queue);
-                    sink.close();
-                    shared.finished();
-                    return;
+                if !queue.writing {
+                    if !queue.frames.is_empty() || queue.leftover {
+                        break;
+                    }
+                    if queue.closing || queue.broken {
+                        drop(queue);
+                        sink().close();
+                        shared.finished();
+                        return;
+                    }
                 }
                 queue.idle = true;
                 queue = shared.work.wait(queue).unwrap_or_else(PoisonError::into_inner);
                 queue.idle = false;
             }
             queue.writing = true;
-            std::mem::take(&mut queue.frames)
+            let frames = std::mem::take(&mut queue.frames);
+            let size = frames.iter().map(Outgoing::size).sum::<usize>() + std::mem::take(&mut queue.held);
+            (frames, size)
         };
-        let size = frames.iter().map(Outgoing::size).sum();
-        let failed = sink.send(frames).is_err();
+        let failed = sink().send(frames).is_err();
         shared.written(size, failed);
         if failed {
             on_broken();
@@ -309,23 +399,25 @@ fn write_loop(shared: &Shared, mut sink: Box<dyn FrameSink>, on_broken: &OnBroke
 }
 
 /// A task waiting for the outbox to drain or close (see [`Outbox::room`], [`Outbox::closed`]).
+#[cfg(any(test, all(feature = "smol", feature = "stdio", unix)))]
 pub(crate) struct Until<'a> {
     shared: &'a Shared,
     ready: fn(&Shared, &Queue) -> bool,
 }
 
-impl Future for Until<'_> {
+#[cfg(any(test, all(feature = "smol", feature = "stdio", unix)))]
+impl std::future::Future for Until<'_> {
     type Output = ();
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
         let mut queue = self.shared.lock();
         if (self.ready)(self.shared, &queue) {
-            return Poll::Ready(());
+            return std::task::Poll::Ready(());
         }
         if !queue.wakers.iter().any(|w| w.will_wake(cx.waker())) {
             queue.wakers.push(cx.waker().clone());
         }
-        Poll::Pending
+        std::task::Poll::Pending
     }
 }
 
@@ -398,6 +490,75 @@ mod tests {
         }
         let expected: Vec<String> = (0..1000).map(|i: i32| i.to_string()).collect();
         assert_eq!(seen, expected);
+    }
+
+    /// A sink that takes tried frames at once up to `room` of them, keeping the rest for the
+    /// writer thread, and logs which thread wrote what.
+    struct Tried {
+        room: usize,
+        kept: Vec<Vec<u8>>,
+        log: Arc<Mutex<Vec<(String, std::thread::ThreadId)>>>,
+    }
+
+    impl Tried {
+        fn write(&self, payload: Vec<u8>) {
+            let text = String::from_utf8(payload).unwrap();
+            self.log.lock().unwrap().push((text, std::thread::current().id()));
+        }
+    }
+
+    impl FrameSink for Tried {
+        fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
+            for payload in std::mem::take(&mut self.kept) {
+                self.write(payload);
+            }
+            for frame in frames {
+                if let Outgoing::Frame(_, payload) = frame {
+                    self.write(payload);
+                }
+            }
+            Ok(())
+        }
+        fn tries(&self) -> bool {
+            true
+        }
+        fn try_send(&mut self, frames: Vec<Outgoing>) -> io::Result<bool> {
+            for frame in frames {
+                if let Outgoing::Frame(_, payload) = frame {
+                    if self.room > 0 {
+                        self.room -= 1;
+                        self.write(payload);
+                    } else {
+                        self.kept.push(payload);
+                    }
+                }
+            }
+            Ok(self.kept.is_empty())
+        }
+        fn close(&mut self) {}
+    }
+
+    #[test]
+    fn a_producer_writes_what_the_sink_takes_and_the_writer_thread_the_rest_in_order() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = Tried { room: 2, kept: Vec::new(), log: Arc::clone(&log) };
+        let outbox = Outbox::new(Box::new(sink), 1 << 20, Box::new(|| {})).unwrap();
+        let me = std::thread::current().id();
+        outbox.push([frame("a")]);
+        outbox.pump();
+        assert_eq!(*log.lock().unwrap(), vec![("a".to_owned(), me)], "written by the producer, at once");
+        for text in ["b", "c", "d"] {
+            outbox.push([frame(text)]);
+            outbox.pump();
+        }
+        outbox.close();
+        assert!(outbox.wait_closed(Duration::from_secs(5)));
+        let log = log.lock().unwrap();
+        let texts: Vec<&str> = log.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(texts, ["a", "b", "c", "d"]);
+        assert_eq!(log[1].1, me, "the second still fit");
+        assert!(log[2..].iter().all(|(_, thread)| *thread != me), "the rest went through the writer thread");
+        assert_eq!(outbox.queued(), 0);
     }
 
     #[test]

@@ -89,8 +89,8 @@ pub async fn serve_streams<S: Send + 'static>(
         match input.read(&mut buf).await {
             Ok(0) => break,
             Ok(n) => {
-                for piece in crate::stdio::pieces(&buf[..n]) {
-                    conn.with_input_async(|served, now| served.endpoint.handle_bytes(now, piece)).await;
+                for (piece, more) in crate::stdio::pieces(&buf[..n]) {
+                    conn.with_input_async(more, |served, now| served.endpoint.handle_bytes(now, piece)).await;
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -613,6 +613,12 @@ fn the_tokio_client_example_makes_a_hundred_concurrent_calls() {
         assert!(stdout.contains("connected to everything-server"), "server {how}: {stdout}");
         assert!(stdout.contains("tools: echo, add"), "server {how}: {stdout}");
         assert!(stdout.contains("echo: 100 concurrent calls, 100 answers correct"), "server {how}: {stdout}");
+        if cfg!(target_os = "linux") {
+            // Talaria started its own threads only: no smol executor, no async-io reactor.
+            let threads = stdout.lines().find_map(|l| l.strip_prefix("threads: ")).expect("a thread list");
+            assert!(threads.contains("talaria-write") && threads.contains("talaria-stdio"), "{threads}");
+            assert!(!threads.contains("async-io") && !threads.contains("smol"), "another runtime started: {threads}");
+        }
     }
     let failed = std::process::Command::new(TOKIO_CLIENT).arg("/nonexistent/server").output().unwrap();
     assert!(!failed.status.success());

@@ -126,6 +126,9 @@ impl Engine for Endpoint {
     fn handle_closed(&mut self, now: Instant) {
         Self::handle_closed(self, now);
     }
+    fn in_flight(&self) -> usize {
+        self.pending()
+    }
 }
 
 /// What every clone of a handle shares; dropping the last one closes the connection.

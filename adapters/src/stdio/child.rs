@@ -243,8 +243,8 @@ fn read_into(conn: &Conn<Endpoint>, mut stdout: ChildStdout) {
         match stdout.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                for piece in super::pieces(&buf[..n]) {
-                    conn.with_input(|endpoint, now| endpoint.handle_bytes(now, piece));
+                for (piece, more) in super::pieces(&buf[..n]) {
+                    conn.with_input(more, |endpoint, now| endpoint.handle_bytes(now, piece));
                 }
             }
         }
@@ -300,7 +300,11 @@ impl Client {
         let started = start(command)?;
         let teardown = started.teardown();
         let Started { stdin, stdout, process } = started;
-        connect(options, Box::new(LineSink::new(stdin)), teardown, move |conn| {
+        #[cfg(unix)]
+        let sink = LineSink::owned_pipe(stdin);
+        #[cfg(not(unix))]
+        let sink = LineSink::new(stdin);
+        connect(options, Box::new(sink), teardown, move |conn| {
             std::thread::Builder::new().name("talaria-stdio-read".into()).spawn(move || {
                 read_into(&conn, stdout);
                 // Record how the child ended while the information is fresh.

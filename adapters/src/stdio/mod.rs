@@ -4,13 +4,11 @@
 
 pub(crate) mod child;
 mod serve;
-
-use std::io::{self, Write};
+mod sink;
 
 pub use child::{StderrMode, StdioCommand};
 pub use serve::{serve, serve_async, serve_streams};
-
-use crate::conn::{FrameSink, Outgoing};
+pub(crate) use sink::LineSink;
 
 /// About how many bytes of a read a reader hands the engine under one lock: a read of 64 KiB
 /// holds some thirty answers, and an application thread sending a call waits for the lock
@@ -18,8 +16,9 @@ use crate::conn::{FrameSink, Outgoing};
 const PIECE: usize = 8 * 1024;
 
 /// Splits a read into pieces of about [`PIECE`] bytes, each cut just after a newline (so no
-/// line is split that need not be; the decoder would cope either way).
-pub(crate) fn pieces(mut bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+/// line is split that need not be; the decoder would cope either way), each with whether more
+/// of the read follows it.
+pub(crate) fn pieces(mut bytes: &[u8]) -> impl Iterator<Item = (&[u8], bool)> {
     std::iter::from_fn(move || {
         if bytes.is_empty() {
             return None;
@@ -30,38 +29,8 @@ pub(crate) fn pieces(mut bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
         };
         let (piece, rest) = bytes.split_at(cut);
         bytes = rest;
-        Some(piece)
+        Some((piece, !rest.is_empty()))
     })
-}
-
-/// Writes frames as lines to a pipe.
-pub(crate) struct LineSink<W: Write + Send> {
-    writer: Option<io::BufWriter<W>>,
-}
-
-impl<W: Write + Send> LineSink<W> {
-    pub(crate) fn new(writer: W) -> Self {
-        Self { writer: Some(io::BufWriter::with_capacity(64 * 1024, writer)) }
-    }
-}
-
-impl<W: Write + Send> FrameSink for LineSink<W> {
-    fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
-        let Some(writer) = &mut self.writer else { return Err(io::ErrorKind::BrokenPipe.into()) };
-        for frame in &frames {
-            if let Outgoing::Frame(_, payload) = frame {
-                writer.write_all(payload)?;
-                writer.write_all(b"\n")?;
-            }
-        }
-        writer.flush()
-    }
-
-    fn close(&mut self) {
-        if let Some(mut writer) = self.writer.take() {
-            let _ = writer.flush();
-        }
-    }
 }
 
 #[cfg(test)]
@@ -72,8 +41,10 @@ mod tests {
     fn a_read_is_cut_after_newlines_into_pieces_that_join_back_whole() {
         let line = format!("{}\n", "x".repeat(999));
         let read = line.repeat(64);
-        let cut: Vec<&[u8]> = pieces(read.as_bytes()).collect();
+        let (cut, more): (Vec<&[u8]>, Vec<bool>) = pieces(read.as_bytes()).unzip();
         assert!(cut.len() > 1);
+        assert_eq!(more.iter().filter(|more| !**more).count(), 1, "only the last piece has nothing after it");
+        assert!(!more[more.len() - 1]);
         assert!(cut[..cut.len() - 1].iter().all(|p| p.ends_with(b"\n") && p.len() <= PIECE + line.len()));
         assert_eq!(cut.concat(), read.as_bytes());
     }
@@ -82,7 +53,7 @@ mod tests {
     fn a_long_line_and_a_short_read_stay_whole() {
         let long = "y".repeat(3 * PIECE);
         assert_eq!(pieces(long.as_bytes()).count(), 1);
-        assert_eq!(pieces(b"short\n").collect::<Vec<_>>(), vec![&b"short\n"[..]]);
+        assert_eq!(pieces(b"short\n").collect::<Vec<_>>(), vec![(&b"short\n"[..], false)]);
         assert_eq!(pieces(b"").count(), 0);
     }
 }

@@ -27,7 +27,22 @@ use crate::server::{wait_for_running, Server, DRAIN_GRACE};
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub fn serve<S: Send + 'static>(server: &Server<S>) -> io::Result<()> {
-    serve_streams(server, io::stdin().lock(), io::stdout())
+    serve_on(server, io::stdin().lock(), stdout_sink()?)
+}
+
+/// This process's stdout as a sink: its file descriptor written directly (std's `Stdout`
+/// buffers lines, which would hide whether the pipe took them), by the thread that produced a
+/// frame while the pipe has room.
+#[cfg(unix)]
+fn stdout_sink() -> io::Result<LineSink<std::fs::File>> {
+    use std::os::fd::AsFd;
+    let stdout = std::fs::File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    Ok(LineSink::shared_pipe(stdout))
+}
+
+#[cfg(not(unix))]
+fn stdout_sink() -> io::Result<LineSink<io::Stdout>> {
+    Ok(LineSink::new(io::stdout()))
 }
 
 /// [`serve`] for async code, under any executor: serving runs on a thread of its own and the
@@ -65,22 +80,31 @@ pub fn serve_async<S: Send + 'static>(server: &Server<S>) -> impl std::future::F
 /// An I/O error starting the connection.
 pub fn serve_streams<S: Send + 'static, R: Read, W: Write + Send + 'static>(
     server: &Server<S>,
-    mut input: R,
+    input: R,
     output: W,
+) -> io::Result<()> {
+    serve_on(server, input, LineSink::new(output))
+}
+
+/// Serves `server` from `input` into `sink` until `input` ends (see [`serve_streams`]).
+fn serve_on<S: Send + 'static, R: Read, W: Write + Send + 'static>(
+    server: &Server<S>,
+    mut input: R,
+    sink: LineSink<W>,
 ) -> io::Result<()> {
     let events = Box::new(|event: Event| {
         if let Event::PeerMisbehaved(problem) = event {
             eprintln!("talaria: peer error: {problem}");
         }
     });
-    let conn = server.open(Box::new(LineSink::new(output)), TransportInfo::new("stdio"), events)?;
+    let conn = server.open(Box::new(sink), TransportInfo::new("stdio"), events)?;
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         match input.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
-                for piece in super::pieces(&buf[..n]) {
-                    conn.with_input(|served, now| served.endpoint.handle_bytes(now, piece));
+                for (piece, more) in super::pieces(&buf[..n]) {
+                    conn.with_input(more, |served, now| served.endpoint.handle_bytes(now, piece));
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -109,8 +109,12 @@ impl Write for ReadHalf {
     }
 }
 
-/// The writing half's stream: never read from.
-struct WriteHalf(TcpStream);
+/// The writing half's stream: never read from. While `dont_wait` is set a write takes what
+/// the socket buffer has room for and says `WouldBlock` for the rest (tungstenite keeps it).
+struct WriteHalf {
+    stream: TcpStream,
+    dont_wait: bool,
+}
 
 impl Read for WriteHalf {
     fn read(&mut self, _buf: &mut [u8]) -> io::Result<usize> {
@@ -120,22 +124,27 @@ impl Read for WriteHalf {
 
 impl Write for WriteHalf {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.write(buf)
+        if self.dont_wait {
+            use rustix::net::{send, SendFlags};
+            return send(&self.stream, buf, SendFlags::DONTWAIT | SendFlags::NOSIGNAL).map_err(io::Error::from);
+        }
+        self.stream.write(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
+        self.stream.flush()
     }
 }
 
-/// Sends frames as text messages.
+/// Sends frames as text messages: a producing thread writes what the socket takes at once,
+/// the writer thread the rest.
 struct WsSink {
     socket: Option<WebSocket<WriteHalf>>,
 }
 
 impl WsSink {
     fn new(stream: &TcpStream, role: Role) -> io::Result<Self> {
-        let writer = WriteHalf(stream.try_clone()?);
+        let writer = WriteHalf { stream: stream.try_clone()?, dont_wait: false };
         Ok(Self { socket: Some(WebSocket::from_raw_socket(writer, role, Some(config()))) })
     }
 }
@@ -143,20 +152,40 @@ impl WsSink {
 impl FrameSink for WsSink {
     fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
         let Some(socket) = &mut self.socket else { return Err(io::ErrorKind::BrokenPipe.into()) };
+        socket.get_mut().dont_wait = false;
         write_frames(socket, frames)
+    }
+
+    fn tries(&self) -> bool {
+        true
+    }
+
+    fn try_send(&mut self, frames: Vec<Outgoing>) -> io::Result<bool> {
+        let Some(socket) = &mut self.socket else { return Err(io::ErrorKind::BrokenPipe.into()) };
+        socket.get_mut().dont_wait = true;
+        let sent = match write_frames(socket, frames) {
+            Ok(()) => Ok(true),
+            // Buffered by tungstenite: the writer thread's next flush sends it.
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(e),
+        };
+        socket.get_mut().dont_wait = false;
+        sent
     }
 
     fn close(&mut self) {
         if let Some(mut socket) = self.socket.take() {
             let _ = socket.close(None);
             let _ = socket.flush();
-            let _ = socket.get_ref().0.shutdown(std::net::Shutdown::Write);
+            let _ = socket.get_ref().stream.shutdown(std::net::Shutdown::Write);
         }
     }
 }
 
-/// Writes `frames` as text messages (and pongs) with one flush at the end.
+/// Writes `frames` as text messages (and pongs) with one flush at the end. A `WouldBlock`
+/// from a socket that does not wait is passed on as such, what was not sent kept buffered.
 fn write_frames<S: Read + Write>(socket: &mut WebSocket<S>, frames: Vec<Outgoing>) -> io::Result<()> {
+    let mut blocked = false;
     for frame in frames {
         let message = match frame {
             Outgoing::Frame(_, payload) => {
@@ -165,14 +194,32 @@ fn write_frames<S: Read + Write>(socket: &mut WebSocket<S>, frames: Vec<Outgoing
             Outgoing::Pong(data) => Message::Pong(data.into()),
             Outgoing::StreamDone(_) | Outgoing::StreamDisconnect(_) => continue,
         };
-        socket.write(message).map_err(io::Error::other)?;
+        match socket.write(message) {
+            Ok(()) => {}
+            // The message is buffered; what did not fit the socket waits for the next flush.
+            Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => blocked = true,
+            Err(e) => return Err(io::Error::other(e)),
+        }
     }
-    socket.flush().map_err(io::Error::other)
+    match socket.flush() {
+        Ok(()) if !blocked => Ok(()),
+        Ok(()) => Err(io::ErrorKind::WouldBlock.into()),
+        Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => Err(e),
+        Err(e) => Err(io::Error::other(e)),
+    }
+}
+
+/// Whether more bytes already wait on the socket (so what the reader produced can wait for
+/// the rest of the burst).
+fn more_pending(stream: &TcpStream) -> bool {
+    use rustix::net::{recv, RecvFlags};
+    let mut probe = [0u8; 1];
+    recv(stream, &mut probe, RecvFlags::PEEK | RecvFlags::DONTWAIT).is_ok_and(|(got, _)| got > 0)
 }
 
 /// Feeds messages from `reader` into the engine through `handle` until the connection ends,
-/// answering pings through the writer. The writer thread writes whatever piled up while it
-/// was busy in one go, so a burst of answers takes few writes.
+/// answering pings through the writer. While more input waits, answers wait for it, so a
+/// burst of requests gets its answers in one write.
 fn read_loop<E: crate::conn::Engine>(
     conn: &crate::conn::Conn<E>,
     reader: &mut WebSocket<ReadHalf>,
@@ -180,7 +227,10 @@ fn read_loop<E: crate::conn::Engine>(
 ) {
     loop {
         match next_message(reader) {
-            Incoming::Frame(frame) => conn.with_input(|engine, now| handle(engine, now, &frame)),
+            Incoming::Frame(frame) => {
+                let more = more_pending(&reader.get_ref().stream);
+                conn.with_input(more, |engine, now| handle(engine, now, &frame));
+            }
             Incoming::Ping(data) => conn.pong(data),
             Incoming::Skip => {}
             Incoming::End => break,

@@ -71,10 +71,10 @@ fn read_into(conn: &Conn<Endpoint>, socket: &Mutex<TlsSocket>) {
         let message = socket.lock().unwrap_or_else(PoisonError::into_inner).read();
         match message {
             Ok(Message::Text(text)) => {
-                conn.with_input(|endpoint, now| endpoint.handle_frame(now, Route::Connection, text.as_bytes()));
+                conn.with_input(false, |endpoint, now| endpoint.handle_frame(now, Route::Connection, text.as_bytes()));
             }
             Ok(Message::Binary(bytes)) => {
-                conn.with_input(|endpoint, now| endpoint.handle_frame(now, Route::Connection, &bytes));
+                conn.with_input(false, |endpoint, now| endpoint.handle_frame(now, Route::Connection, &bytes));
             }
             Ok(Message::Close(_)) => break,
             Ok(_) => {}

@@ -77,7 +77,22 @@ async fn run(command: StdioCommand) -> Result<(), String> {
         return Err(format!("{} of {CALLS} echo calls went wrong: {}", wrong.len(), wrong.join("; ")));
     }
     println!("echo: {CALLS} concurrent calls, {CALLS} answers correct, in {} ms", took.as_millis());
+    if let Some(threads) = thread_names() {
+        println!("threads: {}", threads.join(", "));
+    }
     Ok(())
+}
+
+/// The names of this process's threads (Linux only): Talaria's own, tokio's, and no other
+/// runtime's.
+fn thread_names() -> Option<Vec<String>> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    let mut names: Vec<String> = tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim().to_owned())
+        .collect();
+    names.sort();
+    Some(names)
 }
 
 /// The text call `i` sends and expects back.

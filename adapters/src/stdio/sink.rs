@@ -1,0 +1,267 @@
+//! Frames as lines into a pipe: written by the connection's writer thread, and, where the
+//! pipe can be written without waiting, first by the thread that produced them (see
+//! `outbox.rs`), so that a quiet connection costs no thread hand-off per message.
+
+use std::io::{self, Write};
+#[cfg(unix)]
+use std::os::fd::{AsFd, OwnedFd};
+
+use crate::conn::{FrameSink, Outgoing};
+
+/// The most bytes one write into a pipe shared with others may carry: a pipe with room
+/// (`poll` says so) takes a write this small whole, without blocking (POSIX `PIPE_BUF`).
+#[cfg(unix)]
+const PIPE_BUF: usize = 4096;
+
+/// How many such small writes a producer makes before leaving the rest to the writer thread.
+#[cfg(unix)]
+const POLLED_WRITES: usize = 4;
+
+/// How a producing thread may write without waiting for the peer.
+enum Tries {
+    /// It may not: a writer we know nothing of.
+    Never,
+    /// Our own end of a pipe, set non-blocking: a write takes what fits and says
+    /// `WouldBlock` (the writer thread then waits with `poll`).
+    #[cfg(unix)]
+    Nonblocking(OwnedFd),
+    /// A pipe or socket we share with others (this process's stdout), left blocking: a write
+    /// of at most [`PIPE_BUF`] bytes when `poll` says there is room.
+    #[cfg(unix)]
+    Polled(OwnedFd),
+}
+
+/// Writes frames as lines (newline-delimited JSON) to a pipe.
+pub(crate) struct LineSink<W: Write + Send> {
+    writer: Option<W>,
+    /// Lines not written yet: `out[sent..]`.
+    out: Vec<u8>,
+    sent: usize,
+    tries: Tries,
+}
+
+impl<W: Write + Send> LineSink<W> {
+    /// A sink for any writer; only its writer thread writes. Writes are not buffered beyond
+    /// one batch of frames, so give it an unbuffered writer.
+    pub(crate) const fn new(writer: W) -> Self {
+        Self { writer: Some(writer), out: Vec::new(), sent: 0, tries: Tries::Never }
+    }
+
+    fn append(&mut self, frames: Vec<Outgoing>) {
+        if self.sent == self.out.len() {
+            self.out.clear();
+            self.sent = 0;
+        }
+        for frame in frames {
+            if let Outgoing::Frame(_, payload) = frame {
+                self.out.extend_from_slice(&payload);
+                self.out.push(b'\n');
+            }
+        }
+    }
+
+    fn pending(&self) -> &[u8] {
+        &self.out[self.sent..]
+    }
+}
+
+#[cfg(unix)]
+impl<W: Write + Send + AsFd> LineSink<W> {
+    /// A sink for our own end of a pipe (a child's stdin): it is made non-blocking, so a
+    /// producing thread writes what fits.
+    pub(crate) fn owned_pipe(writer: W) -> Self {
+        use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+        let fd = writer
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .filter(|fd| fcntl_getfl(fd).and_then(|flags| fcntl_setfl(fd, flags | OFlags::NONBLOCK)).is_ok());
+        Self { tries: fd.map_or(Tries::Never, Tries::Nonblocking), ..Self::new(writer) }
+    }
+
+    /// A sink for a pipe or socket others may share (this process's stdout): left blocking,
+    /// written by producers in small writes when `poll` says there is room.
+    pub(crate) fn shared_pipe(writer: W) -> Self {
+        use rustix::fs::{fstat, FileType};
+        let fd = writer.as_fd().try_clone_to_owned().ok().filter(|fd| {
+            fstat(fd)
+                .is_ok_and(|stat| matches!(FileType::from_raw_mode(stat.st_mode), FileType::Fifo | FileType::Socket))
+        });
+        Self { tries: fd.map_or(Tries::Never, Tries::Polled), ..Self::new(writer) }
+    }
+}
+
+impl<W: Write + Send> FrameSink for LineSink<W> {
+    fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
+        self.append(frames);
+        let Some(writer) = &mut self.writer else { return Err(io::ErrorKind::BrokenPipe.into()) };
+        while self.sent < self.out.len() {
+            match writer.write(&self.out[self.sent..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.sent += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                #[cfg(unix)]
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if let Tries::Nonblocking(fd) = &self.tries {
+                        wait_writable(fd, None)?;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        writer.flush()
+    }
+
+    fn tries(&self) -> bool {
+        !matches!(self.tries, Tries::Never)
+    }
+
+    fn try_send(&mut self, frames: Vec<Outgoing>) -> io::Result<bool> {
+        self.append(frames);
+        let Some(writer) = &mut self.writer else { return Err(io::ErrorKind::BrokenPipe.into()) };
+        match &self.tries {
+            Tries::Never => {}
+            #[cfg(unix)]
+            Tries::Nonblocking(_) => {
+                while self.sent < self.out.len() {
+                    match writer.write(&self.out[self.sent..]) {
+                        Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                        Ok(n) => self.sent += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            #[cfg(unix)]
+            Tries::Polled(fd) => {
+                for _ in 0..POLLED_WRITES {
+                    if self.sent == self.out.len() || !wait_writable(fd, Some(std::time::Duration::ZERO))? {
+                        break;
+                    }
+                    let end = self.out.len().min(self.sent + PIPE_BUF);
+                    match writer.write(&self.out[self.sent..end]) {
+                        Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                        Ok(n) => self.sent += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        }
+        Ok(self.pending().is_empty())
+    }
+
+    fn close(&mut self) {
+        if let Some(mut writer) = self.writer.take() {
+            let _ = writer.flush();
+        }
+        // The duplicate descriptor kept for `poll` holds the pipe open too: the peer sees the
+        // end of its input only once both are closed.
+        self.tries = Tries::Never;
+    }
+}
+
+/// Waits until `fd` can be written, for at most `limit` (`None`: as long as it takes);
+/// whether it can.
+#[cfg(unix)]
+fn wait_writable(fd: &OwnedFd, limit: Option<std::time::Duration>) -> io::Result<bool> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let timeout = limit.and_then(|limit| Timespec::try_from(limit).ok());
+    let mut fds = [PollFd::new(fd, PollFlags::OUT)];
+    loop {
+        match poll(&mut fds, timeout.as_ref()) {
+            Ok(ready) => {
+                let revents = fds[0].revents();
+                if revents.intersects(PollFlags::ERR | PollFlags::HUP) {
+                    return Err(io::ErrorKind::BrokenPipe.into());
+                }
+                return Ok(ready > 0);
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::io::Read;
+
+    use talaria_core::session::Route;
+
+    use super::*;
+
+    fn frame(text: &str) -> Outgoing {
+        Outgoing::Frame(Route::Connection, text.as_bytes().to_vec())
+    }
+
+    fn pipe() -> (std::fs::File, std::fs::File) {
+        let (read, write) = rustix::pipe::pipe().unwrap();
+        (std::fs::File::from(read), std::fs::File::from(write))
+    }
+
+    #[test]
+    fn a_try_on_a_full_pipe_keeps_the_rest_and_send_finishes_it_in_order() {
+        for shared in [false, true] {
+            let (mut read, write) = pipe();
+            let mut sink = if shared { LineSink::shared_pipe(write) } else { LineSink::owned_pipe(write) };
+            assert!(sink.tries());
+            let big = "x".repeat(1 << 20);
+            let start = std::time::Instant::now();
+            assert!(!sink.try_send(vec![frame(&big)]).unwrap(), "a 1 MiB line does not fit a pipe");
+            assert!(start.elapsed() < std::time::Duration::from_secs(1), "the try did not wait");
+            let reader = std::thread::spawn(move || {
+                let mut all = Vec::new();
+                read.read_to_end(&mut all).unwrap();
+                all
+            });
+            sink.send(vec![frame("after")]).unwrap();
+            sink.close();
+            drop(sink);
+            let all = reader.join().unwrap();
+            assert_eq!(all, format!("{big}\nafter\n").into_bytes(), "shared: {shared}");
+        }
+    }
+
+    #[test]
+    fn closing_ends_the_peers_input() {
+        for shared in [false, true] {
+            let (mut read, write) = pipe();
+            let mut sink = if shared { LineSink::shared_pipe(write) } else { LineSink::owned_pipe(write) };
+            sink.send(vec![frame("bye")]).unwrap();
+            sink.close();
+            // The sink itself lives on (the connection holds it): the pipe must be closed anyway.
+            let mut all = String::new();
+            read.read_to_string(&mut all).unwrap();
+            assert_eq!(all, "bye\n", "shared: {shared}");
+            drop(sink);
+        }
+    }
+
+    #[test]
+    fn a_small_try_on_an_empty_pipe_writes_it_whole() {
+        let (mut read, write) = pipe();
+        let mut sink = LineSink::shared_pipe(write);
+        assert!(sink.try_send(vec![frame("one"), frame("two")]).unwrap());
+        let mut got = [0u8; 8];
+        read.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"one\ntwo\n");
+    }
+
+    #[test]
+    fn a_writer_that_is_not_a_pipe_is_never_tried() {
+        let file = tempfile_like();
+        assert!(!LineSink::shared_pipe(file).tries());
+        assert!(!LineSink::new(Vec::<u8>::new()).tries());
+    }
+
+    /// A regular file (not a pipe or socket).
+    fn tempfile_like() -> std::fs::File {
+        let path = std::env::temp_dir().join(format!("talaria-sink-test-{}", std::process::id()));
+        let file = std::fs::File::create(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        file
+    }
+}
