@@ -32,6 +32,10 @@ pub(crate) trait Engine: Send + 'static {
     }
 }
 
+/// The most bytes a reader's held answers reach before they are sent anyway, more input
+/// waiting or not: a long burst does not keep its first answers back.
+const HOLD_MAX: usize = 64 * 1024;
+
 /// From how many requests in flight a new one is handed to the writer thread rather than
 /// written by the calling thread: the writer then writes whatever piled up meanwhile in one
 /// go, so a busy connection writes a burst of requests per syscall, not one each.
@@ -172,7 +176,7 @@ impl<E: Engine> Conn<E> {
     /// what this input produced waits in the outbox for the end of the burst and leaves with
     /// it, in one write. The reader's last input before it waits for more passes `false`.
     pub(crate) fn with_input<T>(&self, more: bool, f: impl FnOnce(&mut E, Instant) -> T) -> T {
-        let out = self.step(f, |_| if more { Then::Hold } else { Then::Write });
+        let out = self.step(f, |_| self.then_for_input(more));
         if self.outbox.is_full() {
             self.outbox.pump();
             if E::READER_PAUSES {
@@ -187,7 +191,7 @@ impl<E: Engine> Conn<E> {
     /// [`Conn::with_input`] for a reader that is a task: it awaits room instead of blocking.
     #[cfg(all(feature = "smol", feature = "stdio", unix))]
     pub(crate) async fn with_input_async<T>(&self, more: bool, f: impl FnOnce(&mut E, Instant) -> T) -> T {
-        let out = self.step(f, |_| if more { Then::Hold } else { Then::Write });
+        let out = self.step(f, |_| self.then_for_input(more));
         if self.outbox.is_full() {
             self.outbox.pump();
             if E::READER_PAUSES {
@@ -197,6 +201,22 @@ impl<E: Engine> Conn<E> {
             }
         }
         out
+    }
+
+    /// Holds an input's answers while `more` input waits, unless [`HOLD_MAX`] bytes are held.
+    fn then_for_input(&self, more: bool) -> Then {
+        if more && self.outbox.queued() < HOLD_MAX {
+            Then::Hold
+        } else {
+            Then::Write
+        }
+    }
+
+    /// Sends what a reader held back: its burst ended without an input of its own (the
+    /// waiting bytes were a control message, or nothing).
+    #[cfg(feature = "ws")]
+    pub(crate) fn release(&self) {
+        self.outbox.pump();
     }
 
     fn give_up_if_stalled(&self) {

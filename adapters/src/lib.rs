@@ -33,16 +33,17 @@
 //! | what | threads it starts |
 //! |---|---|
 //! | any connection | one process-wide `talaria-timers` thread (request deadlines) |
-//! | a stdio, WebSocket or in-memory connection, either side | a reader (`talaria-stdio-read`, `talaria-ws-read`, `talaria-ws-conn`, `talaria-memory-*`) and a writer (`talaria-write`) |
+//! | a stdio, WebSocket or in-memory connection, either side | a reader (`talaria-stdio-read`, `talaria-ws-read`, `talaria-wss-read`, `talaria-ws-conn`, `talaria-memory-*`; [`stdio::serve`] reads on the calling thread) and a writer (`talaria-write`) |
 //! | a blocking HTTP client (`Client::http`, `Client::sse`) | a writer, `talaria-worker` pool threads for requests, `talaria-http-get` or `talaria-sse-read` for the server's stream |
 //! | a server | up to 64 `talaria-worker` pool threads for `blocking_tool`s and blocking HTTP exchanges, ending after 10 s idle |
 //! | [`AsyncClient`](client::AsyncClient) connects (`AsyncClient::stdio`, `websocket`, `http`, `memory`) | one short-lived `talaria-connect` thread while connecting |
 //! | dropping the last client handle | one short-lived `talaria-close` thread that shuts the transport down |
 //! | [`stdio::serve_async`] | one `talaria-stdio-serve` thread for the connection's reader |
 //!
-//! An [`AsyncClient`](client::AsyncClient) call only enqueues its request (the polling thread
-//! is held for microseconds) and its future only waits on a completion: the same futures run
-//! under tokio, smol or any executor. The HTTP clients and server of the [`smol`](mod@smol)
+//! An [`AsyncClient`](client::AsyncClient) call queues its request and at most writes what the
+//! transport takes without waiting (the polling thread is held for microseconds; with a few
+//! calls in flight it leaves the write to the writer thread), and its future only waits on a
+//! completion: the same futures run under tokio, smol or any executor. The HTTP clients and server of the [`smol`](mod@smol)
 //! module are the exception: they read async-io sockets in smol tasks, so they use smol's
 //! global executor (or the one you pass to `SmolHttpServer::bind_on`) and async-io's reactor
 //! thread.
@@ -72,6 +73,8 @@ pub mod http;
 pub mod memory;
 mod oneshot;
 mod outbox;
+#[cfg(all(unix, any(feature = "stdio", feature = "ws")))]
+mod poll;
 pub mod server;
 #[cfg(all(feature = "smol", feature = "stdio", unix))]
 pub mod smol;

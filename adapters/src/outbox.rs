@@ -7,7 +7,8 @@
 //! ([`FrameSink::try_send`]), the producing thread first writes what the peer takes at once
 //! and hands only the rest to the writer thread: a quiet connection costs no thread hand-off
 //! per frame, and a stalled peer costs a producer nothing. A sink that never blocks (an HTTP
-//! server's per-stream channels) is written on the producing thread.
+//! server's per-stream channels, the smol HTTP client's dispatching channel) is written on the
+//! producing thread.
 //!
 //! The queue is bounded in bytes: [`Outbox::is_full`] tells callers to refuse new work, and
 //! [`Outbox::wait_for_room`] / [`Outbox::room`] let a reader pause until the writer has caught
@@ -259,7 +260,9 @@ impl Outbox {
                 std::mem::take(&mut queue.frames)
             };
             let size: usize = frames.iter().map(Outgoing::size).sum();
-            match sink.lock().unwrap_or_else(PoisonError::into_inner).try_send(frames) {
+            // The sink's lock ends here: `on_broken` below runs with no lock held.
+            let tried = sink.lock().unwrap_or_else(PoisonError::into_inner).try_send(frames);
+            match tried {
                 Ok(true) => self.shared.written(size, false),
                 Ok(false) => {
                     let wake = {
@@ -333,6 +336,12 @@ impl Outbox {
             self.shared.work.notify_one();
         }
         if let Some(sink) = &self.inline {
+            // Another thread may be writing on this sink: its frames go before the close.
+            let mut queue = self.shared.lock();
+            while queue.writing {
+                queue = self.shared.room.wait(queue).unwrap_or_else(PoisonError::into_inner);
+            }
+            drop(queue);
             self.pump();
             sink.lock().unwrap_or_else(PoisonError::into_inner).close();
             self.shared.finished();

@@ -1,5 +1,5 @@
 //! One timer thread for every connection of the process: each connection asks to be woken at
-//! its next deadline (`poll_timeout`, or a lingering write), and the thread rings it then. A
+//! its next deadline (`poll_timeout`), and the thread rings it then. A
 //! connection costs no thread of its own while it waits.
 
 use std::cmp::Reverse;

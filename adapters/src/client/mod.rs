@@ -97,7 +97,8 @@ impl From<crate::conn::OutboxFull> for ClientError {
 
 /// What a transport leaves behind to shut down when the client closes.
 pub(crate) trait Teardown: Send {
-    /// Shuts the transport down (after the session closed and its last frames were sent).
+    /// Shuts the transport down, after the session closed and its last frames were sent (or
+    /// the peer did not take them within [`FLUSH_GRACE`]).
     fn shutdown(&mut self);
     /// How the server process ended, if it is a process and it has.
     fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
@@ -148,6 +149,10 @@ impl Inner {
             return;
         }
         self.conn.with(|endpoint, _| endpoint.session_mut().close());
+        // Flushed before the teardown is locked: other clones' `exit_status` and `session_id`
+        // wait only for the shutdown itself.
+        self.conn.close_sink();
+        self.conn.wait_closed(FLUSH_GRACE);
         finish(&self.conn, &mut **self.teardown.lock().unwrap_or_else(PoisonError::into_inner));
     }
 }
@@ -417,7 +422,13 @@ impl Client {
         self.inner.conn.with(|endpoint, _| endpoint.pending())
     }
 
-    /// Closes the connection now (every clone sees it closed); calls in flight fail.
+    /// Closes the connection (every clone sees it closed); calls in flight fail at once.
+    ///
+    /// Returns once the transport is shut down: the last frames are written (waiting up to
+    /// 2 s for a server that does not read), then a child process gets its stdin closed, the
+    /// [grace period](crate::stdio::StdioCommand::grace_period) to exit, SIGTERM, the grace
+    /// period again, SIGKILL, and is reaped; a socket is shut. Dropping the last handle does
+    /// the same on a thread of its own, without waiting.
     pub fn close(&self) {
         self.inner.close();
     }

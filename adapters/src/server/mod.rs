@@ -117,6 +117,11 @@ impl<S: Send + 'static> Server<S> {
     /// connection stops reading that client's requests until its writer has caught up: a
     /// client that sends without reading is slowed down, never given unbounded memory.
     ///
+    /// # Panics
+    ///
+    /// If the server was cloned already: set it while building, as
+    /// [`Server::instructions`].
+    ///
     /// # Examples
     ///
     /// ```

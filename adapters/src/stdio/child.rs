@@ -190,7 +190,8 @@ impl ChildProcess {
 struct ChildTeardown(Arc<ChildProcess>);
 
 impl Teardown for ChildTeardown {
-    /// Stdin is closed already; wait, SIGTERM the group, wait, SIGKILL the group, reap.
+    /// Stdin is closed already (or its last frames were not taken in time, and the child is
+    /// stalled); wait, SIGTERM the group, wait, SIGKILL the group, reap.
     fn shutdown(&mut self) {
         let process = &self.0;
         let pid = process.pid();

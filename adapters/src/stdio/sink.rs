@@ -10,8 +10,16 @@ use crate::conn::{FrameSink, Outgoing};
 
 /// The most bytes one write into a pipe shared with others may carry: a pipe with room
 /// (`poll` says so) takes a write this small whole, without blocking (POSIX `PIPE_BUF`).
-#[cfg(unix)]
-const PIPE_BUF: usize = 4096;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const PIPE_BUF: usize = rustix::pipe::PIPE_BUF;
+
+/// Elsewhere (macOS, the BSDs) a pipe reports room from 512 bytes, POSIX's minimum.
+#[cfg(all(unix, not(any(target_os = "linux", target_os = "android"))))]
+const PIPE_BUF: usize = 512;
+
+/// A buffer of lines written out is given back past this capacity, so that one burst does not
+/// keep its memory for the connection's life.
+const KEEP_CAPACITY: usize = 1 << 20;
 
 /// How many such small writes a producer makes before leaving the rest to the writer thread.
 #[cfg(unix)]
@@ -50,6 +58,7 @@ impl<W: Write + Send> LineSink<W> {
     fn append(&mut self, frames: Vec<Outgoing>) {
         if self.sent == self.out.len() {
             self.out.clear();
+            self.out.shrink_to(KEEP_CAPACITY);
             self.sent = 0;
         }
         for frame in frames {
@@ -100,12 +109,14 @@ impl<W: Write + Send> FrameSink for LineSink<W> {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => self.sent += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                #[cfg(unix)]
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if let Tries::Nonblocking(fd) = &self.tries {
-                        wait_writable(fd, None)?;
+                // Our own non-blocking pipe, or a descriptor someone handed us non-blocking.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => match &self.tries {
+                    #[cfg(unix)]
+                    Tries::Nonblocking(fd) | Tries::Polled(fd) => {
+                        crate::poll::wait_writable(fd, None)?;
                     }
-                }
+                    Tries::Never => std::thread::sleep(std::time::Duration::from_millis(1)),
+                },
                 Err(e) => return Err(e),
             }
         }
@@ -136,7 +147,8 @@ impl<W: Write + Send> FrameSink for LineSink<W> {
             #[cfg(unix)]
             Tries::Polled(fd) => {
                 for _ in 0..POLLED_WRITES {
-                    if self.sent == self.out.len() || !wait_writable(fd, Some(std::time::Duration::ZERO))? {
+                    if self.sent == self.out.len() || !crate::poll::wait_writable(fd, Some(std::time::Duration::ZERO))?
+                    {
                         break;
                     }
                     let end = self.out.len().min(self.sent + PIPE_BUF);
@@ -144,6 +156,8 @@ impl<W: Write + Send> FrameSink for LineSink<W> {
                         Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                         Ok(n) => self.sent += n,
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        // Handed to us non-blocking after all: the writer thread goes on.
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                         Err(e) => return Err(e),
                     }
                 }
@@ -159,28 +173,6 @@ impl<W: Write + Send> FrameSink for LineSink<W> {
         // The duplicate descriptor kept for `poll` holds the pipe open too: the peer sees the
         // end of its input only once both are closed.
         self.tries = Tries::Never;
-    }
-}
-
-/// Waits until `fd` can be written, for at most `limit` (`None`: as long as it takes);
-/// whether it can.
-#[cfg(unix)]
-fn wait_writable(fd: &OwnedFd, limit: Option<std::time::Duration>) -> io::Result<bool> {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
-    let timeout = limit.and_then(|limit| Timespec::try_from(limit).ok());
-    let mut fds = [PollFd::new(fd, PollFlags::OUT)];
-    loop {
-        match poll(&mut fds, timeout.as_ref()) {
-            Ok(ready) => {
-                let revents = fds[0].revents();
-                if revents.intersects(PollFlags::ERR | PollFlags::HUP) {
-                    return Err(io::ErrorKind::BrokenPipe.into());
-                }
-                return Ok(ready > 0);
-            }
-            Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(e.into()),
-        }
     }
 }
 

@@ -126,7 +126,12 @@ impl Write for WriteHalf {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.dont_wait {
             use rustix::net::{send, SendFlags};
-            return send(&self.stream, buf, SendFlags::DONTWAIT | SendFlags::NOSIGNAL).map_err(io::Error::from);
+            // Rust programs ignore SIGPIPE already; where the flag exists, ask for no signal too.
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
+            #[cfg(not(any(target_os = "linux", target_os = "android")))]
+            let flags = SendFlags::DONTWAIT;
+            return send(&self.stream, buf, flags).map_err(io::Error::from);
         }
         self.stream.write(buf)
     }
@@ -140,12 +145,14 @@ impl Write for WriteHalf {
 /// the writer thread the rest.
 struct WsSink {
     socket: Option<WebSocket<WriteHalf>>,
+    /// Frames a try did not get to, once the socket was full: the next `send` writes them.
+    kept: Vec<Outgoing>,
 }
 
 impl WsSink {
     fn new(stream: &TcpStream, role: Role) -> io::Result<Self> {
         let writer = WriteHalf { stream: stream.try_clone()?, dont_wait: false };
-        Ok(Self { socket: Some(WebSocket::from_raw_socket(writer, role, Some(config()))) })
+        Ok(Self { socket: Some(WebSocket::from_raw_socket(writer, role, Some(config()))), kept: Vec::new() })
     }
 }
 
@@ -153,7 +160,9 @@ impl FrameSink for WsSink {
     fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
         let Some(socket) = &mut self.socket else { return Err(io::ErrorKind::BrokenPipe.into()) };
         socket.get_mut().dont_wait = false;
-        write_frames(socket, frames)
+        let mut all = std::mem::take(&mut self.kept);
+        all.extend(frames);
+        write_frames(socket, all)
     }
 
     fn tries(&self) -> bool {
@@ -163,12 +172,31 @@ impl FrameSink for WsSink {
     fn try_send(&mut self, frames: Vec<Outgoing>) -> io::Result<bool> {
         let Some(socket) = &mut self.socket else { return Err(io::ErrorKind::BrokenPipe.into()) };
         socket.get_mut().dont_wait = true;
-        let sent = match write_frames(socket, frames) {
-            Ok(()) => Ok(true),
-            // Buffered by tungstenite: the writer thread's next flush sends it.
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
-            Err(e) => Err(e),
-        };
+        let mut frames = frames.into_iter();
+        let mut sent = Ok(true);
+        for frame in frames.by_ref() {
+            match write_message(socket, frame) {
+                Ok(()) => {}
+                // Buffered by tungstenite (its next flush sends it); the rest waits here, so
+                // a full socket is not offered every remaining frame in turn.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    sent = Ok(false);
+                    break;
+                }
+                Err(e) => {
+                    sent = Err(e);
+                    break;
+                }
+            }
+        }
+        self.kept.extend(frames);
+        if matches!(sent, Ok(true)) {
+            sent = match flush(socket) {
+                Ok(()) => Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+                Err(e) => Err(e),
+            };
+        }
         socket.get_mut().dont_wait = false;
         sent
     }
@@ -187,25 +215,42 @@ impl FrameSink for WsSink {
 fn write_frames<S: Read + Write>(socket: &mut WebSocket<S>, frames: Vec<Outgoing>) -> io::Result<()> {
     let mut blocked = false;
     for frame in frames {
-        let message = match frame {
-            Outgoing::Frame(_, payload) => {
-                Message::text(String::from_utf8(payload).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?)
-            }
-            Outgoing::Pong(data) => Message::Pong(data.into()),
-            Outgoing::StreamDone(_) | Outgoing::StreamDisconnect(_) => continue,
-        };
-        match socket.write(message) {
+        match write_message(socket, frame) {
             Ok(()) => {}
-            // The message is buffered; what did not fit the socket waits for the next flush.
-            Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => blocked = true,
-            Err(e) => return Err(io::Error::other(e)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => blocked = true,
+            Err(e) => return Err(e),
         }
     }
-    match socket.flush() {
-        Ok(()) if !blocked => Ok(()),
-        Ok(()) => Err(io::ErrorKind::WouldBlock.into()),
-        Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => Err(e),
-        Err(e) => Err(io::Error::other(e)),
+    flush(socket)?;
+    if blocked {
+        return Err(io::ErrorKind::WouldBlock.into());
+    }
+    Ok(())
+}
+
+/// Queues one frame in the socket's buffer (which tungstenite writes out once it grows past
+/// its write buffer size). `WouldBlock`: buffered, not all written.
+fn write_message<S: Read + Write>(socket: &mut WebSocket<S>, frame: Outgoing) -> io::Result<()> {
+    let message = match frame {
+        Outgoing::Frame(_, payload) => {
+            Message::text(String::from_utf8(payload).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?)
+        }
+        Outgoing::Pong(data) => Message::Pong(data.into()),
+        Outgoing::StreamDone(_) | Outgoing::StreamDisconnect(_) => return Ok(()),
+    };
+    socket.write(message).map_err(ws_error)
+}
+
+/// Writes out what the socket's buffer holds. `WouldBlock`: part of it is still there.
+fn flush<S: Read + Write>(socket: &mut WebSocket<S>) -> io::Result<()> {
+    socket.flush().map_err(ws_error)
+}
+
+/// A tungstenite error as an I/O error, keeping `WouldBlock` recognisable.
+fn ws_error(error: tungstenite::Error) -> io::Error {
+    match error {
+        tungstenite::Error::Io(e) => e,
+        other => io::Error::other(other),
     }
 }
 
@@ -232,7 +277,11 @@ fn read_loop<E: crate::conn::Engine>(
                 conn.with_input(more, |engine, now| handle(engine, now, &frame));
             }
             Incoming::Ping(data) => conn.pong(data),
-            Incoming::Skip => {}
+            Incoming::Skip => {
+                if !more_pending(&reader.get_ref().stream) {
+                    conn.release();
+                }
+            }
             Incoming::End => break,
         }
     }

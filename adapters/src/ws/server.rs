@@ -13,7 +13,7 @@ use tungstenite::http::{HeaderValue, StatusCode};
 use tungstenite::protocol::Role;
 
 use super::{config, read_loop, ReadHalf, WsSink, SUBPROTOCOL};
-use crate::server::Server;
+use crate::server::{wait_for_running, Server, DRAIN_GRACE};
 
 /// The most connections served at once.
 const MAX_CONNECTIONS: usize = 4096;
@@ -217,7 +217,11 @@ fn serve_connection<S: Send + 'static>(server: &Server<S>, stream: &TcpStream, o
     });
     let Ok(conn) = server.open(Box::new(sink), info, events) else { return };
     read_loop(&conn, &mut reader, |served, now, frame| served.endpoint.handle_frame(now, Route::Connection, frame));
+    // The client is done sending: let running tools answer and the writer send what is owed
+    // (and the close frame) before the socket goes, unless the client stopped reading.
+    wait_for_running(&conn, DRAIN_GRACE);
     conn.with(|served, now| served.endpoint.handle_closed(now));
     conn.close_sink();
+    conn.wait_closed(DRAIN_GRACE);
     let _ = stream.shutdown(std::net::Shutdown::Both);
 }

@@ -1,7 +1,9 @@
 //! `wss://`: the WebSocket client over TLS (rustls).
 //!
 //! A TLS stream cannot be split into a reading and a writing half, so here one WebSocket sits
-//! behind a mutex: the reader holds it for short timed reads and lets writers in between.
+//! behind a mutex: the reader holds it for short timed reads and lets writers in between, and
+//! the writer holds it for short timed writes (what did not go stays buffered) and waits for
+//! room without it, so a server that stops reading never keeps the reader from reading.
 
 use std::io;
 use std::net::TcpStream;
@@ -44,15 +46,35 @@ pub fn default_tls_config() -> Arc<ClientConfig> {
     )
 }
 
-struct TlsSink(Arc<Mutex<TlsSocket>>);
+struct TlsSink {
+    socket: Arc<Mutex<TlsSocket>>,
+    /// The TCP socket under it, to wait for room on without holding the WebSocket.
+    tcp: TcpStream,
+}
 
 impl FrameSink for TlsSink {
     fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
-        super::write_frames(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner), frames)
+        let mut frames = Some(frames);
+        loop {
+            let written = {
+                let mut socket = self.socket.lock().unwrap_or_else(PoisonError::into_inner);
+                match frames.take() {
+                    Some(frames) => super::write_frames(&mut socket, frames),
+                    None => super::flush(&mut socket),
+                }
+            };
+            match written {
+                // A timed write found the socket full: what did not go is buffered.
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                    crate::poll::wait_writable(&self.tcp, Some(Duration::from_millis(100)))?;
+                }
+                done => return done,
+            }
+        }
     }
 
     fn close(&mut self) {
-        let mut socket = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut socket = self.socket.lock().unwrap_or_else(PoisonError::into_inner);
         let _ = socket.close(None);
         let _ = socket.flush();
     }
@@ -131,11 +153,13 @@ impl Client {
         let connection = ClientConnection::new(tls, name).map_err(|e| bad(e.to_string()))?;
         let stream = StreamOwned::new(connection, tcp);
         let (socket, _) = upgrade(request, stream, &options)?;
-        // From now on reads are short slices, so writers get the socket in between.
+        // From now on reads and writes are short slices, so each gets the socket in between.
         control.set_read_timeout(Some(READ_SLICE))?;
+        control.set_write_timeout(Some(READ_SLICE))?;
         let socket = Arc::new(Mutex::new(socket));
         let reader = Arc::clone(&socket);
-        connect(options, Box::new(TlsSink(socket)), teardown, move |conn| {
+        let sink = TlsSink { socket, tcp: control };
+        connect(options, Box::new(sink), teardown, move |conn| {
             std::thread::Builder::new().name("talaria-wss-read".into()).spawn(move || read_into(&conn, &reader))?;
             Ok(())
         })
