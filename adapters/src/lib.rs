@@ -81,5 +81,7 @@ pub mod smol;
 #[cfg(feature = "stdio")]
 pub mod stdio;
 mod timers;
+#[cfg(feature = "tls")]
+pub mod tls;
 #[cfg(feature = "ws")]
 pub mod ws;

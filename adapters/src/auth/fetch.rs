@@ -10,12 +10,11 @@ pub const MAX_RESPONSE: u64 = 1 << 20;
 
 /// An agent for authorization requests: statuses as answers, no redirects, bounded time.
 pub(crate) fn agent(timeout: Duration) -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .timeout_global(Some(timeout))
-        .build()
-        .new_agent()
+    let builder =
+        ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).timeout_global(Some(timeout));
+    #[cfg(feature = "tls")]
+    let builder = builder.tls_config(crate::tls::TlsRoots::new().ureq_config());
+    builder.build().new_agent()
 }
 
 /// Makes `request`; `Err` describes a transport failure (or a body over `limit` bytes).

@@ -251,6 +251,7 @@ pub(crate) fn start_connecting(
         trace,
         outbox_limit,
         authenticator: _,
+        ..
     } = options;
     let (ready_tx, ready) = oneshot::channel();
     let ready_tx = Mutex::new(Some(ready_tx));

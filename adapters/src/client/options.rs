@@ -47,6 +47,9 @@ pub struct ClientOptions {
     pub(crate) connect_timeout: Duration,
     pub(crate) trace: Option<TraceFn>,
     pub(crate) outbox_limit: usize,
+    /// The certificate authorities `https://` and `wss://` trust.
+    #[cfg(feature = "tls")]
+    pub(crate) tls: crate::tls::TlsRoots,
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
 }
 
@@ -80,6 +83,8 @@ impl ClientOptions {
             connect_timeout: Duration::from_secs(30),
             trace: None,
             outbox_limit: crate::DEFAULT_OUTBOX_LIMIT,
+            #[cfg(feature = "tls")]
+            tls: crate::tls::TlsRoots::default(),
             authenticator: None,
         }
     }
@@ -127,6 +132,26 @@ impl ClientOptions {
     /// ```
     pub const fn outbox_limit(mut self, bytes: usize) -> Self {
         self.outbox_limit = bytes;
+        self
+    }
+
+    /// The certificate authorities `https://` and `wss://` connections trust (default:
+    /// Mozilla's roots and the operating system's store).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::client::ClientOptions;
+    /// use talaria::tls::TlsRoots;
+    ///
+    /// let ca = std::fs::read("/etc/my-company/ca.pem").unwrap_or_default();
+    /// let roots = TlsRoots::new().add_pem(&ca).unwrap_or_default();
+    /// let options = ClientOptions::new("me", "1").tls_roots(roots);
+    /// # let _ = options;
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn tls_roots(mut self, roots: crate::tls::TlsRoots) -> Self {
+        self.tls = roots;
         self
     }
 

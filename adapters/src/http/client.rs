@@ -460,8 +460,8 @@ pub(super) fn connect_http(
 ) -> Result<Client, (ClientError, Option<(u16, bool)>)> {
     {
         let link = Arc::new(Link {
-            inflight: Inflight::new(),
-            agent: super::one_write::agent(agent_config(64)),
+            inflight: Inflight::new(agent_config(1, &options)),
+            agent: super::one_write::agent(agent_config(64, &options)),
             url: url.to_owned(),
             headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
             state: Mutex::new(ClientLink::new()),

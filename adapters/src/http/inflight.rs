@@ -20,9 +20,10 @@ pub(super) struct Inflight {
 }
 
 impl Inflight {
-    /// No request running yet; each agent keeps at most one idle connection.
-    pub(super) fn new() -> Self {
-        Self { config: agent_config(1), running: Mutex::new(HashMap::new()), spare: Mutex::new(Vec::new()) }
+    /// No request running yet; each agent is configured by `config` (give it at most one idle
+    /// connection).
+    pub(super) fn new(config: ureq::config::Config) -> Self {
+        Self { config, running: Mutex::new(HashMap::new()), spare: Mutex::new(Vec::new()) }
     }
 
     /// An agent for request `id`, registered as running until the returned guard drops.
@@ -71,13 +72,17 @@ impl Drop for Running<'_> {
 }
 
 /// How the client's agents are configured: HTTP error statuses are answers to read, not
-/// errors; at most `idle` idle connections are kept.
-pub(super) fn agent_config(idle: usize) -> ureq::config::Config {
-    ureq::Agent::config_builder()
+/// errors; at most `idle` idle connections are kept; TLS trusts `options`' roots.
+pub(super) fn agent_config(idle: usize, options: &crate::client::ClientOptions) -> ureq::config::Config {
+    let builder = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_idle_connections(idle)
-        .max_idle_connections_per_host(idle)
-        .build()
+        .max_idle_connections_per_host(idle);
+    #[cfg(feature = "tls")]
+    let builder = builder.tls_config(options.tls.ureq_config());
+    #[cfg(not(feature = "tls"))]
+    let _ = options;
+    builder.build()
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -108,7 +113,7 @@ mod tests {
             let mut rest = Vec::new();
             let _ = socket.read_to_end(&mut rest);
         });
-        let inflight = Inflight::new();
+        let inflight = Inflight::new(agent_config(1, &crate::client::ClientOptions::new("test", "1")));
         let id = RequestId::Number(7);
         std::thread::scope(|scope| {
             let reader = scope.spawn(|| {

@@ -133,8 +133,7 @@ impl Client {
             options.config.mode = ClientMode::Legacy;
         }
         let bad = |why: String| ClientError::Connect(format!("{url}: {why}"));
-        let config = ureq::Agent::config_builder().http_status_as_error(false).build();
-        let agent = super::one_write::agent(config);
+        let agent = super::one_write::agent(super::inflight::agent_config(10, &options));
         let trace = options.trace.clone();
         let authenticator = options.authenticator.clone();
         let mut attempts = 0;

@@ -46,7 +46,8 @@ impl Client {
         let mut request = url.into_client_request().map_err(|e| bad(e.to_string()))?;
         #[cfg(feature = "tls")]
         if request.uri().scheme_str() == Some("wss") {
-            return Self::websocket_tls(url, headers, super::default_tls_config(), options);
+            let tls = options.tls.client_config();
+            return Self::websocket_tls(url, headers, tls, options);
         }
         if request.uri().scheme_str() != Some("ws") {
             return Err(bad("only ws:// URLs are supported in this build (wss:// needs the `tls` feature)".into()));

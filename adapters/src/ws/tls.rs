@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rustls::pki_types::ServerName;
-use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use talaria_core::client::Endpoint;
 use talaria_core::session::Route;
 use tungstenite::client::IntoClientRequest;
@@ -26,7 +26,8 @@ type TlsSocket = WebSocket<StreamOwned<ClientConnection, TcpStream>>;
 /// How long the reader holds the socket waiting for input before letting writers in.
 const READ_SLICE: Duration = Duration::from_millis(2);
 
-/// A TLS configuration trusting the Mozilla roots (webpki-roots).
+/// A TLS configuration trusting Mozilla's roots and the operating system's store (the
+/// default [`TlsRoots`](crate::tls::TlsRoots)).
 ///
 /// # Examples
 ///
@@ -36,14 +37,7 @@ const READ_SLICE: Duration = Duration::from_millis(2);
 /// ```
 #[must_use]
 pub fn default_tls_config() -> Arc<ClientConfig> {
-    let roots = RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-    Arc::new(
-        ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .unwrap_or_else(|_| ClientConfig::builder())
-            .with_root_certificates(roots)
-            .with_no_client_auth(),
-    )
+    crate::tls::TlsRoots::new().client_config()
 }
 
 struct TlsSink {

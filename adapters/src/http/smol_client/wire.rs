@@ -38,7 +38,7 @@ pub(crate) struct Agent {
 pub(crate) fn split_url(url: &str) -> Result<(String, String), String> {
     let parsed = HttpUrl::parse(url).map_err(|e| e.to_string())?;
     if parsed.scheme() != "http" {
-        return Err(format!("{url}: only http:// URLs are supported by the smol client"));
+        return Err(format!("{url}: the smol client speaks http:// only; for https:// use AsyncClient::http"));
     }
     let target = parsed.query().map_or_else(|| parsed.path().to_owned(), |q| format!("{}?{q}", parsed.path()));
     let target = if target.is_empty() { "/".to_owned() } else { target };

@@ -1,0 +1,185 @@
+//! TLS for the clients (`https://`, `wss://`): rustls with ring, trusting Mozilla's roots and
+//! the operating system's store unless told otherwise.
+//!
+//! [`TlsRoots`] says which certificate authorities a client trusts; give it to
+//! [`ClientOptions::tls_roots`](crate::client::ClientOptions::tls_roots). A private CA (a test
+//! server's, a company's) is added with [`TlsRoots::add_pem`] or [`TlsRoots::add_der`], or
+//! trusted alone with [`TlsRoots::none`] first.
+
+use std::sync::{Arc, OnceLock};
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
+use rustls::{ClientConfig, RootCertStore};
+
+/// Why TLS roots could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TlsError {
+    /// The PEM text held no certificate, or one that could not be read.
+    #[error("no certificate could be read from the PEM text: {0}")]
+    Pem(String),
+}
+
+/// The certificate authorities a client trusts for `https://` and `wss://`.
+///
+/// The default trusts Mozilla's roots (the `webpki-root-certs` crate) and the operating
+/// system's store (read once per process; `SSL_CERT_FILE` and `SSL_CERT_DIR` are honoured).
+///
+/// # Examples
+///
+/// ```
+/// use talaria::client::ClientOptions;
+/// use talaria::tls::TlsRoots;
+///
+/// // A server whose certificate a private CA signed, and nothing else.
+/// # let ca_pem = rcgen_ca_pem();
+/// let roots = TlsRoots::none().add_pem(ca_pem.as_bytes())?;
+/// let options = ClientOptions::new("me", "1").tls_roots(roots);
+/// # let _ = options;
+/// # fn rcgen_ca_pem() -> String {
+/// #     rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap().cert.pem()
+/// # }
+/// # Ok::<(), talaria::tls::TlsError>(())
+/// ```
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct TlsRoots {
+    mozilla: bool,
+    system: bool,
+    extra: Vec<CertificateDer<'static>>,
+}
+
+impl Default for TlsRoots {
+    fn default() -> Self {
+        Self { mozilla: true, system: true, extra: Vec::new() }
+    }
+}
+
+impl TlsRoots {
+    /// Mozilla's roots and the operating system's store: the default.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// No roots at all: only what [`TlsRoots::add_pem`] and [`TlsRoots::add_der`] add.
+    pub const fn none() -> Self {
+        Self { mozilla: false, system: false, extra: Vec::new() }
+    }
+
+    /// Leaves the operating system's store out (Mozilla's roots and what is added only).
+    pub const fn without_system(mut self) -> Self {
+        self.system = false;
+        self
+    }
+
+    /// Also trusts the certificate authority in `der` (one X.509 certificate, DER).
+    pub fn add_der(mut self, der: impl Into<Vec<u8>>) -> Self {
+        self.extra.push(CertificateDer::from(der.into()));
+        self
+    }
+
+    /// Also trusts every certificate in `pem` (`-----BEGIN CERTIFICATE-----` blocks).
+    ///
+    /// # Errors
+    ///
+    /// [`TlsError::Pem`] if `pem` holds no certificate or a malformed one.
+    pub fn add_pem(mut self, pem: &[u8]) -> Result<Self, TlsError> {
+        let before = self.extra.len();
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            self.extra.push(cert.map_err(|e| TlsError::Pem(e.to_string()))?);
+        }
+        if self.extra.len() == before {
+            return Err(TlsError::Pem("no CERTIFICATE block".into()));
+        }
+        Ok(self)
+    }
+
+    /// Every certificate trusted, as DER.
+    pub(crate) fn certificates(&self) -> Vec<CertificateDer<'static>> {
+        let mut all = Vec::new();
+        if self.mozilla {
+            all.extend(webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned());
+        }
+        if self.system {
+            all.extend(system_roots().iter().cloned());
+        }
+        all.extend(self.extra.iter().cloned());
+        all
+    }
+
+    /// A rustls client configuration trusting these roots (ring, TLS 1.2 and 1.3). The
+    /// default roots' configuration is built once per process.
+    #[must_use]
+    pub fn client_config(&self) -> Arc<ClientConfig> {
+        static DEFAULT: OnceLock<Arc<ClientConfig>> = OnceLock::new();
+        if self.is_default() {
+            return Arc::clone(DEFAULT.get_or_init(|| build_config(&self.certificates())));
+        }
+        build_config(&self.certificates())
+    }
+
+    fn is_default(&self) -> bool {
+        self.mozilla && self.system && self.extra.is_empty()
+    }
+
+    /// The `ureq` TLS configuration trusting these roots.
+    #[cfg(feature = "http")]
+    pub(crate) fn ureq_config(&self) -> ureq::tls::TlsConfig {
+        static DEFAULT: OnceLock<Arc<Vec<ureq::tls::Certificate<'static>>>> = OnceLock::new();
+        let to_ureq = |roots: &Self| -> Arc<Vec<ureq::tls::Certificate<'static>>> {
+            Arc::new(roots.certificates().iter().map(|c| ureq::tls::Certificate::from_der(c).to_owned()).collect())
+        };
+        let certs = if self.is_default() { Arc::clone(DEFAULT.get_or_init(|| to_ureq(self))) } else { to_ureq(self) };
+        ureq::tls::TlsConfig::builder()
+            .provider(ureq::tls::TlsProvider::Rustls)
+            .root_certs(ureq::tls::RootCerts::Specific(certs))
+            .build()
+    }
+}
+
+/// The operating system's trusted roots, read once (unreadable entries are skipped).
+fn system_roots() -> &'static [CertificateDer<'static>] {
+    static SYSTEM: OnceLock<Vec<CertificateDer<'static>>> = OnceLock::new();
+    SYSTEM.get_or_init(|| rustls_native_certs::load_native_certs().certs)
+}
+
+fn build_config(certs: &[CertificateDer<'static>]) -> Arc<ClientConfig> {
+    let mut roots = RootCertStore::empty();
+    // A certificate rustls cannot use as a trust anchor is left out, not fatal.
+    let _ = roots.add_parsable_certificates(certs.iter().cloned());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap_or_else(|_| ClientConfig::builder());
+    Arc::new(builder.with_root_certificates(roots).with_no_client_auth())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_default_trusts_mozilla_and_none_trusts_only_what_is_added() {
+        assert!(TlsRoots::new().certificates().len() >= webpki_root_certs::TLS_SERVER_ROOT_CERTS.len());
+        assert!(TlsRoots::none().certificates().is_empty());
+        let ca = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap().cert;
+        let roots = TlsRoots::none().add_pem(ca.pem().as_bytes()).unwrap();
+        assert_eq!(roots.certificates(), vec![ca.der().clone()]);
+        assert_eq!(TlsRoots::none().add_der(ca.der().to_vec()).certificates(), vec![ca.der().clone()]);
+    }
+
+    #[test]
+    fn pem_without_a_certificate_is_an_error() {
+        assert!(matches!(TlsRoots::none().add_pem(b"not pem"), Err(TlsError::Pem(_))));
+        let broken = b"-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n";
+        assert!(TlsRoots::none().add_pem(broken).is_err());
+    }
+
+    #[test]
+    fn the_default_configuration_is_built_once() {
+        assert!(Arc::ptr_eq(&TlsRoots::new().client_config(), &TlsRoots::default().client_config()));
+        assert!(!Arc::ptr_eq(&TlsRoots::none().client_config(), &TlsRoots::new().client_config()));
+    }
+}
