@@ -227,6 +227,18 @@ fn malformed_exchanges_get_their_documented_status() {
             "400",
             None,
         ),
+        (
+            "a repeated session id",
+            post(
+                &addr,
+                &format!(
+                    "{auth}Mcp-Session-Id: 0123456789abcdef0123456789abcdef\r\nMcp-Session-Id: fedcba9876543210fedcba9876543210\r\n"
+                ),
+                list,
+            ),
+            "400",
+            Some("repeated"),
+        ),
         ("too big", post(&addr, auth, &" ".repeat(2000)), "413", None),
         ("not json", post(&addr, &format!("{auth}Content-Type: text/plain\r\n"), init), "415", None),
         ("bad json", post(&addr, auth, "{nope"), "400", Some("-32700")),

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use talaria_core::http::event_log::{MemoryEventStore, Retention};
 use talaria_core::http::exchange::{classify, Exchange, HttpMethod, HttpRequest, Refusal};
-use talaria_core::http::ids::mint_session_id;
+use talaria_core::http::ids::try_mint_session_id;
 use talaria_core::http::sessions::SessionTable;
 use talaria_core::server::{Headers, TransportInfo};
 use talaria_core::session::{Event, Route, StreamId};
@@ -277,9 +277,9 @@ pub(super) fn plan<S: Send + 'static>(
             }
         }
         Exchange::Initialize => {
-            let id = mint_session_id(&mut |buf: &mut [u8]| {
-                let _ = getrandom::fill(buf);
-            });
+            let Some(id) = fresh_session_id() else {
+                return Plan::Refuse(Refusal::internal("no randomness for a session id"));
+            };
             let streams = Streams::new(Some(Log::new(Arc::clone(&shared.events), &id)));
             match start_session(shared, &id, streams, visit.info(Some(&id))) {
                 Ok(session) => Plan::Post { session, session_id: Some(id), visit: None },
@@ -408,9 +408,7 @@ pub(super) fn legacy_session<S: Send + 'static>(
     if origin.is_some_and(|origin| !shared.options.endpoint.origin_allowed(origin)) {
         return Err(Refusal { status: 403, body: None, headers: Vec::new() });
     }
-    let id = mint_session_id(&mut |buf: &mut [u8]| {
-        let _ = getrandom::fill(buf);
-    });
+    let id = fresh_session_id().ok_or_else(|| Refusal::internal("no randomness for a session id"))?;
     let mut info = TransportInfo::new("sse").with_session_id(id.clone());
     info.remote_addr = remote_addr;
     info.identity = identity;
@@ -425,4 +423,10 @@ pub(super) fn legacy_closed<S: Send + 'static>(shared: &Shared<S>, id: &str) {
     if let Some(session) = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(id) {
         end_session(&session);
     }
+}
+
+/// A new session id from the operating system's CSPRNG; `None` if it failed (the server then
+/// refuses, rather than mint an id from a buffer of zeros).
+fn fresh_session_id() -> Option<String> {
+    try_mint_session_id(|buf: &mut [u8]| getrandom::fill(buf)).ok()
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::headers::{check_mirrored, HeaderLookup, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
+use super::headers::{check_mirrored, HeaderLookup, LAST_EVENT_ID, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID};
 use super::ids::looks_like_session_id;
 use crate::jsonrpc::scan::Word;
 use crate::jsonrpc::{ErrorObject, RequestId};
@@ -336,6 +336,13 @@ pub fn classify<H: HeaderLookup + ?Sized>(
     config: &EndpointConfig,
 ) -> Result<Exchange, Refusal> {
     let headers = request.headers;
+    // One value each, or the request is ambiguous (which session, which revision?).
+    for name in [SESSION_ID, PROTOCOL_VERSION, METHOD, NAME] {
+        if headers.header_count(name) > 1 {
+            let message = format!("the {name} header is repeated");
+            return Err(Refusal::new(400, Some(ErrorObject::invalid_request(&message))));
+        }
+    }
     if let Some(host) = headers.header("Host") {
         if !config.host_allowed(host) {
             let message = format!("host {host} is not allowed");
@@ -452,6 +459,25 @@ mod tests {
             ("a text body", post(&[("Content-Type", "text/plain")], init), 415),
             ("json with a charset", post(&[("Content-Type", "application/json; charset=utf-8")], init), 200),
             ("an unknown revision", post(&[("MCP-Protocol-Version", "1999-01-01")], init), 400),
+            ("a repeated session id", post(&[("Mcp-Session-Id", SID), ("mcp-session-id", SID)], list), 400),
+            (
+                "a repeated revision",
+                post(&[("MCP-Protocol-Version", "2025-06-18"), ("MCP-Protocol-Version", "2025-03-26")], init),
+                400,
+            ),
+            (
+                "a repeated method",
+                post(
+                    &[
+                        ("MCP-Protocol-Version", "2026-07-28"),
+                        ("Mcp-Method", "tools/call"),
+                        ("Mcp-Method", "tools/list"),
+                        ("Mcp-Name", "echo"),
+                    ],
+                    stateless_call,
+                ),
+                400,
+            ),
             (
                 "stateless without mirrored headers",
                 post(&[("MCP-Protocol-Version", "2026-07-28")], stateless_call),

@@ -28,17 +28,31 @@ const SENTINEL_END: &str = "?=";
 pub trait HeaderLookup {
     /// The first value of header `name`.
     fn header(&self, name: &str) -> Option<&str>;
+
+    /// How many fields named `name` there are. The default counts the first only: implement
+    /// it where repeated fields can be seen, so that repeated MCP headers are refused.
+    fn header_count(&self, name: &str) -> usize {
+        usize::from(self.header(name).is_some())
+    }
 }
 
 impl<K: AsRef<str>, V: AsRef<str>> HeaderLookup for [(K, V)] {
     fn header(&self, name: &str) -> Option<&str> {
         self.iter().find(|(k, _)| k.as_ref().eq_ignore_ascii_case(name)).map(|(_, v)| v.as_ref())
     }
+
+    fn header_count(&self, name: &str) -> usize {
+        self.iter().filter(|(k, _)| k.as_ref().eq_ignore_ascii_case(name)).count()
+    }
 }
 
 impl<K: AsRef<str>, V: AsRef<str>> HeaderLookup for Vec<(K, V)> {
     fn header(&self, name: &str) -> Option<&str> {
         self.as_slice().header(name)
+    }
+
+    fn header_count(&self, name: &str) -> usize {
+        self.as_slice().header_count(name)
     }
 }
 

@@ -40,6 +40,36 @@ pub fn mint_session_id(entropy: &mut impl Entropy) -> String {
     })
 }
 
+/// [`mint_session_id`] from a source that can fail (the operating system's CSPRNG): its
+/// error, and no id, when it does, so that a server fails closed instead of minting an id
+/// from whatever the buffer held.
+///
+/// # Errors
+///
+/// The source's error.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::http::ids::try_mint_session_id;
+///
+/// let minted = try_mint_session_id(|buf: &mut [u8]| {
+///     buf.fill(7);
+///     Ok::<(), ()>(())
+/// });
+/// assert_eq!(minted.unwrap(), "07".repeat(16));
+/// assert!(try_mint_session_id(|_: &mut [u8]| Err("no entropy")).is_err());
+/// ```
+pub fn try_mint_session_id<E>(mut fill: impl FnMut(&mut [u8]) -> Result<(), E>) -> Result<String, E> {
+    let mut failed = None;
+    let id = mint_session_id(&mut |buf: &mut [u8]| {
+        if let Err(e) = fill(buf) {
+            failed = Some(e);
+        }
+    });
+    failed.map_or(Ok(id), Err)
+}
+
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Whether `id` could be a session id this module minted (used to refuse junk before a

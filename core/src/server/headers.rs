@@ -164,6 +164,10 @@ impl HeaderLookup for Headers {
     fn header(&self, name: &str) -> Option<&str> {
         self.get(name)
     }
+
+    fn header_count(&self, name: &str) -> usize {
+        self.get_all(name).count()
+    }
 }
 
 #[cfg(test)]
