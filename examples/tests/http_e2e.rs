@@ -163,7 +163,15 @@ fn truncated(addr: &str, headers: &str, body: &str) -> String {
     out
 }
 
+/// A POST with `headers`, plus the `Content-Type` and `Accept` every MCP client sends unless
+/// `headers` has its own.
 fn post(addr: &str, headers: &str, body: &str) -> String {
+    let mut headers = headers.to_owned();
+    for (name, value) in [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")] {
+        if !headers.to_ascii_lowercase().contains(&format!("{}:", name.to_ascii_lowercase())) {
+            headers.push_str(&format!("{name}: {value}\r\n"));
+        }
+    }
     raw(
         addr,
         &format!(
@@ -241,6 +249,21 @@ fn malformed_exchanges_get_their_documented_status() {
         ),
         ("too big", post(&addr, auth, &" ".repeat(2000)), "413", None),
         ("not json", post(&addr, &format!("{auth}Content-Type: text/plain\r\n"), init), "415", None),
+        (
+            "accepts no event stream",
+            post(&addr, &format!("{auth}Accept: application/json\r\n"), init),
+            "406",
+            Some("Not Acceptable"),
+        ),
+        (
+            "a GET that accepts no event stream",
+            raw(
+                &addr,
+                &format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{auth}Mcp-Session-Id: 0123456789abcdef0123456789abcdef\r\n\r\n"),
+            ),
+            "406",
+            None,
+        ),
         ("bad json", post(&addr, auth, "{nope"), "400", Some("-32700")),
         ("wrong path", raw(&addr, &format!("GET /elsewhere HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{auth}\r\n")), "404", None),
         (
@@ -323,7 +346,9 @@ fn a_dropped_get_stream_resumes_after_its_last_event_exactly_once() {
     assert!(!text.contains(&format!("id: {}", ids[1])), "the replayed event is not sent twice");
     let bad = raw(
         &addr,
-        &format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{headers}Last-Event-ID: 99-1\r\n\r\n"),
+        &format!(
+            "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAccept: text/event-stream\r\n{headers}Last-Event-ID: 99-1\r\n\r\n"
+        ),
     );
     assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
 }
@@ -518,7 +543,9 @@ fn a_tool_ends_its_stream_early_and_the_client_resumes_it_with_get() {
     // The stream is over: resuming it again replays the rest and ends at once.
     let again = raw(
         &addr,
-        &format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{headers}Last-Event-ID: {primed}\r\n\r\n"),
+        &format!(
+            "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAccept: text/event-stream\r\n{headers}Last-Event-ID: {primed}\r\n\r\n"
+        ),
     );
     assert_eq!(again.matches("polled").count(), 1, "{again}");
 }

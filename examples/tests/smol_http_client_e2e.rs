@@ -149,8 +149,9 @@ fn two_hundred_sessions_of_a_hundred_calls_from_one_thread() {
     let peak = *peak.lock().unwrap();
     eprintln!("threads: {before} before, {peak} at peak with 200 sessions open");
     // No thread per session or per request (the blocking client keeps one GET thread per
-    // session): what grew is the server's and the runtime's few.
-    assert!(peak < before + 40, "threads: {before} before, {peak} at peak with 200 sessions open");
+    // session): what grew is the server's and the runtime's few, plus what the tests running
+    // beside this one start and end meanwhile (a dropped client closes on a thread of its own).
+    assert!(peak < before + 60, "threads: {before} before, {peak} at peak with 200 sessions open");
     listening.wait_for_sessions(0);
 }
 

@@ -77,6 +77,11 @@ pub struct EndpointConfig {
     /// The `Host` values accepted (names, with or without a port), against DNS rebinding; 403
     /// for others. `None`: any host (a server bound to a public address behind a proxy).
     pub allowed_hosts: Option<Vec<String>>,
+    /// Whether requests must say what they carry and accept what the spec says they must, as
+    /// the official SDKs require: a POST `Content-Type: application/json` (415 otherwise) and
+    /// `Accept` covering `application/json` and `text/event-stream`, a GET `Accept` covering
+    /// `text/event-stream` (406 otherwise). Default on; off lets clients that send neither in.
+    pub check_media_types: bool,
 }
 
 impl Default for EndpointConfig {
@@ -90,6 +95,7 @@ impl Default for EndpointConfig {
             idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
             allowed_hosts: None,
+            check_media_types: true,
         }
     }
 }
@@ -323,7 +329,11 @@ fn is_initialize(body: &[u8]) -> bool {
 /// use talaria_core::http::exchange::{classify, EndpointConfig, Exchange, HttpMethod, HttpRequest};
 ///
 /// let config = EndpointConfig::default();
-/// let headers = [("Content-Type", "application/json"), ("Mcp-Session-Id", "0123456789abcdef0123456789abcdef")];
+/// let headers = [
+///     ("Content-Type", "application/json"),
+///     ("Accept", "application/json, text/event-stream"),
+///     ("Mcp-Session-Id", "0123456789abcdef0123456789abcdef"),
+/// ];
 /// let body = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 /// let exchange = classify(&HttpRequest { method: HttpMethod::Post, headers: &headers[..], body }, &config).unwrap();
 /// assert_eq!(exchange, Exchange::Post { session: "0123456789abcdef0123456789abcdef".into() });
@@ -378,6 +388,9 @@ pub fn classify<H: HeaderLookup + ?Sized>(
         HttpMethod::Get | HttpMethod::Delete if stateless => Err(Refusal::method_not_allowed("POST")),
         HttpMethod::Get if !config.get_stream => Err(Refusal::method_not_allowed("POST, DELETE")),
         HttpMethod::Get => {
+            if config.check_media_types {
+                check_accept(headers, &[EVENT_STREAM])?;
+            }
             let session = session_id(headers)?;
             let last_event_id = headers.header(LAST_EVENT_ID).map(str::to_owned);
             Ok(Exchange::OpenStream { session, last_event_id })
@@ -397,12 +410,22 @@ fn classify_post<H: HeaderLookup + ?Sized>(
         let message = format!("request body exceeds {} bytes", config.max_body);
         return Err(Refusal::new(413, Some(ErrorObject::invalid_request(&message))));
     }
-    if let Some(kind) = headers.header("Content-Type") {
-        let essence = kind.split(';').next().unwrap_or("").trim();
-        if !essence.eq_ignore_ascii_case("application/json") {
-            let message = format!("content type {essence} is not application/json");
-            return Err(Refusal::new(415, Some(ErrorObject::invalid_request(&message))));
+    if config.check_media_types {
+        check_accept(headers, &[JSON, EVENT_STREAM])?;
+    }
+    match headers.header("Content-Type") {
+        Some(kind) => {
+            let essence = kind.split(';').next().unwrap_or("").trim();
+            if !essence.eq_ignore_ascii_case(JSON) {
+                let message = format!("content type {essence} is not application/json");
+                return Err(Refusal::new(415, Some(ErrorObject::invalid_request(&message))));
+            }
         }
+        None if config.check_media_types => {
+            let message = "a POST must say Content-Type: application/json";
+            return Err(Refusal::new(415, Some(ErrorObject::invalid_request(message))));
+        }
+        None => {}
     }
     if version.supports(Feature::Stateless) {
         check_mirrored(headers, request.body).map_err(|e| Refusal::new(400, Some(e)))?;
@@ -415,6 +438,35 @@ fn classify_post<H: HeaderLookup + ?Sized>(
         return Err(Refusal::new(400, Some(ErrorObject::parse_error("the body is not JSON"))));
     }
     Ok(Exchange::Post { session: session_id(headers)? })
+}
+
+const JSON: &str = "application/json";
+const EVENT_STREAM: &str = "text/event-stream";
+
+/// 406 unless the request's `Accept` covers every type of `wanted`.
+fn check_accept<H: HeaderLookup + ?Sized>(headers: &H, wanted: &[&str]) -> Result<(), Refusal> {
+    let accept = headers.header("Accept").unwrap_or_default();
+    if wanted.iter().all(|media| accepts(accept, media)) {
+        return Ok(());
+    }
+    let message = format!("Not Acceptable: the client must accept {}", wanted.join(" and "));
+    Err(Refusal::new(406, Some(ErrorObject::invalid_request(&message))))
+}
+
+/// Whether an `Accept` value admits `media` (`type/subtype`): listed, or covered by `type/*`
+/// or `*/*`, and not with `q=0`. Other parameters are ignored.
+fn accepts(accept: &str, media: &str) -> bool {
+    let kind = media.split_once('/').map_or(media, |(kind, _)| kind);
+    accept.split(',').any(|range| {
+        let mut parts = range.split(';');
+        let range = parts.next().unwrap_or_default().trim();
+        let refused =
+            parts.any(|p| p.trim().strip_prefix("q=").is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q <= 0.0)));
+        let covers = range.eq_ignore_ascii_case(media)
+            || range == "*/*"
+            || range.split_once('/').is_some_and(|(t, s)| s == "*" && t.eq_ignore_ascii_case(kind));
+        covers && !refused
+    })
 }
 
 /// The request's session id: 400 when missing, 404 when it cannot be one of ours.
@@ -436,8 +488,40 @@ mod tests {
 
     const SID: &str = "0123456789abcdef0123456789abcdef";
 
+    /// A POST with `headers`, plus the `Content-Type` and `Accept` a well-behaved client sends
+    /// unless `headers` has its own.
     fn post(headers: &[(&str, &str)], body: &[u8]) -> Result<Exchange, Refusal> {
-        classify(&HttpRequest { method: HttpMethod::Post, headers, body }, &EndpointConfig::default())
+        let mut all = headers.to_vec();
+        for (name, value) in [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")] {
+            if headers.header(name).is_none() {
+                all.push((name, value));
+            }
+        }
+        classify(&HttpRequest { method: HttpMethod::Post, headers: &all[..], body }, &EndpointConfig::default())
+    }
+
+    #[test]
+    fn media_types_are_checked_as_the_official_sdks_do() {
+        let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+        let config = EndpointConfig::default();
+        let run =
+            |method, headers: &[(&str, &str)]| status(classify(&HttpRequest { method, headers, body: init }, &config));
+        let json = ("Content-Type", "application/json");
+        assert_eq!(run(HttpMethod::Post, &[json]), 406, "no Accept");
+        assert_eq!(run(HttpMethod::Post, &[json, ("Accept", "application/json")]), 406, "no event stream");
+        assert_eq!(run(HttpMethod::Post, &[json, ("Accept", "text/event-stream, application/json")]), 200);
+        assert_eq!(run(HttpMethod::Post, &[json, ("Accept", "*/*")]), 200, "a wildcard covers both");
+        assert_eq!(run(HttpMethod::Post, &[json, ("Accept", "application/*, text/*;q=0.5")]), 200);
+        assert_eq!(run(HttpMethod::Post, &[json, ("Accept", "application/json, text/event-stream;q=0")]), 406);
+        assert_eq!(run(HttpMethod::Post, &[("Accept", "*/*")]), 415, "no Content-Type");
+        let stream = [("Mcp-Session-Id", SID), ("Accept", "text/event-stream")];
+        assert_eq!(run(HttpMethod::Get, &stream), 200);
+        assert_eq!(run(HttpMethod::Get, &stream[..1]), 406, "a GET must accept an event stream");
+        assert_eq!(run(HttpMethod::Delete, &stream[..1]), 200, "DELETE needs no Accept");
+        let lenient = EndpointConfig { check_media_types: false, ..EndpointConfig::default() };
+        let bare =
+            classify(&HttpRequest { method: HttpMethod::Post, headers: &[("x", "y")][..], body: init }, &lenient);
+        assert_eq!(status(bare), 200, "off: neither is required");
     }
 
     fn status(result: Result<Exchange, Refusal>) -> u16 {
@@ -506,7 +590,7 @@ mod tests {
         let stateless = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Session-Id", SID)];
         assert_eq!(status(run(HttpMethod::Get, &stateless)), 405);
         assert_eq!(run(HttpMethod::Delete, &stateless).unwrap_err().headers, vec![("Allow", "POST".to_owned())]);
-        let legacy = [("Mcp-Session-Id", SID), ("Last-Event-ID", "3-9")];
+        let legacy = [("Mcp-Session-Id", SID), ("Last-Event-ID", "3-9"), ("Accept", "text/event-stream")];
         assert_eq!(
             run(HttpMethod::Get, &legacy).unwrap(),
             Exchange::OpenStream { session: SID.into(), last_event_id: Some("3-9".into()) }
