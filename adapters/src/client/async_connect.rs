@@ -80,8 +80,7 @@ impl AsyncClient {
         headers: &[(&str, &str)],
         options: ClientOptions,
     ) -> impl Future<Output = Result<Self, ClientError>> + Send + 'static {
-        let (url, headers) = (url.to_owned(), owned(headers));
-        off_thread("talaria-connect", move || Client::websocket(&url, &borrowed(&headers), options))
+        to_url(url, headers, options, Client::websocket)
     }
 
     /// Connects to the Streamable HTTP endpoint at `url`, as
@@ -108,8 +107,7 @@ impl AsyncClient {
         headers: &[(&str, &str)],
         options: ClientOptions,
     ) -> impl Future<Output = Result<Self, ClientError>> + Send + 'static {
-        let (url, headers) = (url.to_owned(), owned(headers));
-        off_thread("talaria-connect", move || Client::http(&url, &borrowed(&headers), options))
+        to_url(url, headers, options, Client::http)
     }
 
     /// Connects to a legacy HTTP+SSE endpoint (2024-11-05) at `url`, as
@@ -124,8 +122,7 @@ impl AsyncClient {
         headers: &[(&str, &str)],
         options: ClientOptions,
     ) -> impl Future<Output = Result<Self, ClientError>> + Send + 'static {
-        let (url, headers) = (url.to_owned(), owned(headers));
-        off_thread("talaria-connect", move || Client::sse(&url, &borrowed(&headers), options))
+        to_url(url, headers, options, Client::sse)
     }
 
     /// Connects over Streamable HTTP, falling back to legacy HTTP+SSE as the spec says, as
@@ -141,8 +138,7 @@ impl AsyncClient {
         headers: &[(&str, &str)],
         options: ClientOptions,
     ) -> impl Future<Output = Result<Self, ClientError>> + Send + 'static {
-        let (url, headers) = (url.to_owned(), owned(headers));
-        off_thread("talaria-connect", move || Client::http_or_sse(&url, &borrowed(&headers), options))
+        to_url(url, headers, options, Client::http_or_sse)
     }
 
     /// Connects a new client to `server` in memory, as
@@ -177,12 +173,24 @@ impl AsyncClient {
     }
 }
 
+/// A blocking connect to a URL with headers: `Client::http`, `Client::websocket`, ...
 #[cfg(any(feature = "ws", feature = "http"))]
-fn owned(headers: &[(&str, &str)]) -> Vec<(String, String)> {
-    headers.iter().map(|(name, value)| ((*name).to_owned(), (*value).to_owned())).collect()
-}
+type ConnectTo = fn(&str, &[(&str, &str)], ClientOptions) -> Result<Client, ClientError>;
 
+/// `connect` to `url` with `headers`, off the caller's thread: the URL and headers are copied
+/// for it.
 #[cfg(any(feature = "ws", feature = "http"))]
-fn borrowed(headers: &[(String, String)]) -> Vec<(&str, &str)> {
-    headers.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect()
+fn to_url(
+    url: &str,
+    headers: &[(&str, &str)],
+    options: ClientOptions,
+    connect: ConnectTo,
+) -> impl Future<Output = Result<AsyncClient, ClientError>> + Send + 'static {
+    let url = url.to_owned();
+    let headers: Vec<(String, String)> =
+        headers.iter().map(|(name, value)| ((*name).to_owned(), (*value).to_owned())).collect();
+    off_thread("talaria-connect", move || {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect();
+        connect(&url, &headers, options)
+    })
 }
