@@ -20,6 +20,7 @@ use crate::server::Pool;
 
 use super::inflight::{agent_config, Inflight};
 use super::traced::{self, Response};
+use super::{MAX_DRAIN, MAX_REPLY};
 
 /// How the server first refused a request with an HTTP error status.
 #[derive(Debug, Clone)]
@@ -171,14 +172,12 @@ fn post(link: &Link, message: &Message, payload: &[u8]) {
     let answer = link.state().answer(message, &head);
     let mut body = response.into_body().into_reader();
     match answer {
-        Answer::Drain => {
-            let _ = std::io::copy(&mut body, &mut std::io::sink());
-        }
+        Answer::Drain => drain(&mut body),
         Answer::SessionLost => {
             // The server forgot the session (expired, restarted): start a new one. Calls in
             // flight, this one included, fail with a closed-session error; later calls wait
             // for the new handshake.
-            let _ = std::io::copy(&mut body, &mut std::io::sink());
+            drain(&mut body);
             if let Some(conn) = link.conn.get().and_then(Weak::upgrade) {
                 conn.with(|endpoint, now| {
                     endpoint.session_mut().session_lost(now, "the server forgot the session (HTTP 404)");
@@ -197,11 +196,22 @@ fn post(link: &Link, message: &Message, payload: &[u8]) {
             }
         }
         Answer::Json | Answer::Refused => {
-            let mut bytes = Vec::new();
-            let _ = body.read_to_end(&mut bytes);
+            let limit = if answer == Answer::Json { MAX_REPLY } else { MAX_DRAIN };
+            let read = read_at_most(&mut body, limit);
             if cancelled() {
                 return;
             }
+            let bytes = match (read, answer) {
+                (Ok(bytes), _) => bytes,
+                (Err(e), Answer::Json) => {
+                    for reply in plan::transport_failure(message, &format!("HTTP transport: {e}")) {
+                        link.feed(&reply);
+                    }
+                    return;
+                }
+                // A refusal's body is read for its JSON-RPC error only: a cut one still says 4xx.
+                (Err(_), _) => Vec::new(),
+            };
             if answer == Answer::Json {
                 link.state().learn_version(&bytes);
                 link.feed(&bytes);
@@ -223,6 +233,24 @@ fn post(link: &Link, message: &Message, payload: &[u8]) {
             }
         }
     }
+}
+
+/// Reads an unwanted body's first [`MAX_DRAIN`] bytes and throws them away (the rest is left,
+/// and the connection with it).
+fn drain(body: &mut impl Read) {
+    let _ = std::io::copy(&mut body.take(MAX_DRAIN as u64), &mut std::io::sink());
+}
+
+/// The whole body, unless it holds more than `limit` bytes (an error: the server sends more
+/// than any answer needs).
+fn read_at_most(body: &mut impl Read, limit: usize) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    body.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    if bytes.len() > limit {
+        let message = format!("the response is larger than {limit} bytes");
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, message));
+    }
+    Ok(bytes)
 }
 
 /// Sends with the authenticator's credentials; a `401`, or a `403` the authenticator can
@@ -487,5 +515,39 @@ pub(super) fn connect_http(
             };
             (e, refusal.map(|r| (r.status, r.modern)))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// An endless body, counting what was read of it.
+    struct Endless(u64);
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            buf.fill(b' ');
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+    }
+
+    #[test]
+    fn a_body_past_the_limit_is_an_error_and_reading_stops_there() {
+        let mut endless = Endless(0);
+        let error = read_at_most(&mut endless, 1000).unwrap_err();
+        assert!(error.to_string().contains("larger than 1000 bytes"), "{error}");
+        assert!(endless.0 < 1_000_000, "read {} bytes of an endless body", endless.0);
+        assert_eq!(read_at_most(&mut &b"{}"[..], 1000).unwrap(), b"{}");
+        assert_eq!(read_at_most(&mut &[b'x'; 1000][..], 1000).unwrap().len(), 1000, "exactly the limit is fine");
+    }
+
+    #[test]
+    fn draining_an_endless_body_stops() {
+        let mut endless = Endless(0);
+        drain(&mut endless);
+        assert!(endless.0 >= MAX_DRAIN as u64 && endless.0 < 2 * MAX_DRAIN as u64, "{}", endless.0);
     }
 }

@@ -21,6 +21,14 @@ mod traced;
 mod watchdog;
 
 pub use options::{Authorize, HttpServerOptions, SharedSessionStore, VerifyToken};
+
+/// The largest JSON reply a client reads (the session enforces its own frame limit on what it
+/// decodes); a larger one fails its call as a transport error.
+pub(crate) const MAX_REPLY: usize = 64 * 1024 * 1024;
+
+/// The most of an unwanted body (a refusal, a drained answer) a client reads; the rest is
+/// left unread and the connection closed.
+pub(crate) const MAX_DRAIN: usize = 1024 * 1024;
 pub use server::HttpServer;
 #[cfg(feature = "smol")]
 pub use smol_server::SmolHttpServer;

@@ -25,17 +25,12 @@ use talaria_core::session::Route;
 pub use legacy::{http_or_sse, sse};
 
 use super::client::{authorization_failed, still_pending, FirstRefusal};
+use super::{MAX_DRAIN, MAX_REPLY};
 use crate::client::{
     start_connecting, AsyncClient, Authenticator, ClientError, ClientOptions, Teardown, TraceEvent, TraceFn,
 };
 use crate::conn::{Conn, FrameSink, Outgoing};
 use wire::{Agent, Body, Response};
-
-/// The largest JSON reply read (the session enforces its own frame limit on what it decodes).
-const MAX_REPLY: usize = 64 * 1024 * 1024;
-
-/// The most of an unwanted body read to keep its connection (more, and it is closed instead).
-const MAX_DRAIN: usize = 1024 * 1024;
 
 /// How long the session's DELETE may take before it is given up.
 const DELETE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
