@@ -61,12 +61,17 @@ fn the_async_handle_pipelines_over_websocket() {
 }
 
 fn upgrade(addr: std::net::SocketAddr, path: &str, origin: Option<&str>) -> String {
+    upgrade_as(addr, &addr.to_string(), path, origin)
+}
+
+/// An upgrade request naming `host`; the server's status line.
+fn upgrade_as(addr: std::net::SocketAddr, host: &str, path: &str, origin: Option<&str>) -> String {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let origin = origin.map(|o| format!("Origin: {o}\r\n")).unwrap_or_default();
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
          Sec-WebSocket-Protocol: mcp\r\n{origin}\r\n"
     )
@@ -89,6 +94,45 @@ fn upgrades_are_checked_for_path_and_origin() {
     assert!(upgrade(addr, "/elsewhere", None).contains("404"));
     let refused = Client::websocket(&format!("ws://{addr}/nope"), &[], ClientOptions::new("c", "1"));
     assert!(matches!(refused, Err(ClientError::HttpStatus { status: 404, .. })), "{refused:?}");
+    // Bound to loopback: a rebinding attacker's host name is refused, localhost names are not.
+    assert!(upgrade_as(addr, "attacker.example:80", "/ws", None).contains("403"));
+    assert!(upgrade_as(addr, &format!("localhost:{}", addr.port()), "/ws", None).contains("101"));
+    let named = WsServerOptions::default().allow_host("mcp.example");
+    let listening = WsServer::bind(&server, "127.0.0.1:0", named).unwrap();
+    assert!(upgrade_as(listening.local_addr(), "mcp.example", "/ws", None).contains("101"));
+    assert!(upgrade_as(listening.local_addr(), "other.example", "/ws", None).contains("403"));
+}
+
+#[test]
+fn a_half_sent_handshake_is_cut_at_the_handshake_timeout() {
+    let server = talaria_examples::everything::server();
+    let options = WsServerOptions::default().handshake_timeout(Duration::from_millis(300));
+    let listening = WsServer::bind(&server, "127.0.0.1:0", options).unwrap();
+    let addr = listening.local_addr();
+    for trickle in [false, true] {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let start = std::time::Instant::now();
+        write!(stream, "GET /ws HTTP/1.1\r\nHost: {addr}\r\n").unwrap();
+        if trickle {
+            // A byte every 100 ms: each read is quick, the whole never arrives in time.
+            for _ in 0..20 {
+                std::thread::sleep(Duration::from_millis(100));
+                if stream.write_all(b"X").is_err() {
+                    break;
+                }
+            }
+        }
+        let mut rest = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stream, &mut rest);
+        let took = start.elapsed();
+        // The trickle would last 2 s: being cut well before shows the deadline covers the
+        // whole handshake, not each read.
+        assert!(took < Duration::from_millis(1500), "trickle {trickle}: cut after {took:?}");
+        assert!(!String::from_utf8_lossy(&rest).contains("101"), "never upgraded");
+    }
+    // The server serves on.
+    assert!(upgrade(addr, "/ws", None).contains("101"));
 }
 
 #[test]

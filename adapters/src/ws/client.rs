@@ -64,7 +64,7 @@ impl Client {
         let stream = TcpStream::connect((host.as_str(), port))?;
         stream.set_nodelay(true)?;
         let writes = Arc::new(AtomicBool::new(true));
-        let half = ReadHalf { stream: stream.try_clone()?, writes: Arc::clone(&writes) };
+        let half = ReadHalf { stream: stream.try_clone()?, writes: Arc::clone(&writes), deadline: None };
         let (reader, response) = upgrade(request, half, &options)?;
         writes.store(false, Ordering::Release);
         let protocol = response.headers().get("Sec-WebSocket-Protocol").and_then(|v| v.to_str().ok());

@@ -79,14 +79,19 @@ fn config() -> WebSocketConfig {
     WebSocketConfig::default().max_message_size(Some(MAX_MESSAGE)).max_frame_size(Some(MAX_MESSAGE))
 }
 
-/// The reading half's stream: reads the socket, writes only until the handshake is done.
+/// The reading half's stream: reads the socket, writes only until the handshake is done, and
+/// starts no read past `deadline` (a server's handshake timeout).
 struct ReadHalf {
     stream: TcpStream,
     writes: Arc<AtomicBool>,
+    deadline: Option<std::time::Instant>,
 }
 
 impl Read for ReadHalf {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.deadline.is_some_and(|deadline| std::time::Instant::now() > deadline) {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "the handshake took too long"));
+        }
         self.stream.read(buf)
     }
 }

@@ -5,7 +5,9 @@ use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
+use talaria_core::http::exchange::EndpointConfig;
 use talaria_core::server::{Headers, TransportInfo};
 use talaria_core::session::{Event, Route};
 use tungstenite::handshake::server::{ErrorResponse, Request, Response};
@@ -25,7 +27,11 @@ const MAX_CONNECTIONS: usize = 4096;
 /// ```
 /// use talaria::ws::WsServerOptions;
 ///
-/// let options = WsServerOptions::default().path("/mcp-ws").allow_origin("https://app.example");
+/// let options = WsServerOptions::default()
+///     .path("/mcp-ws")
+///     .allow_origin("https://app.example")
+///     .allow_host("mcp.example")
+///     .handshake_timeout(std::time::Duration::from_secs(5));
 /// assert_eq!(options.path, "/mcp-ws");
 /// ```
 #[derive(Debug, Clone)]
@@ -37,11 +43,23 @@ pub struct WsServerOptions {
     /// Origins allowed besides localhost ones; requests with any other `Origin` get 403.
     /// Requests without an `Origin` (not from a browser) are allowed.
     pub allowed_origins: Vec<String>,
+    /// The `Host` values accepted (names, with or without a port), against DNS rebinding; 403
+    /// for others. `None` (the default): localhost names only when bound to a loopback
+    /// address, any host otherwise (a server behind a proxy).
+    pub allowed_hosts: Option<Vec<String>>,
+    /// How long a client may take to send its whole upgrade request (default 10 s); a slower
+    /// one is disconnected, so half-sent handshakes cannot hold connections.
+    pub handshake_timeout: Duration,
 }
 
 impl Default for WsServerOptions {
     fn default() -> Self {
-        Self { path: "/ws".into(), allowed_origins: Vec::new() }
+        Self {
+            path: "/ws".into(),
+            allowed_origins: Vec::new(),
+            allowed_hosts: None,
+            handshake_timeout: Duration::from_secs(10),
+        }
     }
 }
 
@@ -58,12 +76,35 @@ impl WsServerOptions {
         self
     }
 
-    fn origin_allowed(&self, origin: &str) -> bool {
-        let host = origin.split_once("://").map_or(origin, |(_, rest)| rest);
-        let host = host
-            .rsplit_once(':')
-            .map_or(host, |(h, port)| if port.bytes().all(|b| b.is_ascii_digit()) { h } else { host });
-        matches!(host, "localhost" | "127.0.0.1" | "[::1]") || self.allowed_origins.iter().any(|o| o == origin)
+    /// Accepts `Host: host` too (besides localhost names on a loopback address).
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        let host = host.into();
+        match &mut self.allowed_hosts {
+            Some(hosts) => hosts.push(host),
+            None => {
+                let localhost = EndpointConfig::default().localhost_only(&[]).allowed_hosts.unwrap_or_default();
+                self.allowed_hosts = Some(localhost.into_iter().chain([host]).collect());
+            }
+        }
+        self
+    }
+
+    /// How long a client may take to send its upgrade request.
+    pub const fn handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
+    /// The Host and Origin rules, as the HTTP endpoint applies them (`talaria_core::http`),
+    /// for a server bound to a loopback address or not.
+    fn checks(&self, loopback: bool) -> EndpointConfig {
+        let mut checks = EndpointConfig::default();
+        checks.allowed_origins.clone_from(&self.allowed_origins);
+        checks.allowed_hosts.clone_from(&self.allowed_hosts);
+        if loopback && checks.allowed_hosts.is_none() {
+            checks = checks.localhost_only(&[]);
+        }
+        checks
     }
 }
 
@@ -106,7 +147,8 @@ impl WsServer {
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
-        let (server, stopping, options) = (server.clone(), Arc::clone(&stop), Arc::new(options));
+        let checks = options.checks(addr.ip().is_loopback());
+        let (server, stopping, options) = (server.clone(), Arc::clone(&stop), Arc::new((options, checks)));
         let accept = std::thread::Builder::new().name("talaria-ws-accept".into()).spawn(move || {
             let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
             for stream in listener.incoming() {
@@ -175,12 +217,19 @@ fn reject(status: StatusCode, why: &str) -> ErrorResponse {
     response
 }
 
-fn serve_connection<S: Send + 'static>(server: &Server<S>, stream: &TcpStream, options: &WsServerOptions) {
+fn serve_connection<S: Send + 'static>(
+    server: &Server<S>,
+    stream: &TcpStream,
+    (options, checks): &(WsServerOptions, EndpointConfig),
+) {
     let _ = stream.set_nodelay(true);
     let peer = stream.peer_addr().map(|a| a.to_string()).ok();
     let Ok(read_stream) = stream.try_clone() else { return };
     let writes = Arc::new(AtomicBool::new(true));
-    let half = ReadHalf { stream: read_stream, writes: Arc::clone(&writes) };
+    // The whole upgrade request must arrive within the handshake timeout: each read waits at
+    // most that long (the socket's read timeout), and none starts past the deadline.
+    let deadline = Instant::now() + options.handshake_timeout;
+    let half = ReadHalf { stream: read_stream, writes: Arc::clone(&writes), deadline: Some(deadline) };
     let headers = Arc::new(Mutex::new(Headers::new()));
     let seen = Arc::clone(&headers);
     // tungstenite's callback type fixes the error type.
@@ -189,8 +238,12 @@ fn serve_connection<S: Send + 'static>(server: &Server<S>, stream: &TcpStream, o
         if request.uri().path() != options.path {
             return Err(reject(StatusCode::NOT_FOUND, "no MCP endpoint here"));
         }
+        let host = request.headers().get("Host").and_then(|h| h.to_str().ok());
+        if !host.is_some_and(|host| checks.host_allowed(host)) {
+            return Err(reject(StatusCode::FORBIDDEN, "host not allowed"));
+        }
         if let Some(origin) = request.headers().get("Origin").and_then(|o| o.to_str().ok()) {
-            if !options.origin_allowed(origin) {
+            if !checks.origin_allowed(origin) {
                 return Err(reject(StatusCode::FORBIDDEN, "origin not allowed"));
             }
         }
@@ -204,7 +257,15 @@ fn serve_connection<S: Send + 'static>(server: &Server<S>, stream: &TcpStream, o
         }
         Ok(response)
     };
+    if stream.set_read_timeout(Some(options.handshake_timeout.max(Duration::from_millis(1)))).is_err() {
+        return;
+    }
     let Ok(mut reader) = tungstenite::accept_hdr_with_config(half, check, Some(config())) else { return };
+    // Upgraded: from now on the connection reads without a deadline.
+    reader.get_mut().deadline = None;
+    if stream.set_read_timeout(None).is_err() {
+        return;
+    }
     writes.store(false, Ordering::Release);
     let Ok(sink) = WsSink::new(stream, Role::Server) else { return };
     let mut info = TransportInfo::new("websocket");
