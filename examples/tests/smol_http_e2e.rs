@@ -181,7 +181,8 @@ fn its_http_layer_keeps_connections_alive_and_enforces_limits() {
     let mut rest = Vec::new();
     let _ = slow.read_to_end(&mut rest);
     assert!(started.elapsed() < Duration::from_secs(3), "disconnected, not kept waiting");
-    assert!(String::from_utf8_lossy(&rest).starts_with("HTTP/1.1 400"), "{}", String::from_utf8_lossy(&rest));
+    // (A head not sent in time gets no answer, as with nginx: the connection is closed.)
+    assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
     // An idle keep-alive connection is closed quietly.
     let mut idle = TcpStream::connect(&addr).unwrap();
     idle.set_read_timeout(Some(Duration::from_secs(5))).unwrap();

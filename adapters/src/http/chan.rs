@@ -2,10 +2,9 @@
 //! await: how an HTTP response stream gets its frames in both the blocking and the smol server.
 
 use std::collections::VecDeque;
-use std::sync::mpsc::{RecvError, RecvTimeoutError, TryRecvError};
+use std::sync::mpsc::{RecvError, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
-use std::time::{Duration, Instant};
 
 struct State<T> {
     queue: VecDeque<T>,
@@ -111,27 +110,6 @@ impl<T> Receiver<T> {
         }
     }
 
-    /// Waits at most `timeout` for the next value.
-    pub(crate) fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        let deadline = Instant::now() + timeout;
-        let mut state = self.0.lock();
-        loop {
-            if let Some(value) = state.queue.pop_front() {
-                return Ok(value);
-            }
-            if !state.sender {
-                return Err(RecvTimeoutError::Disconnected);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(RecvTimeoutError::Timeout);
-            }
-            state.waiting = true;
-            state = self.0.ready.wait_timeout(state, left).unwrap_or_else(PoisonError::into_inner).0;
-            state.waiting = false;
-        }
-    }
-
     /// Awaits the next value; an error once the sender is gone and everything was taken.
     #[cfg(feature = "smol")]
     pub(crate) fn recv_async(&self) -> impl std::future::Future<Output = Result<T, RecvError>> + '_ {
@@ -159,6 +137,7 @@ impl<T> Drop for Receiver<T> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn values_arrive_in_order_and_the_end_is_seen() {
@@ -166,14 +145,13 @@ mod tests {
         tx.send(1).unwrap();
         tx.send(2).unwrap();
         assert_eq!(rx.try_recv(), Ok(1));
-        assert_eq!(rx.recv_timeout(Duration::ZERO), Ok(2));
-        assert_eq!(rx.recv_timeout(Duration::ZERO), Err(RecvTimeoutError::Timeout));
+        assert_eq!(rx.try_recv(), Ok(2));
         assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
         tx.send(3).unwrap();
         drop(tx);
         assert_eq!(rx.recv(), Ok(3), "what was sent before the end is still received");
         assert_eq!(rx.recv(), Err(RecvError));
-        assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Err(RecvTimeoutError::Disconnected));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
     }
 
     #[test]
@@ -211,8 +189,8 @@ mod tests {
         let (tx, rx) = channel::<u8>();
         let waiting = std::thread::spawn(move || {
             let began = Instant::now();
-            let first = rx.recv_timeout(patience);
-            let second = rx.recv_timeout(patience);
+            let first = rx.recv();
+            let second = rx.recv();
             (first, second, began.elapsed())
         });
         until_waiting(&tx);
@@ -220,8 +198,8 @@ mod tests {
         until_waiting(&tx);
         drop(tx);
         let (first, second, took) = waiting.join().unwrap();
-        assert_eq!((first, second), (Ok(1), Err(RecvTimeoutError::Disconnected)));
-        assert!(took < patience / 2, "woken, not timed out: {took:?}");
+        assert_eq!((first, second), (Ok(1), Err(RecvError)));
+        assert!(took < patience, "woken: {took:?}");
     }
 
     #[cfg(feature = "smol")]

@@ -1,9 +1,11 @@
-//! Streamable HTTP: a server (`tiny_http`, or smol) serving both eras on one endpoint, and a
+//! Streamable HTTP: a server (hyper on smol, blocking or async) serving both eras on one endpoint, and a
 //! client (`ureq`, or smol: see [`crate::smol::http`]). What each exchange means is decided in `talaria_core::http`; this module moves
 //! the bytes.
 
+mod body;
 mod chan;
 mod client;
+mod exchange;
 mod inflight;
 mod one_write;
 mod options;
@@ -11,14 +13,10 @@ mod server;
 mod shared;
 #[cfg(all(feature = "smol", feature = "stdio", unix))]
 pub(crate) mod smol_client;
-#[cfg(feature = "smol")]
-mod smol_server;
 mod sse_client;
 mod sse_out;
 mod streams;
 mod traced;
-#[cfg(feature = "smol")]
-mod watchdog;
 
 pub use options::{Authorize, HttpServerOptions, SharedSessionStore, VerifyToken};
 
@@ -29,7 +27,5 @@ pub(crate) const MAX_REPLY: usize = 64 * 1024 * 1024;
 /// The most of an unwanted body (a refusal, a drained answer) a client reads; the rest is
 /// left unread and the connection closed.
 pub(crate) const MAX_DRAIN: usize = 1024 * 1024;
-pub use server::HttpServer;
-#[cfg(feature = "smol")]
-pub use smol_server::SmolHttpServer;
+pub use server::{HttpServer, SmolHttpServer};
 pub use streams::SharedEventStore;

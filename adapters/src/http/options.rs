@@ -70,14 +70,18 @@ pub struct HttpServerOptions {
     /// server notices a client that closed the stream: in 2026-07-28 that cancels the stream's
     /// request, and a gone GET stream is freed.
     pub sse_keepalive: Duration,
-    /// How long the smol server waits for a request (its head and body) on a connection:
-    /// a client that is silent or slower than this is disconnected (default 30 s). The
-    /// blocking server cannot enforce it (`tiny_http` has no such setting).
+    /// How long a client has to send a request's head, from when the server starts waiting
+    /// for it (an idle keep-alive connection waits too), and then its body: past it the
+    /// connection is closed, or, for a body, answered `408` (default 30 s). Each is one
+    /// deadline, not a timeout per read, so a client trickling bytes is cut off as well.
     pub read_timeout: Duration,
-    /// The most connections the smol server holds open at once (default 10,000); one past
-    /// it is answered `503` and closed. (The blocking server serves a connection per pooled
-    /// thread; `tiny_http` has no such setting.)
+    /// The most connections held open at once (default 10,000); one past it is answered
+    /// `503` and closed.
     pub max_connections: usize,
+    /// The largest request head, in bytes (default 64 KiB, at least 8 KiB); past it, `431`.
+    pub max_head: usize,
+    /// The most header fields in a request (default 100); past it, `431`.
+    pub max_headers: usize,
 }
 
 /// The default of [`HttpServerOptions::sse_keepalive`].
@@ -101,6 +105,8 @@ impl std::fmt::Debug for HttpServerOptions {
             .field("sse_keepalive", &self.sse_keepalive)
             .field("read_timeout", &self.read_timeout)
             .field("max_connections", &self.max_connections)
+            .field("max_head", &self.max_head)
+            .field("max_headers", &self.max_headers)
             .finish()
     }
 }
@@ -120,6 +126,8 @@ impl Default for HttpServerOptions {
             sse_keepalive: DEFAULT_SSE_KEEPALIVE,
             read_timeout: Duration::from_secs(30),
             max_connections: 10_000,
+            max_head: 64 * 1024,
+            max_headers: 100,
         }
     }
 }

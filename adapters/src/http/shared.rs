@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -46,9 +46,6 @@ pub(super) struct Shared<S> {
     /// The SSE event log, for resuming after `Last-Event-ID`.
     pub(super) events: SharedEventStore,
     pub(super) next_stream: AtomicU64,
-    pub(super) stop: AtomicBool,
-    /// Exchanges being handled now.
-    pub(super) active: AtomicUsize,
 }
 
 impl<S: Send + 'static> Shared<S> {
@@ -69,8 +66,6 @@ impl<S: Send + 'static> Shared<S> {
                 .unwrap_or_else(|| Arc::new(Mutex::new(MemoryEventStore::new(Retention::default())))),
             options,
             next_stream: AtomicU64::new(1),
-            stop: AtomicBool::new(false),
-            active: AtomicUsize::new(0),
         }
     }
 

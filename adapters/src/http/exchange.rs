@@ -1,0 +1,455 @@
+//! One HTTP exchange on the server: a hyper request in, a response out. What the request means
+//! is decided by `shared` (and the core under it); this module reads the body within its
+//! limits, and turns each decision into a response, whole or streamed.
+//!
+//! A streamed (SSE) response is written by a task of its own, which owns what the stream needs
+//! to finish. When the client goes away, hyper drops the response body (or, before the response
+//! began, the exchange's future) and the session hears of it at once: a POST's stream is
+//! detached for resumption, or closed, which cancels its request in the stateless era.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::{Body as _, Incoming};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use smol::Timer;
+use talaria_core::http::event_log::EventId;
+use talaria_core::http::exchange::{HttpMethod, Refusal};
+use talaria_core::http::headers::SESSION_ID;
+use talaria_core::http::reply::{Reply, ReplyStep};
+use talaria_core::server::Headers;
+use talaria_core::session::StreamId;
+
+use super::body::{Body, BodyWriter};
+use super::chan::Receiver;
+use super::shared::{
+    detach_or_close, feed_post, finish_post, legacy_closed, legacy_message, legacy_session, plan, supports_polling,
+    target, Plan, Session, Shared, Target, Visit,
+};
+use super::sse_out::{keepalive_interval, Ending, SseBytes, OPENED};
+use super::streams::StreamMsg;
+
+/// Where the server's tasks run.
+#[derive(Clone)]
+pub(super) enum Spawner {
+    /// smol's global executor.
+    Global,
+    /// An executor of the application's.
+    On(Arc<smol::Executor<'static>>),
+    /// The server's own executor, which ends with the server (a task spawned after that is
+    /// dropped).
+    Own(std::sync::Weak<smol::Executor<'static>>),
+}
+
+impl Spawner {
+    /// Runs `future` to its end (or until the executor is gone) as a detached task.
+    pub(super) fn detach(&self, future: impl std::future::Future<Output = ()> + Send + 'static) {
+        if let Some(task) = self.spawn(future) {
+            task.detach();
+        }
+    }
+
+    /// Runs `future` as a task; `None` if the executor is gone.
+    pub(super) fn spawn<T: Send + 'static>(
+        &self,
+        future: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> Option<smol::Task<T>> {
+        match self {
+            Self::Global => Some(smol::spawn(future)),
+            Self::On(executor) => Some(executor.spawn(future)),
+            Self::Own(executor) => executor.upgrade().map(|executor| executor.spawn(future)),
+        }
+    }
+}
+
+/// What every exchange of one server shares.
+pub(super) struct Context<S> {
+    pub(super) shared: Arc<Shared<S>>,
+    pub(super) spawner: Spawner,
+}
+
+/// Answers one request from `peer`.
+pub(super) async fn handle<S: Send + 'static>(
+    context: Arc<Context<S>>,
+    request: Request<Incoming>,
+    peer: SocketAddr,
+) -> Result<Response<Body>, Infallible> {
+    let shared = &context.shared;
+    let (parts, incoming) = request.into_parts();
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let target = target(&shared.options, path);
+    if target == Target::Elsewhere {
+        return Ok(respond(404, &[], Body::empty()));
+    }
+    if target == Target::ResourceMetadata {
+        let document = shared.options.resource_metadata.as_ref().map(|(_, d)| Bytes::copy_from_slice(d));
+        let head = [("Content-Type", "application/json"), ("Access-Control-Allow-Origin", "*")];
+        return Ok(respond(200, &head, document.map_or_else(Body::empty, Body::whole)));
+    }
+    let headers = headers_of(&parts.headers);
+    let mut identity = None;
+    if let Some(authorize) = &shared.options.authorize {
+        match authorize(&headers) {
+            Ok(who) => identity = who,
+            Err(refusal) => return Ok(refuse(refusal)),
+        }
+    }
+    if target == Target::LegacyOpen {
+        let origin = headers.get("Origin");
+        return Ok(legacy_open(&context, (parts.method.as_str(), origin), identity, peer));
+    }
+    let body = match read_body(incoming, shared.options.endpoint.max_body, shared.options.read_timeout).await {
+        Ok(body) => body,
+        Err(status) => return Ok(respond(status, &[("Connection", "close")], Body::empty())),
+    };
+    if target == Target::LegacyPost {
+        if parts.method != hyper::Method::POST {
+            return Ok(refuse(Refusal::bad_request("send legacy messages with POST")));
+        }
+        return Ok(match legacy_message(shared, path, &body) {
+            Ok(()) => respond(202, &[], Body::empty()),
+            Err(refusal) => refuse(refusal),
+        });
+    }
+    let method = HttpMethod::parse(parts.method.as_str());
+    Ok(match plan(shared, method, headers, &body, identity, Some(peer)) {
+        Plan::Refuse(refusal) => refuse(refusal),
+        Plan::Ended => respond(200, &[], Body::empty()),
+        Plan::Post { session, session_id, visit } => post(&context, session, visit, &body, session_id).await,
+        Plan::OpenStream { session, last_event_id } => open_stream(&context, &session, last_event_id.as_deref()),
+    })
+}
+
+/// The request's headers as the core reads them (each repeated field kept).
+fn headers_of(map: &HeaderMap) -> Headers {
+    let text = map.iter().map(|(name, value)| name.as_str().len() + value.len()).sum();
+    let mut headers = Headers::with_capacity(map.len(), text);
+    for (name, value) in map {
+        headers.push(name.as_str(), String::from_utf8_lossy(value.as_bytes()).trim());
+    }
+    headers
+}
+
+/// Reads the whole body: at most `limit` bytes (413 past it, whatever the framing), within
+/// `timeout` (408), or 400 if the connection fails under it.
+async fn read_body(incoming: Incoming, limit: usize, timeout: Duration) -> Result<Bytes, u16> {
+    if incoming.size_hint().lower() > limit as u64 {
+        return Err(413);
+    }
+    let reading = async {
+        match Limited::new(incoming, limit).collect().await {
+            Ok(collected) => Ok(collected.to_bytes()),
+            Err(e) if e.is::<LengthLimitError>() => Err(413),
+            Err(_) => Err(400),
+        }
+    };
+    smol::future::or(reading, async {
+        Timer::after(timeout).await;
+        Err(408)
+    })
+    .await
+}
+
+/// A response with these headers (any that is not a valid header is left out).
+fn respond(status: u16, headers: &[(&str, &str)], body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let fields = response.headers_mut();
+    for (name, value) in headers {
+        if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+            fields.append(name, value);
+        }
+    }
+    response
+}
+
+fn refuse(refusal: Refusal) -> Response<Body> {
+    let mut headers: Vec<(&str, &str)> = refusal.headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    if refusal.body.is_some() {
+        headers.push(("Content-Type", "application/json"));
+    }
+    respond(refusal.status, &headers, refusal.body.map_or_else(Body::empty, Body::whole))
+}
+
+/// The head of an SSE response.
+fn event_stream(session_id: Option<&str>, body: Body) -> Response<Body> {
+    let mut headers =
+        vec![("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")];
+    if let Some(id) = session_id {
+        headers.push((SESSION_ID, id));
+    }
+    respond(200, &headers, body)
+}
+
+/// A POST's stream until it ends: if the exchange is dropped first (the client went away),
+/// the stream is detached for resumption or closed (cancelling its request), and the session
+/// finished.
+struct PostStream<S: Send + 'static> {
+    shared: Arc<Shared<S>>,
+    session: Session<S>,
+    stream: StreamId,
+    frames: Receiver<StreamMsg>,
+    session_id: Option<String>,
+    /// The log stream its events went to, once it is an SSE stream with a log.
+    log_stream: Option<u64>,
+    ended: bool,
+}
+
+impl<S: Send + 'static> PostStream<S> {
+    /// The request is answered: the session is finished (stored, or ended if stateless).
+    fn finish(mut self) {
+        self.ended = true;
+        finish_post(&self.shared, &self.session, self.session_id.as_deref());
+    }
+
+    /// The stream's writer leaves before the request is answered.
+    fn leave(mut self) {
+        self.ended = true;
+        self.detach();
+    }
+
+    fn detach(&self) {
+        detach_or_close(&self.session, self.stream, &self.frames, self.log_stream);
+        finish_post(&self.shared, &self.session, self.session_id.as_deref());
+    }
+}
+
+impl<S: Send + 'static> Drop for PostStream<S> {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.detach();
+        }
+    }
+}
+
+/// Feeds one POST body to the session and answers with its reply: 202, a JSON body, or an SSE
+/// stream (logged, primed and resumable when the session has an event log). The session is
+/// finished before the reply's last bytes go out, so a client that goes on at once (to another
+/// server sharing the store) finds it stored.
+async fn post<S: Send + 'static>(
+    context: &Arc<Context<S>>,
+    session: Session<S>,
+    visit: Option<Visit>,
+    body: &[u8],
+    session_id: Option<String>,
+) -> Response<Body> {
+    let shared = &context.shared;
+    let (stream, frames) = feed_post(shared, &session, visit, body);
+    let mut pending =
+        PostStream { shared: Arc::clone(shared), session, stream, frames, session_id, log_stream: None, ended: false };
+    let mut reply = Reply::new(shared.options.reply_mode);
+    let keepalive = keepalive_interval(shared.options.sse_keepalive);
+    let (first, disconnect) = loop {
+        let next = smol::future::or(async { Some(pending.frames.recv_async().await) }, async {
+            Timer::after(keepalive).await;
+            None
+        })
+        .await;
+        let (steps, disconnect) = match next {
+            Some(Ok(StreamMsg::Frame(payload))) => (reply.frame(payload), false),
+            Some(Ok(StreamMsg::Done) | Err(_)) => (reply.done(), false),
+            // A long wait: answer with a stream, kept alive.
+            None => (reply.idle(), false),
+            // The handler frees the connection: the client needs a stream to resume.
+            Some(Ok(StreamMsg::Disconnect)) => (reply.start_stream(), true),
+        };
+        let with_id: Vec<(&str, &str)> = pending.session_id.as_deref().map(|id| (SESSION_ID, id)).into_iter().collect();
+        match steps.first() {
+            None => {}
+            Some(ReplyStep::Accepted) => {
+                let response = respond(202, &with_id, Body::empty());
+                pending.finish();
+                return response;
+            }
+            Some(ReplyStep::Json { status, body }) => {
+                let mut headers = with_id;
+                headers.push(("Content-Type", "application/json"));
+                let response = respond(*status, &headers, Body::whole(body.clone()));
+                pending.finish();
+                return response;
+            }
+            Some(_) => break (steps, disconnect),
+        }
+    };
+    let session = &pending.session;
+    let log = session.streams.log_post(stream).and_then(|id| Some((session.streams.log()?.clone(), id)));
+    pending.log_stream = log.as_ref().map(|(_, id)| *id);
+    let priming =
+        if supports_polling(session) { SseBytes::new(log.clone()).prime(shared.options.sse_retry) } else { None };
+    let bytes = SseBytes::new(log);
+    let (body, out) = Body::streamed();
+    let response = event_stream(pending.session_id.as_deref(), body);
+    let keepalive = shared.options.sse_keepalive;
+    context.spawner.detach(async move {
+        let mut ok = true;
+        if let Some(priming) = priming {
+            ok = out.write(priming).await;
+        }
+        for step in first {
+            if let ReplyStep::Event(payload) = step {
+                ok = ok && out.write(bytes.event(&payload)).await;
+            }
+        }
+        let ending = if !ok {
+            Ending::Gone
+        } else if disconnect {
+            Ending::Disconnected
+        } else {
+            pump(&out, &bytes, &pending.frames, keepalive).await
+        };
+        match ending {
+            Ending::Finished => {
+                pending.finish();
+                bytes.close_log();
+            }
+            // The response ends (the writer is dropped) before the stream is detached.
+            Ending::Disconnected => {
+                drop(out);
+                pending.leave();
+            }
+            Ending::Gone => pending.leave(),
+        }
+    });
+    response
+}
+
+/// GET with `Mcp-Session-Id`: the session's stream for server messages, or, with
+/// `Last-Event-ID`, the resumption of the stream that event belongs to (the GET stream, or a
+/// POST stream that ended early).
+fn open_stream<S: Send + 'static>(
+    context: &Arc<Context<S>>,
+    session: &Session<S>,
+    last_event_id: Option<&str>,
+) -> Response<Body> {
+    let keepalive = context.shared.options.sse_keepalive;
+    let (body, out) = Body::streamed();
+    if let Some(last) = last_event_id {
+        let resumed = last.trim().parse::<EventId>().ok().and_then(|after| session.streams.resume(after));
+        let Some(resumed) = resumed else {
+            return refuse(Refusal::bad_request(&format!("Last-Event-ID {last} is not an event of this session")));
+        };
+        let bytes = SseBytes::new(session.streams.log().map(|log| (log.clone(), resumed.log)));
+        let session = session.clone();
+        context.spawner.detach(async move {
+            let mut ok = out.write(OPENED).await;
+            for event in &resumed.events {
+                ok = ok && out.write(SseBytes::replayed(event)).await;
+            }
+            let Some(frames) = resumed.frames else { return };
+            let ending = if ok { pump(&out, &bytes, &frames, keepalive).await } else { Ending::Gone };
+            match (ending, resumed.post) {
+                // The POST stream's request is answered: its log stream is complete.
+                (Ending::Finished, Some(_)) => bytes.close_log(),
+                (_, Some(stream)) => {
+                    drop(out);
+                    detach_or_close(&session, stream, &frames, Some(resumed.log));
+                }
+                // The GET stream is never complete; this one was replaced or the session ended.
+                (_, None) => {}
+            }
+        });
+        return event_stream(None, body);
+    }
+    let frames = session.streams.open_get();
+    let bytes = SseBytes::new(session.streams.get_log().and_then(|id| Some((session.streams.log()?.clone(), id))));
+    // 2025-11-25: a priming event (an id, no data) lets the client resume even before the
+    // first message arrives.
+    let priming = if supports_polling(session) { bytes.prime(context.shared.options.sse_retry) } else { None };
+    context.spawner.detach(async move {
+        let mut ok = out.write(OPENED).await;
+        if let Some(priming) = priming {
+            ok = ok && out.write(priming).await;
+        }
+        if ok {
+            pump(&out, &bytes, &frames, keepalive).await;
+        }
+    });
+    event_stream(None, body)
+}
+
+/// GET on the legacy stream path: a new session whose stream opens with the `endpoint` event;
+/// the session ends with the stream.
+fn legacy_open<S: Send + 'static>(
+    context: &Arc<Context<S>>,
+    request: (&str, Option<&str>),
+    identity: Option<String>,
+    peer: SocketAddr,
+) -> Response<Body> {
+    let (method, origin) = request;
+    let shared = &context.shared;
+    let (id, session, endpoint) = match legacy_session(shared, method, origin, identity, Some(peer.to_string())) {
+        Ok(opened) => opened,
+        Err(refusal) => return refuse(refusal),
+    };
+    let frames = session.streams.open_get();
+    let (body, out) = Body::streamed();
+    let keepalive = shared.options.sse_keepalive;
+    let closing = LegacyStream { shared: Arc::clone(shared), id };
+    context.spawner.detach(async move {
+        let mut opening = OPENED.to_vec();
+        opening.extend_from_slice(&endpoint);
+        if out.write(opening).await {
+            pump(&out, &SseBytes::new(None), &frames, keepalive).await;
+        }
+        drop(closing);
+    });
+    event_stream(None, body)
+}
+
+/// A legacy session's stream: the session ends with it, however it ends.
+struct LegacyStream<S: Send + 'static> {
+    shared: Arc<Shared<S>>,
+    id: String,
+}
+
+impl<S: Send + 'static> Drop for LegacyStream<S> {
+    fn drop(&mut self) {
+        legacy_closed(&self.shared, &self.id);
+    }
+}
+
+/// Writes frames as SSE events as they come, until the stream ends, the server ends it, or the
+/// client goes away (noticed at once, not at the next write); a stream silent for `keepalive`
+/// gets a comment, for the proxies between.
+async fn pump(out: &BodyWriter, bytes: &SseBytes, frames: &Receiver<StreamMsg>, keepalive: Duration) -> Ending {
+    let keepalive = keepalive_interval(keepalive);
+    loop {
+        let next = smol::future::or(async { Wake::Frame(frames.recv_async().await) }, async {
+            smol::future::or(
+                async {
+                    Timer::after(keepalive).await;
+                    Wake::Quiet
+                },
+                async {
+                    out.gone().await;
+                    Wake::Gone
+                },
+            )
+            .await
+        })
+        .await;
+        let written = match next {
+            Wake::Frame(Ok(StreamMsg::Frame(payload))) if payload.is_empty() => true,
+            Wake::Frame(Ok(StreamMsg::Frame(payload))) => out.write(bytes.event(&payload)).await,
+            Wake::Quiet => out.write(SseBytes::keepalive()).await,
+            Wake::Frame(Ok(StreamMsg::Done) | Err(_)) => return Ending::Finished,
+            Wake::Frame(Ok(StreamMsg::Disconnect)) => return Ending::Disconnected,
+            Wake::Gone => return Ending::Gone,
+        };
+        if !written {
+            return Ending::Gone;
+        }
+    }
+}
+
+/// What ended a wait in [`pump`].
+enum Wake {
+    Frame(Result<StreamMsg, std::sync::mpsc::RecvError>),
+    Quiet,
+    Gone,
+}
