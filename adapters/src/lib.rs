@@ -35,7 +35,8 @@
 //! | any connection | one process-wide `talaria-timers` thread (request deadlines) |
 //! | a stdio, WebSocket or in-memory connection, either side | a reader (`talaria-stdio-read`, `talaria-ws-read`, `talaria-wss-read`, `talaria-ws-conn`, `talaria-memory-*`; [`stdio::serve`] reads on the calling thread) and a writer (`talaria-write`) |
 //! | a blocking HTTP client (`Client::http`, `Client::sse`) | a writer, `talaria-worker` pool threads for requests, `talaria-http-get` or `talaria-sse-read` for the server's stream |
-//! | a server | up to 64 `talaria-worker` pool threads for `blocking_tool`s and blocking HTTP exchanges, ending after 10 s idle |
+//! | a server | up to 64 `talaria-worker` pool threads for `blocking_tool`s, ending after 10 s idle |
+//! | an [`http::HttpServer`] | 2 to 8 `talaria-http-N` threads (one per core) running its connections as tasks, and async-io's reactor thread; none per connection |
 //! | [`AsyncClient`](client::AsyncClient) connects (`AsyncClient::stdio`, `websocket`, `http`, `memory`) | one short-lived `talaria-connect` thread while connecting |
 //! | dropping the last client handle | one short-lived `talaria-close` thread that shuts the transport down |
 //! | [`stdio::serve_async`] | one `talaria-stdio-serve` thread for the connection's reader |

@@ -11,7 +11,7 @@
 //! `/proc/<pid>/stat`, threads that have exited included) can be read before and after each run
 //! and divided by the run's calls:
 //!
-//! - `everything-server --transport http`: the blocking server (`tiny_http`) with JSON replies,
+//! - `everything-server --transport http`: the blocking server (hyper on its own smol threads) with JSON replies,
 //!   serving both eras on one endpoint;
 //! - the same server with SSE replies (`HttpServerOptions::reply_mode(ReplyMode::Sse)`): the
 //!   binary has no flag for it, so this bench runs itself again as that child
@@ -126,7 +126,7 @@ fn main() {
     println!("talaria http bench: echo tools/call round trips over Streamable HTTP on 127.0.0.1 ({cores} cores, load average {load})");
     println!("  {calls} calls per run per round, shared by the run's clients; median of {rounds} rounds, after a warm-up round of {warm} calls");
     println!(
-        "  servers, each a child process: everything-server --transport http (blocking, tiny_http, JSON replies);"
+        "  servers, each a child process: everything-server --transport http (blocking façade over hyper, JSON replies);"
     );
     println!("    the same server with SSE replies (this bench as a child); floor: hand-written keep-alive HTTP/1.1 JSON echo");
     println!("    on std::net (thread per connection, TCP_NODELAY, serde_json::Value), no SDK");

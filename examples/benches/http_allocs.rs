@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Each server runs in this process, on 127.0.0.1: the smol server (on an executor with one
-//! thread), the blocking server (`tiny_http`), and the floor (the timed bench's bare echo on
+//! thread), the blocking server (hyper), and the floor (the timed bench's bare echo on
 //! `std::net`, a thread per connection). One client thread opens a legacy session (protocol
 //! 2025-06-18, JSON replies) on one keep-alive connection and calls `echo` in a loop (the
 //! timed bench's raw client). The client allocates nothing in the loop (its request bodies
@@ -55,7 +55,7 @@ fn main() {
     smol.shutdown();
 
     let blocking = HttpServer::bind(&server, "127.0.0.1:0", HttpServerOptions::default()).unwrap();
-    report("blocking server (tiny_http)", count(blocking.local_addr(), true, calls));
+    report("blocking server (hyper)", count(blocking.local_addr(), true, calls));
     blocking.shutdown();
 
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
