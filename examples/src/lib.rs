@@ -5,6 +5,7 @@
 pub mod conformance;
 pub mod conformance_auth;
 pub mod everything;
+pub mod mounted;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 

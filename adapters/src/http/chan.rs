@@ -111,7 +111,6 @@ impl<T> Receiver<T> {
     }
 
     /// Awaits the next value; an error once the sender is gone and everything was taken.
-    #[cfg(feature = "smol")]
     pub(crate) fn recv_async(&self) -> impl std::future::Future<Output = Result<T, RecvError>> + '_ {
         std::future::poll_fn(move |cx| {
             let mut state = self.0.lock();

@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use hyper::body::{Body as _, Incoming};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use smol::Timer;
@@ -44,22 +43,33 @@ pub(super) enum Spawner {
     /// The server's own executor, which ends with the server (a task spawned after that is
     /// dropped).
     Own(std::sync::Weak<smol::Executor<'static>>),
+    /// The application's way to run a task (tokio's `spawn`, say).
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    With(Arc<dyn Fn(BoxedTask) + Send + Sync>),
 }
+
+/// A task for [`Spawner::With`].
+pub(super) type BoxedTask = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
 impl Spawner {
     /// Runs `future` to its end (or until the executor is gone) as a detached task.
     pub(super) fn detach(&self, future: impl std::future::Future<Output = ()> + Send + 'static) {
+        if let Self::With(spawn) = self {
+            return spawn(Box::pin(future));
+        }
         if let Some(task) = self.spawn(future) {
             task.detach();
         }
     }
 
-    /// Runs `future` as a task; `None` if the executor is gone.
+    /// Runs `future` as a task; `None` if the executor is gone (or is the application's, whose
+    /// tasks this cannot hold: see [`Spawner::detach`]).
     pub(super) fn spawn<T: Send + 'static>(
         &self,
         future: impl std::future::Future<Output = T> + Send + 'static,
     ) -> Option<smol::Task<T>> {
         match self {
+            Self::With(_) => None,
             Self::Global => Some(smol::spawn(future)),
             Self::On(executor) => Some(executor.spawn(future)),
             Self::Own(executor) => executor.upgrade().map(|executor| executor.spawn(future)),
@@ -73,12 +83,18 @@ pub(super) struct Context<S> {
     pub(super) spawner: Spawner,
 }
 
-/// Answers one request from `peer`.
-pub(super) async fn handle<S: Send + 'static>(
+/// Answers one request from `peer` (if known), whatever carries its body.
+pub(super) async fn handle<S, B>(
     context: Arc<Context<S>>,
-    request: Request<Incoming>,
-    peer: SocketAddr,
-) -> Result<Response<Body>, Infallible> {
+    request: Request<B>,
+    peer: Option<SocketAddr>,
+) -> Result<Response<Body>, Infallible>
+where
+    S: Send + 'static,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let shared = &context.shared;
     let (parts, incoming) = request.into_parts();
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
@@ -117,7 +133,7 @@ pub(super) async fn handle<S: Send + 'static>(
         });
     }
     let method = HttpMethod::parse(parts.method.as_str());
-    Ok(match plan(shared, method, headers, &body, identity, Some(peer)) {
+    Ok(match plan(shared, method, headers, &body, identity, peer) {
         Plan::Refuse(refusal) => refuse(refusal),
         Plan::Ended => respond(200, &[], Body::empty()),
         Plan::Post { session, session_id, visit } => post(&context, session, visit, &body, session_id).await,
@@ -137,7 +153,11 @@ fn headers_of(map: &HeaderMap) -> Headers {
 
 /// Reads the whole body: at most `limit` bytes (413 past it, whatever the framing), within
 /// `timeout` (408), or 400 if the connection fails under it.
-async fn read_body(incoming: Incoming, limit: usize, timeout: Duration) -> Result<Bytes, u16> {
+async fn read_body<B>(incoming: B, limit: usize, timeout: Duration) -> Result<Bytes, u16>
+where
+    B: hyper::body::Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     if incoming.size_hint().lower() > limit as u64 {
         return Err(413);
     }
@@ -378,11 +398,11 @@ fn legacy_open<S: Send + 'static>(
     context: &Arc<Context<S>>,
     request: (&str, Option<&str>),
     identity: Option<String>,
-    peer: SocketAddr,
+    peer: Option<SocketAddr>,
 ) -> Response<Body> {
     let (method, origin) = request;
     let shared = &context.shared;
-    let (id, session, endpoint) = match legacy_session(shared, method, origin, identity, Some(peer.to_string())) {
+    let (id, session, endpoint) = match legacy_session(shared, method, origin, identity, peer.map(|p| p.to_string())) {
         Ok(opened) => opened,
         Err(refusal) => return refuse(refusal),
     };

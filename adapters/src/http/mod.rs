@@ -10,6 +10,8 @@ mod inflight;
 mod one_write;
 mod options;
 mod server;
+#[cfg(feature = "tower")]
+mod service;
 mod shared;
 #[cfg(all(feature = "smol", feature = "stdio", unix))]
 pub(crate) mod smol_client;
@@ -28,4 +30,6 @@ pub(crate) const MAX_REPLY: usize = 64 * 1024 * 1024;
 /// left unread and the connection closed.
 pub(crate) const MAX_DRAIN: usize = 1024 * 1024;
 pub use server::{HttpServer, SmolHttpServer};
+#[cfg(feature = "tower")]
+pub use service::{McpService, ResponseBody};
 pub use streams::SharedEventStore;

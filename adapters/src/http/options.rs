@@ -78,6 +78,10 @@ pub struct HttpServerOptions {
     /// The most connections held open at once (default 10,000); one past it is answered
     /// `503` and closed.
     pub max_connections: usize,
+    /// The most connections held open at once from one IP address (default 2,500), so that
+    /// one peer cannot take every connection; past it, `503`. Behind a reverse proxy every
+    /// client has the proxy's address: raise it to `max_connections` there.
+    pub max_connections_per_peer: usize,
     /// The largest request head, in bytes (default 64 KiB, at least 8 KiB); past it, `431`.
     pub max_head: usize,
     /// The most header fields in a request (default 100); past it, `431`.
@@ -105,6 +109,7 @@ impl std::fmt::Debug for HttpServerOptions {
             .field("sse_keepalive", &self.sse_keepalive)
             .field("read_timeout", &self.read_timeout)
             .field("max_connections", &self.max_connections)
+            .field("max_connections_per_peer", &self.max_connections_per_peer)
             .field("max_head", &self.max_head)
             .field("max_headers", &self.max_headers)
             .finish()
@@ -126,6 +131,7 @@ impl Default for HttpServerOptions {
             sse_keepalive: DEFAULT_SSE_KEEPALIVE,
             read_timeout: Duration::from_secs(30),
             max_connections: 10_000,
+            max_connections_per_peer: 2_500,
             max_head: 64 * 1024,
             max_headers: 100,
         }
@@ -184,10 +190,33 @@ impl HttpServerOptions {
         self
     }
 
-    /// Caps the connections the smol server holds open at once (see
-    /// [`HttpServerOptions::max_connections`]).
+    /// Caps the connections held open at once (see [`HttpServerOptions::max_connections`]).
     pub const fn max_connections(mut self, most: usize) -> Self {
         self.max_connections = most;
+        self
+    }
+
+    /// Caps the connections held open at once from one IP address (see
+    /// [`HttpServerOptions::max_connections_per_peer`]).
+    pub const fn max_connections_per_peer(mut self, most: usize) -> Self {
+        self.max_connections_per_peer = most;
+        self
+    }
+
+    /// Caps a request's head: `bytes` in all and `fields` header fields (see
+    /// [`HttpServerOptions::max_head`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::http::HttpServerOptions;
+    ///
+    /// let options = HttpServerOptions::default().max_head(16 * 1024, 50);
+    /// assert_eq!((options.max_head, options.max_headers), (16 * 1024, 50));
+    /// ```
+    pub const fn max_head(mut self, bytes: usize, fields: usize) -> Self {
+        self.max_head = bytes;
+        self.max_headers = fields;
         self
     }
 

@@ -5,12 +5,13 @@
 //!
 //! Limits, all in [`HttpServerOptions`]: the request head's size and field count (431), the
 //! body's size whatever its framing (413), the time to send a head and then a body (the
-//! connection is closed, or 408), and the connections held at once (503).
+//! connection is closed, or 408), and the connections held at once, in all and from one peer
+//! address (503).
 
+use std::collections::HashMap;
 use std::io;
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -23,6 +24,9 @@ use super::exchange::{handle, Context, Spawner};
 use super::options::HttpServerOptions;
 use super::shared::{expire_due, Shared};
 use crate::server::Server;
+
+/// How many connections the kernel queues before they are accepted.
+const ACCEPT_BACKLOG: i32 = 1024;
 
 /// The smallest read buffer hyper takes.
 const MIN_BUFFER: usize = 8192;
@@ -257,7 +261,11 @@ fn listen<S: Send + 'static>(
     addr: impl ToSocketAddrs,
     options: HttpServerOptions,
 ) -> io::Result<Listening> {
-    let listener = Async::new(TcpListener::bind(addr)?)?;
+    let listener = TcpListener::bind(addr)?;
+    // A deeper accept queue than the standard library's 128, for bursts of new connections
+    // (listening again only changes the backlog; the kernel caps it at its somaxconn).
+    let _ = rustix::net::listen(&listener, ACCEPT_BACKLOG);
+    let listener = Async::new(listener)?;
     let addr = listener.get_ref().local_addr()?;
     let mut http = http1::Builder::new();
     http.timer(SmolTimer::new())
@@ -269,11 +277,10 @@ fn listen<S: Send + 'static>(
         // (hyper keeps the default count's slots on the stack, any other on the heap.)
         http.max_headers(options.max_headers);
     }
-    let max_connections = options.max_connections;
+    let admission = Arc::new(Admission::new(options.max_connections, options.max_connections_per_peer));
     let shared = Arc::new(Shared::new(server, addr, options));
     let accepting = spawner.clone();
     let context = Arc::new(Context { shared: Arc::clone(&shared), spawner });
-    let open = Arc::new(AtomicUsize::new(0));
     let spawning = context.spawner.clone();
     let accept = accepting.spawn(async move {
         loop {
@@ -283,20 +290,18 @@ fn listen<S: Send + 'static>(
                 continue;
             };
             let _ = stream.get_ref().set_nodelay(true);
-            if open.fetch_add(1, Ordering::AcqRel) >= max_connections {
-                open.fetch_sub(1, Ordering::AcqRel);
+            let Some(slot) = Admission::enter(&admission, peer.ip()) else {
                 spawning.detach(turn_away(stream));
                 continue;
-            }
-            let counted = Arc::clone(&open);
+            };
             let context = Arc::clone(&context);
             let connection = http.serve_connection(
                 FuturesIo::new(stream),
-                hyper::service::service_fn(move |request| handle(Arc::clone(&context), request, peer)),
+                hyper::service::service_fn(move |request| handle(Arc::clone(&context), request, Some(peer))),
             );
             spawning.detach(async move {
                 let _ = connection.await;
-                counted.fetch_sub(1, Ordering::AcqRel);
+                drop(slot);
             });
         }
     });
@@ -310,7 +315,63 @@ fn listen<S: Send + 'static>(
     Ok(Listening { addr, accept, expiry, sessions })
 }
 
-/// Answers a connection past [`HttpServerOptions::max_connections`] with `503` and closes it.
+/// The connections held, in all and by each peer address.
+struct Admission {
+    max: usize,
+    per_peer: usize,
+    held: Mutex<Held>,
+}
+
+#[derive(Default)]
+struct Held {
+    all: usize,
+    by_peer: HashMap<IpAddr, usize>,
+}
+
+impl Admission {
+    fn new(max: usize, per_peer: usize) -> Self {
+        Self { max, per_peer, held: Mutex::new(Held::default()) }
+    }
+
+    fn held(&self) -> MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A place for a connection from `peer`, if there is room, held until the slot is dropped
+    /// (however the connection's task ends).
+    fn enter(admission: &Arc<Self>, peer: IpAddr) -> Option<Slot> {
+        let mut held = admission.held();
+        let of_peer = held.by_peer.get(&peer).copied().unwrap_or(0);
+        if held.all >= admission.max || of_peer >= admission.per_peer {
+            return None;
+        }
+        held.all += 1;
+        held.by_peer.insert(peer, of_peer + 1);
+        Some(Slot { admission: Arc::clone(admission), peer })
+    }
+}
+
+/// One admitted connection.
+struct Slot {
+    admission: Arc<Admission>,
+    peer: IpAddr,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut held = self.admission.held();
+        held.all = held.all.saturating_sub(1);
+        if let Some(count) = held.by_peer.get_mut(&self.peer) {
+            *count -= 1;
+            if *count == 0 {
+                held.by_peer.remove(&self.peer);
+            }
+        }
+    }
+}
+
+/// Answers a connection past [`HttpServerOptions::max_connections`] (or the peer's share,
+/// [`HttpServerOptions::max_connections_per_peer`]) with `503` and closes it.
 async fn turn_away(stream: Async<TcpStream>) {
     let answer =
         b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n";

@@ -59,7 +59,10 @@ impl<S: Send + 'static> Shared<S> {
         let idle = options.endpoint.idle_timeout;
         Self {
             server: server.clone(),
-            sessions: Mutex::new(SessionTable::new(idle, options.endpoint.max_sessions)),
+            sessions: Mutex::new(
+                SessionTable::new(idle, options.endpoint.max_sessions)
+                    .per_owner(options.endpoint.max_sessions_per_peer),
+            ),
             events: options
                 .event_store
                 .clone()
@@ -96,29 +99,53 @@ pub(super) fn end_session<S: Send + 'static>(session: &Session<S>) {
     session.streams.close_all();
 }
 
-/// Opens a new session's connection and enters it in the table: 500 if the connection cannot
-/// be opened, 503 past the cap on sessions.
+/// Opens a new session's connection and enters it in the table (making room as the table
+/// does, see `SessionTable::admit`): 500 if the connection cannot be opened, 503 if the table
+/// is full of sessions in use.
 pub(super) fn start_session<S: Send + 'static>(
     shared: &Shared<S>,
     id: &str,
     streams: Streams,
     info: TransportInfo,
 ) -> Result<Session<S>, Refusal> {
+    let owner = owner_of(&info);
     let conn = shared
         .server
         .open(Box::new(streams.clone()), info, quiet_events())
         .map_err(|_| Refusal::internal("cannot open the session"))?;
     let session = Session::new(conn, streams);
-    let inserted = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(
-        id.to_owned(),
-        session.clone(),
-        Instant::now(),
-    );
-    if inserted.is_err() {
+    if !admit(shared, id, &session, owner.as_deref()) {
         end_session(&session);
         return Err(Refusal::too_many_sessions());
     }
     Ok(session)
+}
+
+/// Enters `session` in the table for `owner`, ending the sessions it replaces; `false` if the
+/// table is full of sessions in use.
+fn admit<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>, owner: Option<&str>) -> bool {
+    let admitted = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).admit(
+        id.to_owned(),
+        session.clone(),
+        owner,
+        Instant::now(),
+    );
+    let Ok(evicted) = admitted else { return false };
+    for (id, session) in evicted {
+        end_session(&session);
+        let _ = shared.events.lock().unwrap_or_else(PoisonError::into_inner).drop_session(&id);
+    }
+    true
+}
+
+/// Whom a session is counted against: the caller the authorization hook named, else the
+/// peer's IP address (any port).
+fn owner_of(info: &TransportInfo) -> Option<String> {
+    if let Some(identity) = &info.identity {
+        return Some(format!("identity:{identity}"));
+    }
+    let addr = info.remote_addr.as_deref()?;
+    Some(addr.parse::<SocketAddr>().map_or_else(|_| addr.to_owned(), |addr| addr.ip().to_string()))
 }
 
 /// Stores the session's record, if a store is configured and the session is initialized.
@@ -138,12 +165,13 @@ pub(super) fn restore<S: Send + 'static>(shared: &Shared<S>, id: &str, info: Tra
     let streams = Streams::new(Some(Log::new(Arc::clone(&shared.events), id)));
     let conn = shared.server.open_from(Box::new(streams.clone()), info, quiet_events(), Some(snapshot)).ok()?;
     let session = Session::new(conn, streams);
-    let mut table = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-    if table.insert(id.to_owned(), session.clone(), Instant::now()).is_err() {
-        drop(table);
+    let owner = session.conn.with(|served, _| served.endpoint.transport().and_then(owner_of));
+    if !admit(shared, id, &session, owner.as_deref()) {
         end_session(&session);
         return None;
     }
+    // It is in use: the request that brought it back goes on with it.
+    lookup(shared, id);
     Some(session)
 }
 

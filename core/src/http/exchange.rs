@@ -72,8 +72,17 @@ pub struct EndpointConfig {
     pub legacy: bool,
     /// How long an unused legacy session lives. Default 30 minutes.
     pub idle_timeout: Duration,
-    /// The most legacy sessions at once (503 past it). Default 10 000.
+    /// The most legacy sessions at once. Default 10 000. A new session in a full table takes
+    /// the place of one never used since it was opened, or else of the least recently used if
+    /// idle for a second ([`sessions::EVICTABLE_AFTER`](super::sessions::EVICTABLE_AFTER));
+    /// 503 only when every session is in use.
     pub max_sessions: usize,
+    /// The most legacy sessions one peer holds at once (its authorized identity if the server
+    /// has an authorization hook that names callers, else its IP address). Default 1 000: past
+    /// it, the peer's own oldest unused (or least recently used) session makes room, so one
+    /// peer cannot fill the table. Behind a reverse proxy every client has the proxy's
+    /// address: raise it there, or name callers.
+    pub max_sessions_per_peer: usize,
     /// The `Host` values accepted (names, with or without a port), against DNS rebinding; 403
     /// for others. `None`: any host (a server bound to a public address behind a proxy).
     pub allowed_hosts: Option<Vec<String>>,
@@ -94,6 +103,7 @@ impl Default for EndpointConfig {
             legacy: true,
             idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
+            max_sessions_per_peer: 1_000,
             allowed_hosts: None,
             check_media_types: true,
         }
