@@ -19,6 +19,50 @@ pub enum TlsError {
     /// The PEM text held no certificate, or one that could not be read.
     #[error("no certificate could be read from the PEM text: {0}")]
     Pem(String),
+    /// The PEM text held no private key, or one that could not be read.
+    #[error("no private key could be read from the PEM text: {0}")]
+    Key(String),
+    /// rustls refused the certificate chain and key (a key that does not match, say).
+    #[error("the certificate and key do not make a TLS server: {0}")]
+    Server(String),
+}
+
+/// A rustls server configuration (ring; TLS 1.2 and 1.3; ALPN `http/1.1`) presenting the
+/// certificate chain in `cert_pem` (the server's certificate first) with the private key in
+/// `key_pem` (PKCS#8, PKCS#1 or SEC1): what [`HttpServerOptions::tls`](crate::http::HttpServerOptions::tls)
+/// takes.
+///
+/// # Errors
+///
+/// [`TlsError::Pem`] or [`TlsError::Key`] if the PEM texts hold none, [`TlsError::Server`] if
+/// rustls refuses them.
+///
+/// # Examples
+///
+/// ```no_run
+/// let cert = std::fs::read("/etc/mcp/cert.pem")?;
+/// let key = std::fs::read("/etc/mcp/key.pem")?;
+/// let config = talaria::tls::server_config(&cert, &key)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn server_config(cert_pem: &[u8], key_pem: &[u8]) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+    use rustls::pki_types::PrivateKeyDer;
+    let chain = CertificateDer::pem_slice_iter(cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| TlsError::Pem(e.to_string()))?;
+    if chain.is_empty() {
+        return Err(TlsError::Pem("no CERTIFICATE block".into()));
+    }
+    let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| TlsError::Key(e.to_string()))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsError::Server(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|e| TlsError::Server(e.to_string()))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
 }
 
 /// The certificate authorities a client trusts for `https://` and `wss://`.

@@ -15,7 +15,7 @@ use rustls::{ServerConfig, ServerConnection};
 use serde_json::json;
 use talaria::client::{AsyncClient, Client, ClientError, ClientOptions};
 use talaria::core::schema::tools::CallToolResult;
-use talaria::http::{HttpServerOptions, SmolHttpServer};
+use talaria::http::{HttpServer, HttpServerOptions, SmolHttpServer};
 use talaria::tls::TlsRoots;
 use talaria::ws::{WsServer, WsServerOptions};
 
@@ -23,6 +23,9 @@ use talaria::ws::{WsServer, WsServerOptions};
 struct Pki {
     ca_pem: String,
     server: Arc<ServerConfig>,
+    /// The server's certificate chain and key, as PEM files hold them.
+    chain_pem: String,
+    key_pem: String,
 }
 
 fn pki() -> Pki {
@@ -39,7 +42,8 @@ fn pki() -> Pki {
         .with_no_client_auth()
         .with_single_cert(vec![leaf.der().clone(), ca.der().clone()], key)
         .unwrap();
-    Pki { ca_pem: ca.pem(), server: Arc::new(server) }
+    let chain_pem = format!("{}{}", leaf.pem(), ca.pem());
+    Pki { ca_pem: ca.pem(), server: Arc::new(server), chain_pem, key_pem: leaf_key.serialize_pem() }
 }
 
 /// Accepts TLS on a port of its own and relays each connection's plaintext to `backend`.
@@ -208,6 +212,66 @@ fn the_async_client_speaks_https_under_smol_and_tokio() {
         answers
     });
     assert_eq!(under_tokio, (0..20).map(|i| format!("t{i}")).collect::<Vec<_>>());
+}
+
+/// The everything server speaking TLS itself, its configuration read from PEM as from files:
+/// its `https://` URL.
+fn tls_server(pki: &Pki) -> (HttpServer, String) {
+    let config = talaria::tls::server_config(pki.chain_pem.as_bytes(), pki.key_pem.as_bytes()).unwrap();
+    let options = HttpServerOptions::default().tls(config);
+    let listening = HttpServer::bind(&talaria_examples::everything::server(), "127.0.0.1:0", options).unwrap();
+    let url = format!("https://localhost:{}/mcp", listening.local_addr().port());
+    (listening, url)
+}
+
+#[test]
+fn the_server_speaks_tls_itself_to_the_blocking_smol_and_tokio_clients() {
+    let pki = pki();
+    let (_listening, url) = tls_server(&pki);
+    let blocking = Client::http(&url, &[], trusting(&pki)).unwrap();
+    let big = "y".repeat(256 * 1024);
+    assert_eq!(text_of(&blocking.call_tool("echo", json!({"text": big})).unwrap()).len(), big.len());
+    // The smol client (its own HTTP stack: hyper's client, rustls), both eras.
+    let (stateless, legacy) = smol::block_on(async {
+        let stateless = talaria::smol::http(&url, &[], trusting(&pki)).await.unwrap();
+        let legacy_options = trusting(&pki)
+            .mode(talaria::core::session::ClientMode::Legacy)
+            .versions(vec![talaria::core::version::ProtocolVersion::V2025_06_18]);
+        let legacy = talaria::smol::http(&url, &[], legacy_options).await.unwrap();
+        (
+            text_of(&stateless.call_tool("echo", json!({"text": "smol"})).await.unwrap()),
+            text_of(&legacy.call_tool("echo", json!({"text": "smol legacy"})).await.unwrap()),
+        )
+    });
+    assert_eq!((stateless.as_str(), legacy.as_str()), ("smol", "smol legacy"));
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let under_tokio = runtime.block_on(async {
+        let client = AsyncClient::http(&url, &[], trusting(&pki)).await.unwrap();
+        text_of(&client.call_tool("echo", json!({"text": "tokio"})).await.unwrap())
+    });
+    assert_eq!(under_tokio, "tokio");
+    // Untrusted, or plain HTTP to the TLS port: refused, and the server serves on.
+    let untrusted = smol::block_on(talaria::smol::http(&url, &[], ClientOptions::new("https-e2e", "1")));
+    assert!(untrusted.is_err(), "an unknown issuer is refused by the smol client");
+    let plain = Client::http(
+        &url.replace("https://", "http://"),
+        &[],
+        ClientOptions::new("plain", "1").connect_timeout(Duration::from_secs(5)),
+    );
+    assert!(plain.is_err(), "plain HTTP is not served on a TLS port");
+    assert_eq!(text_of(&blocking.call_tool("echo", json!({"text": "still"})).unwrap()), "still");
+}
+
+#[test]
+fn pem_that_makes_no_server_is_refused_with_a_typed_error() {
+    let pki = pki();
+    let no_cert = talaria::tls::server_config(b"", pki.key_pem.as_bytes());
+    assert!(matches!(no_cert, Err(talaria::tls::TlsError::Pem(_))), "{no_cert:?}");
+    let no_key = talaria::tls::server_config(pki.chain_pem.as_bytes(), b"not a key");
+    assert!(matches!(no_key, Err(talaria::tls::TlsError::Key(_))), "{no_key:?}");
+    let other = self::pki();
+    let mismatched = talaria::tls::server_config(pki.chain_pem.as_bytes(), other.key_pem.as_bytes());
+    assert!(matches!(mismatched, Err(talaria::tls::TlsError::Server(_))), "{mismatched:?}");
 }
 
 #[test]

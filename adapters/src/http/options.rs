@@ -86,6 +86,12 @@ pub struct HttpServerOptions {
     pub max_head: usize,
     /// The most header fields in a request (default 100); past it, `431`.
     pub max_headers: usize,
+    /// TLS, for a server that faces clients itself (`https://`); `None` (the default) serves
+    /// plain HTTP, as behind a reverse proxy that terminates TLS (nginx, a load balancer),
+    /// the more common deployment. The handshake must end within `read_timeout`. See
+    /// [`crate::tls::server_config`] for a configuration from PEM files.
+    #[cfg(feature = "tls")]
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 /// The default of [`HttpServerOptions::sse_keepalive`].
@@ -112,6 +118,7 @@ impl std::fmt::Debug for HttpServerOptions {
             .field("max_connections_per_peer", &self.max_connections_per_peer)
             .field("max_head", &self.max_head)
             .field("max_headers", &self.max_headers)
+            .field("tls", &self.tls_enabled())
             .finish()
     }
 }
@@ -134,11 +141,40 @@ impl Default for HttpServerOptions {
             max_connections_per_peer: 2_500,
             max_head: 64 * 1024,
             max_headers: 100,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 }
 
 impl HttpServerOptions {
+    /// Whether the server speaks TLS itself.
+    #[must_use]
+    pub const fn tls_enabled(&self) -> bool {
+        #[cfg(feature = "tls")]
+        return self.tls.is_some();
+        #[cfg(not(feature = "tls"))]
+        false
+    }
+
+    /// Serves `https://` with `config` (see [`HttpServerOptions::tls`]).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use talaria::http::HttpServerOptions;
+    ///
+    /// let config = talaria::tls::server_config(&std::fs::read("cert.pem")?, &std::fs::read("key.pem")?)?;
+    /// let options = HttpServerOptions::default().tls(config);
+    /// assert!(options.tls_enabled());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, config: Arc<rustls::ServerConfig>) -> Self {
+        self.tls = Some(config);
+        self
+    }
+
     /// Serves the endpoint at `path`.
     pub fn path(mut self, path: impl Into<String>) -> Self {
         self.path = path.into();

@@ -25,6 +25,16 @@ use super::options::HttpServerOptions;
 use super::shared::{expire_due, Shared};
 use crate::server::Server;
 
+/// Serves one connection's requests with hyper until it closes.
+async fn serve<S, T>(http: &http1::Builder, stream: T, context: Arc<Context<S>>, peer: SocketAddr)
+where
+    S: Send + 'static,
+    T: smol::io::AsyncRead + smol::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |request| handle(Arc::clone(&context), request, Some(peer)));
+    let _ = http.serve_connection(FuturesIo::new(stream), service).await;
+}
+
 /// How many connections the kernel queues before they are accepted.
 const ACCEPT_BACKLOG: i32 = 1024;
 
@@ -277,7 +287,12 @@ fn listen<S: Send + 'static>(
         // (hyper keeps the default count's slots on the stack, any other on the heap.)
         http.max_headers(options.max_headers);
     }
+    let http = Arc::new(http);
     let admission = Arc::new(Admission::new(options.max_connections, options.max_connections_per_peer));
+    #[cfg(feature = "tls")]
+    let tls = options.tls.clone().map(futures_rustls::TlsAcceptor::from);
+    #[cfg(feature = "tls")]
+    let handshake_timeout = options.read_timeout;
     let shared = Arc::new(Shared::new(server, addr, options));
     let accepting = spawner.clone();
     let context = Arc::new(Context { shared: Arc::clone(&shared), spawner });
@@ -295,12 +310,24 @@ fn listen<S: Send + 'static>(
                 continue;
             };
             let context = Arc::clone(&context);
-            let connection = http.serve_connection(
-                FuturesIo::new(stream),
-                hyper::service::service_fn(move |request| handle(Arc::clone(&context), request, Some(peer))),
-            );
+            #[cfg(feature = "tls")]
+            if let Some(acceptor) = &tls {
+                let (http, acceptor) = (Arc::clone(&http), acceptor.clone());
+                spawning.detach(async move {
+                    let handshake = smol::future::or(async { acceptor.accept(stream).await.ok() }, async {
+                        Timer::after(handshake_timeout).await;
+                        None
+                    });
+                    if let Some(stream) = handshake.await {
+                        serve(&http, stream, context, peer).await;
+                    }
+                    drop(slot);
+                });
+                continue;
+            }
+            let http = Arc::clone(&http);
             spawning.detach(async move {
-                let _ = connection.await;
+                serve(&http, stream, context, peer).await;
                 drop(slot);
             });
         }

@@ -172,7 +172,7 @@ pub async fn sse(url: &str, headers: &[(&str, &str)], options: ClientOptions) ->
     }
     let bad = |why: String| ClientError::Connect(format!("{url}: {why}"));
     let (origin, target) = split_url(url).map_err(bad)?;
-    let agent = Arc::new(Agent::new(&origin, 1).map_err(bad)?);
+    let agent = Arc::new(Agent::new(&origin, 1, &options).map_err(bad)?);
     let headers: Vec<(String, String)> = headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
     let trace = options.trace.clone();
     let authenticator = options.authenticator.clone();
@@ -242,7 +242,8 @@ pub async fn sse(url: &str, headers: &[(&str, &str)], options: ClientOptions) ->
     let data = endpoint.unwrap_or_default();
     let post_url = resolve_endpoint(url, &data).ok_or_else(|| bad(format!("bad endpoint {data:?}")))?;
     let (post_origin, post_target) = split_url(&post_url).map_err(bad)?;
-    let post_agent = if post_origin == origin { agent } else { Arc::new(Agent::new(&post_origin, 1).map_err(bad)?) };
+    let post_agent =
+        if post_origin == origin { agent } else { Arc::new(Agent::new(&post_origin, 1, &options).map_err(bad)?) };
     let link = Arc::new(Link {
         url: url.to_owned(),
         post_agent,

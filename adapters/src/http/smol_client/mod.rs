@@ -4,7 +4,6 @@
 //! module moves bytes: each request sent by a task of its own, notifications and responses
 //! in order, SSE replies decoded as they arrive, the legacy era's GET stream by a task.
 
-mod chunked;
 mod legacy;
 mod wire;
 
@@ -448,7 +447,7 @@ async fn connect_http(
 ) -> Result<AsyncClient, (ClientError, Option<(u16, bool)>)> {
     let bad = |why: String| (ClientError::Connect(format!("{url}: {why}")), None);
     let (origin, target) = wire::split_url(url).map_err(bad)?;
-    let agent = Arc::new(Agent::new(&origin, 64).map_err(bad)?);
+    let agent = Arc::new(Agent::new(&origin, 64, &options).map_err(bad)?);
     let link = Arc::new(Link {
         agent,
         url: url.to_owned(),
