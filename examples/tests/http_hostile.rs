@@ -285,3 +285,23 @@ fn read_response(reader: &mut impl std::io::BufRead) -> (String, String) {
     reader.read_exact(&mut body).unwrap();
     (line.trim_end().to_owned(), String::from_utf8_lossy(&body).into_owned())
 }
+
+#[test]
+fn a_server_that_goes_away_fails_calls_with_a_transport_error_in_both_clients() {
+    use talaria::client::ClientError;
+    use talaria::core::jsonrpc::{CallError, LocalError};
+    let is_transport = |outcome: &Result<CallToolResult, ClientError>| {
+        matches!(outcome, Err(ClientError::Call(CallError::Local(LocalError::Transport(_)))))
+    };
+    let stateless = || ClientOptions::new("left", "1").mode(ClientMode::Stateless);
+    let (listening, addr) = serve(HttpServerOptions::default());
+    let url = format!("http://{addr}/mcp");
+    let blocking = Client::http(&url, &[], stateless()).unwrap();
+    let smol_client = smol::block_on(talaria::smol::http(&url, &[], stateless())).unwrap();
+    assert_eq!(text_of(&blocking.call_tool("echo", json!({"text": "here"})).unwrap()), "here");
+    listening.shutdown();
+    let outcome = blocking.call_tool("echo", json!({"text": "gone"}));
+    assert!(is_transport(&outcome), "the blocking client: {outcome:?}");
+    let outcome = smol::block_on(smol_client.call_tool("echo", json!({"text": "gone"})));
+    assert!(is_transport(&outcome), "the smol client: {outcome:?}");
+}

@@ -36,19 +36,31 @@ pub(super) struct FirstRefusal {
 }
 
 /// A message whose credentials could not be had after the server refused it with `status`:
-/// the refusal the connect error reports (for a request), and the error reply each call owed
-/// an answer gets.
+/// the refusal the connect error reports (for a request), and the transport error each call
+/// owed an answer fails with.
 pub(super) fn authorization_failed(
     url: &str,
     message: &Message,
     status: u16,
     www_authenticate: Option<String>,
     reason: String,
-) -> (Option<FirstRefusal>, Vec<Vec<u8>>) {
-    let replies = plan::transport_failure(message, &format!("HTTP {status} from {url}: {reason}"));
+) -> (Option<FirstRefusal>, String) {
+    let why = format!("HTTP {status} from {url}: {reason}");
     let refusal =
         message.is_request().then_some(FirstRefusal { status, modern: false, www_authenticate, detail: Some(reason) });
-    (refusal, replies)
+    (refusal, why)
+}
+
+/// Every call `message` owed an answer fails with a transport error giving `why`: the
+/// exchange failed, the server said nothing ([`LocalError::Transport`](talaria_core::jsonrpc::LocalError::Transport)).
+pub(super) fn fail_calls(conn: &OnceLock<Weak<Conn<Endpoint>>>, message: &Message, why: &str) {
+    if let Some(conn) = conn.get().and_then(Weak::upgrade) {
+        conn.with(|endpoint, now| {
+            for id in message.answers_due() {
+                endpoint.session_mut().transport_failed(now, id, why);
+            }
+        });
+    }
 }
 
 impl FirstRefusal {
@@ -148,21 +160,13 @@ fn post(link: &Link, message: &Message, payload: &[u8]) {
         Ok(response) => response,
         Err(_) if cancelled() => return,
         Err(AuthorizedError::Refused { status, www_authenticate, reason }) => {
-            let (refusal, replies) = authorization_failed(&link.url, message, status, www_authenticate, reason);
+            let (refusal, why) = authorization_failed(&link.url, message, status, www_authenticate, reason);
             if let Some(refusal) = refusal {
                 link.note_refusal(refusal);
             }
-            for reply in replies {
-                link.feed(&reply);
-            }
-            return;
+            return fail_calls(&link.conn, message, &why);
         }
-        Err(e) => {
-            for reply in plan::transport_failure(message, &format!("HTTP transport: {e}")) {
-                link.feed(&reply);
-            }
-            return;
-        }
+        Err(e) => return fail_calls(&link.conn, message, &format!("HTTP transport: {e}")),
     };
     let status = response.status().as_u16();
     let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
@@ -203,12 +207,7 @@ fn post(link: &Link, message: &Message, payload: &[u8]) {
             }
             let bytes = match (read, answer) {
                 (Ok(bytes), _) => bytes,
-                (Err(e), Answer::Json) => {
-                    for reply in plan::transport_failure(message, &format!("HTTP transport: {e}")) {
-                        link.feed(&reply);
-                    }
-                    return;
-                }
+                (Err(e), Answer::Json) => return fail_calls(&link.conn, message, &format!("HTTP transport: {e}")),
                 // A refusal's body is read for its JSON-RPC error only: a cut one still says 4xx.
                 (Err(_), _) => Vec::new(),
             };

@@ -378,14 +378,6 @@ pub fn refused(status: u16, body: &[u8], url: &str) -> Refused {
     Refused { error, modern, detail }
 }
 
-/// The error each call owed an answer gets when the exchange itself failed (no connection,
-/// a broken stream, credentials that could not be had).
-#[must_use]
-pub fn transport_failure(message: &Outgoing, why: &str) -> Vec<Vec<u8>> {
-    let error = ErrorObject::internal(why.to_owned());
-    message.answers_due.iter().map(|id| super::exchange::error_body(Some(id), &error)).collect()
-}
-
 /// The error a call gets when its stream ended for good without its response.
 #[must_use]
 pub fn unanswered(id: &RequestId) -> Vec<u8> {
@@ -672,7 +664,6 @@ mod tests {
         let replies = refusal.replies(&batch);
         assert_eq!(replies.len(), 2);
         assert!(String::from_utf8_lossy(&replies[1]).contains(r#""id":2"#));
-        assert_eq!(transport_failure(&batch, "no route").len(), 2);
         assert!(String::from_utf8_lossy(&unanswered(&RequestId::Number(5))).contains("without answering"));
     }
 

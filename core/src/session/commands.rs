@@ -424,6 +424,45 @@ impl Session<Client> {
         self.transition(Transition::SessionLost);
         self.start_initialize(now);
     }
+
+    /// The transport lost the exchange that carried request `id` (the connection failed or
+    /// closed before the answer, an HTTP request could not be made): an application request
+    /// fails with [`LocalError::Transport`] giving `why`, the session's own `initialize` or
+    /// probe fails as if answered with an error. Does nothing for an id that awaits no answer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use talaria_core::jsonrpc::{CallError, LocalError};
+    /// use talaria_core::schema::Implementation;
+    /// use talaria_core::session::{Client, ClientConfig, ClientMode, Event, Output, RequestOptions, Session};
+    ///
+    /// let now = Instant::now();
+    /// let config = ClientConfig::new(Implementation::new("c", "1")).with_mode(ClientMode::Legacy);
+    /// let mut client = Session::<Client>::new(config, now);
+    /// while client.poll_output().is_some() {}
+    /// # let ready = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
+    /// # client.handle_frame(now, talaria_core::session::Route::Connection, ready);
+    /// # while client.poll_output().is_some() {}
+    /// let id = client.send_request(now, "ping", None, RequestOptions::default()).unwrap();
+    /// client.transport_failed(now, &id, "connection reset");
+    /// let failed = std::iter::from_fn(|| client.poll_output()).find_map(|out| match out {
+    ///     Output::Event(Event::Response { outcome: Err(CallError::Local(e)), .. }) => Some(e),
+    ///     _ => None,
+    /// });
+    /// assert_eq!(failed, Some(LocalError::Transport("connection reset".into())));
+    /// ```
+    pub fn transport_failed(&mut self, now: Instant, id: &RequestId, why: &str) {
+        if self.queued.iter().any(|(q, _, _)| q == id) {
+            return;
+        }
+        let Some(pending) = self.outbound.remove(id) else { return };
+        match pending.purpose {
+            Purpose::App => self.finish(id.clone(), Err(LocalError::Transport(why.to_owned()).into())),
+            purpose => self.on_handshake_response(now, purpose, Err(ErrorObject::internal(why.to_owned()))),
+        }
+    }
 }
 
 impl Session<Server> {

@@ -23,7 +23,7 @@ use talaria_core::session::Route;
 
 pub use legacy::{http_or_sse, sse};
 
-use super::client::{authorization_failed, still_pending, FirstRefusal};
+use super::client::{authorization_failed, fail_calls, still_pending, FirstRefusal};
 use super::{MAX_DRAIN, MAX_REPLY};
 use crate::client::{
     start_connecting, AsyncClient, Authenticator, ClientError, ClientOptions, Teardown, TraceEvent, TraceFn,
@@ -161,21 +161,13 @@ async fn post(link: &Link, message: &Message, payload: &[u8]) {
     let mut response = match response {
         Ok(response) => response,
         Err(AuthorizedError::Refused { status, www_authenticate, reason }) => {
-            let (refusal, replies) = authorization_failed(&link.url, message, status, www_authenticate, reason);
+            let (refusal, why) = authorization_failed(&link.url, message, status, www_authenticate, reason);
             if let Some(refusal) = refusal {
                 link.note_refusal(refusal);
             }
-            for reply in replies {
-                link.feed(&reply);
-            }
-            return;
+            return fail_calls(&link.conn, message, &why);
         }
-        Err(AuthorizedError::Transport(e)) => {
-            for reply in plan::transport_failure(message, &format!("HTTP transport: {e}")) {
-                link.feed(&reply);
-            }
-            return;
-        }
+        Err(AuthorizedError::Transport(e)) => return fail_calls(&link.conn, message, &format!("HTTP transport: {e}")),
     };
     let head = ResponseHead {
         status: response.status,
@@ -207,11 +199,7 @@ async fn post(link: &Link, message: &Message, payload: &[u8]) {
                 link.state().learn_version(&bytes);
                 link.feed(&bytes);
             }
-            Err(e) => {
-                for reply in plan::transport_failure(message, &format!("HTTP transport: {e}")) {
-                    link.feed(&reply);
-                }
-            }
+            Err(e) => fail_calls(&link.conn, message, &format!("HTTP transport: {e}")),
         },
         Answer::Refused => {
             let bytes = response.body.read_all(MAX_DRAIN).await.unwrap_or_default();
