@@ -75,6 +75,9 @@ impl FirstRefusal {
     }
 }
 
+/// How long closing waits for the server to answer the session's DELETE.
+const DELETE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// What every request of one client shares.
 struct Link {
     agent: ureq::Agent,
@@ -452,7 +455,9 @@ impl Teardown for HttpTeardown {
         self.0.closed.store(true, Ordering::Release);
         let Some(headers) = self.0.state().delete_headers() else { return };
         let link = &self.0;
-        let _ = link.call(link.request_as(link.agent.delete(&link.url), link.authorization().as_deref(), headers));
+        // A server that never answers the DELETE cannot hold `close` up.
+        let delete = link.agent.delete(&link.url).config().timeout_global(Some(DELETE_TIMEOUT)).build();
+        let _ = link.call(link.request_as(delete, link.authorization().as_deref(), headers));
     }
 }
 

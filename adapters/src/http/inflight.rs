@@ -71,13 +71,19 @@ impl Drop for Running<'_> {
     }
 }
 
+/// How long connecting to the server may take.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// How the client's agents are configured: HTTP error statuses are answers to read, not
-/// errors; at most `idle` idle connections are kept; TLS trusts `options`' roots.
+/// errors; at most `idle` idle connections are kept; connecting takes at most 30 s; TLS
+/// trusts `options`' roots.
 pub(super) fn agent_config(idle: usize, options: &crate::client::ClientOptions) -> ureq::config::Config {
     let builder = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_idle_connections(idle)
-        .max_idle_connections_per_host(idle);
+        .max_idle_connections_per_host(idle)
+        // A host that drops SYNs fails the exchange, rather than the kernel's minutes of retries.
+        .timeout_connect(Some(CONNECT_TIMEOUT));
     #[cfg(feature = "tls")]
     let builder = builder.tls_config(options.tls.ureq_config());
     #[cfg(not(feature = "tls"))]
