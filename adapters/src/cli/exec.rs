@@ -102,7 +102,7 @@ impl Exec<'_> {
                     self.typed::<Discover>(&RequestParams::default())?;
                 } else {
                     let client = self.session.client.to_async();
-                    self.wait(client.ping())?;
+                    self.wait(|| client.ping())?;
                 }
                 (json!({}), Shape::Pong, false)
             }
@@ -146,7 +146,7 @@ impl Exec<'_> {
             }
             Command::SetLogLevel(level) => {
                 let client = self.session.client.to_async();
-                self.wait(client.set_log_level(*level)).map_err(|f| {
+                self.wait(|| client.set_log_level(*level)).map_err(|f| {
                     self.stateless_hint(
                         f,
                         "in 2026-07-28 the level travels with each request: reconnect with --log-level LEVEL",
@@ -195,16 +195,17 @@ impl Exec<'_> {
         }
     }
 
-    fn wait<T: Send + 'static>(&mut self, future: crate::client::CallFuture<T>) -> Result<T, Failure> {
-        wait::call(&self.session.client, future, self.ui, self.printer).map_err(|f| self.session.explain(f))
+    /// Sends the call `send` makes and waits for it (see [`wait::call`]).
+    fn wait<T: Send + 'static>(&mut self, send: impl FnOnce() -> crate::client::CallFuture<T>) -> Result<T, Failure> {
+        wait::call(&self.session.client, send, self.ui, self.printer).map_err(|f| self.session.explain(f))
     }
 
     fn typed<M: RequestMethod>(&mut self, params: &M::Params) -> Result<M::Result, Failure>
     where
         M::Result: Send + 'static,
     {
-        let future = self.session.client.to_async().call::<M>(params, CallOptions::default());
-        self.wait(future)
+        let client = self.session.client.to_async();
+        self.wait(|| client.call::<M>(params, CallOptions::default()))
     }
 
     /// Every item of a paginated list, page by page (each page cancellable).
@@ -271,8 +272,8 @@ impl Exec<'_> {
         }
         let view = ProgressView::new(self.printer, name, std::io::stderr().is_terminal());
         let options = CallOptions::default().with_progress(view.callback());
-        let future = self.session.client.to_async().call_tool_with(name, Value::Object(args), options);
-        let result = self.wait(future);
+        let client = self.session.client.to_async();
+        let result = self.wait(|| client.call_tool_with(name, Value::Object(args), options));
         view.finish();
         let result = result?;
         Ok(Outcome {
@@ -375,7 +376,7 @@ impl Exec<'_> {
             params.context = serde_json::from_value(json!({"arguments": arguments})).ok();
         }
         let client = self.session.client.to_async();
-        to_json(&self.wait(client.complete(params))?)
+        to_json(&self.wait(|| client.complete(params))?)
     }
 
     fn rpc(&mut self, method: &str, params: Option<&str>) -> Result<Value, Failure> {

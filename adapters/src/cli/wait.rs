@@ -42,17 +42,23 @@ impl Ui for Nobody {
     }
 }
 
-/// Waits for an async call, cancelling it on Ctrl-C.
+/// Sends the call `send` makes and waits for it, cancelling it on Ctrl-C.
+///
+/// The call counts as running from before it is sent: the server may ask its questions
+/// (sampling, elicitation) before the future is even returned, and they are only put to the
+/// user while a call runs.
 ///
 /// # Errors
 ///
 /// The call's failure; [`Kind::Interrupted`] when Ctrl-C cancelled it.
 pub(crate) fn call<T: Send + 'static>(
     client: &Client,
-    future: CallFuture<T>,
+    send: impl FnOnce() -> CallFuture<T>,
     ui: &mut dyn Ui,
     printer: &Printer,
 ) -> Result<T, Failure> {
+    let _busy = Busy::start();
+    let future = send();
     let id = future.id().cloned();
     run(client, id.as_ref(), move || smol::block_on(future), ui, printer)
 }
