@@ -27,10 +27,12 @@ pub enum TlsError {
     Server(String),
 }
 
-/// A rustls server configuration (ring; TLS 1.2 and 1.3; ALPN `http/1.1`) presenting the
-/// certificate chain in `cert_pem` (the server's certificate first) with the private key in
-/// `key_pem` (PKCS#8, PKCS#1 or SEC1): what [`HttpServerOptions::tls`](crate::http::HttpServerOptions::tls)
-/// takes.
+/// A rustls server configuration (ring; TLS 1.2 and 1.3; ALPN `h2` then `http/1.1`)
+/// presenting the certificate chain in `cert_pem` (the server's certificate first) with the
+/// private key in `key_pem` (PKCS#8, PKCS#1 or SEC1): what
+/// [`HttpServerOptions::tls`](crate::http::HttpServerOptions::tls) takes. A client that offers
+/// `h2` is served HTTP/2, any other HTTP/1.1; [`SERVER_ALPN`] is the list, for a
+/// configuration built another way.
 ///
 /// # Errors
 ///
@@ -61,9 +63,32 @@ pub fn server_config(cert_pem: &[u8], key_pem: &[u8]) -> Result<Arc<rustls::Serv
         .with_no_client_auth()
         .with_single_cert(chain, key)
         .map_err(|e| TlsError::Server(e.to_string()))?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = SERVER_ALPN.iter().map(|p| p.to_vec()).collect();
     Ok(Arc::new(config))
 }
+
+/// The ALPN protocols the HTTP server speaks, in its order of preference: HTTP/2 (`h2`), then
+/// HTTP/1.1. [`server_config`] sets them; a `rustls::ServerConfig` of your own is used as it
+/// is, so set them on it for HTTP/2 (rustls's builder leaves the list empty, and a server
+/// without ALPN is spoken to in HTTP/1.1).
+///
+/// # Examples
+///
+/// ```
+/// # let key = rcgen::KeyPair::generate().unwrap();
+/// # let cert = rcgen::CertificateParams::new(vec!["localhost".into()]).unwrap().self_signed(&key).unwrap();
+/// # let (chain, key) = (vec![cert.der().clone()], rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()));
+/// let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+/// let mut config = rustls::ServerConfig::builder_with_provider(provider)
+///     .with_safe_default_protocol_versions()?
+///     .with_no_client_auth()
+///     .with_single_cert(chain, key)?;
+/// config.alpn_protocols = talaria::tls::SERVER_ALPN.iter().map(|p| p.to_vec()).collect();
+/// let options = talaria::http::HttpServerOptions::default().tls(std::sync::Arc::new(config));
+/// # let _ = options;
+/// # Ok::<(), rustls::Error>(())
+/// ```
+pub const SERVER_ALPN: [&[u8]; 2] = [b"h2", b"http/1.1"];
 
 /// The certificate authorities a client trusts for `https://` and `wss://`.
 ///
@@ -219,6 +244,14 @@ mod tests {
         assert!(matches!(TlsRoots::none().add_pem(b"not pem"), Err(TlsError::Pem(_))));
         let broken = b"-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n";
         assert!(TlsRoots::none().add_pem(broken).is_err());
+    }
+
+    #[test]
+    fn the_server_configuration_offers_h2_then_http_1_1() {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["localhost".into()]).unwrap().self_signed(&key).unwrap();
+        let config = server_config(cert.pem().as_bytes(), key.serialize_pem().as_bytes()).unwrap();
+        assert_eq!(config.alpn_protocols, vec![b"h2".to_vec(), b"http/1.1".to_vec()]);
     }
 
     #[test]

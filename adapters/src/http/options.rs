@@ -87,9 +87,15 @@ pub struct HttpServerOptions {
     /// The most header fields in a request (default 100); past it, `431`.
     pub max_headers: usize,
     /// TLS, for a server that faces clients itself (`https://`); `None` (the default) serves
-    /// plain HTTP, as behind a reverse proxy that terminates TLS (nginx, a load balancer),
+    /// plain HTTP/1.1, as behind a reverse proxy that terminates TLS (nginx, a load balancer),
     /// the more common deployment. The handshake must end within `read_timeout`. See
     /// [`crate::tls::server_config`] for a configuration from PEM files.
+    ///
+    /// HTTP/2 is negotiated by ALPN: a connection whose handshake settles on `h2` is served
+    /// HTTP/2, any other HTTP/1.1. The configuration is used as it is given, so its
+    /// `alpn_protocols` decide: [`crate::tls::server_config`] offers `h2` and `http/1.1`
+    /// ([`crate::tls::SERVER_ALPN`]); one built with rustls's builder offers nothing, and its
+    /// clients speak HTTP/1.1 until you set the list (HTTP/1.1 only: `vec![b"http/1.1".to_vec()]`).
     #[cfg(feature = "tls")]
     pub tls: Option<Arc<rustls::ServerConfig>>,
 }

@@ -1,12 +1,18 @@
-//! The Streamable HTTP server: hyper (HTTP/1.1) on smol, one task per connection, serving both
-//! eras, JSON or SSE replies, resumable streams and the legacy HTTP+SSE transport on one
-//! endpoint. [`HttpServer`] runs it on threads of its own (the application writes no async
-//! code); [`SmolHttpServer`] runs it on a smol executor. The code path is the same.
+//! The Streamable HTTP server: hyper on smol, one task per connection, serving both eras, JSON
+//! or SSE replies, resumable streams and the legacy HTTP+SSE transport on one endpoint.
+//! [`HttpServer`] runs it on threads of its own (the application writes no async code);
+//! [`SmolHttpServer`] runs it on a smol executor. The code path is the same.
+//!
+//! It speaks HTTP/1.1, and HTTP/2 where TLS negotiates it: with
+//! [`HttpServerOptions::tls`], a connection whose ALPN settles on `h2` is served by hyper's
+//! HTTP/2 connection (each request a stream; SSE replies stream the same), any other by
+//! HTTP/1.1. Plain connections are HTTP/1.1 only (no `h2c`).
 //!
 //! Limits, all in [`HttpServerOptions`]: the request head's size and field count (431), the
 //! body's size whatever its framing (413), the time to send a head and then a body (the
 //! connection is closed, or 408), and the connections held at once, in all and from one peer
-//! address (503).
+//! address (503). Over HTTP/2 the same, with `max_head` as the header list size, at most 100
+//! streams at once on one connection, and a connection idle for `read_timeout` shut down.
 
 use std::collections::HashMap;
 use std::io;
@@ -25,7 +31,10 @@ use super::options::HttpServerOptions;
 use super::shared::{expire_due, Shared};
 use crate::server::Server;
 
-/// Serves one connection's requests with hyper until it closes.
+#[cfg(feature = "tls")]
+mod h2;
+
+/// Serves one connection's requests with hyper's HTTP/1.1 until it closes.
 async fn serve<S, T>(http: &http1::Builder, stream: T, context: Arc<Context<S>>, peer: SocketAddr)
 where
     S: Send + 'static,
@@ -50,6 +59,10 @@ const DEFAULT_MAX_HEADERS: usize = 100;
 /// A Streamable HTTP server on threads of its own: `bind` returns once it listens, and it
 /// serves until [`shutdown`](Self::shutdown) (or drop). Connections are tasks on a small pool
 /// of threads (as many as the machine has cores, 2 to 8), not a thread each.
+///
+/// It speaks HTTP/1.1, and, with [`HttpServerOptions::tls`], HTTP/2 to clients whose TLS
+/// handshake negotiates `h2` by ALPN ([`crate::tls::server_config`] offers `h2` and
+/// `http/1.1`); plain connections are HTTP/1.1 only.
 ///
 /// # Examples
 ///
@@ -148,7 +161,8 @@ impl Drop for HttpServer {
     }
 }
 
-/// The same server as [`HttpServer`], its connections tasks on smol's global executor
+/// The same server as [`HttpServer`] (HTTP/1.1, and HTTP/2 where TLS negotiates `h2`), its
+/// connections tasks on smol's global executor
 /// ([`bind`](Self::bind), as many threads as `SMOL_THREADS` says, one by default) or on an
 /// executor of yours ([`bind_on`](Self::bind_on); `talaria::smol::executor` starts one run
 /// by every core, which is what a busy server wants).
@@ -287,6 +301,8 @@ fn listen<S: Send + 'static>(
         // (hyper keeps the default count's slots on the stack, any other on the heap.)
         http.max_headers(options.max_headers);
     }
+    #[cfg(feature = "tls")]
+    let http2 = Arc::new(h2::Http2::new(spawner.clone(), &options));
     let http = Arc::new(http);
     let admission = Arc::new(Admission::new(options.max_connections, options.max_connections_per_peer));
     #[cfg(feature = "tls")]
@@ -312,14 +328,19 @@ fn listen<S: Send + 'static>(
             let context = Arc::clone(&context);
             #[cfg(feature = "tls")]
             if let Some(acceptor) = &tls {
-                let (http, acceptor) = (Arc::clone(&http), acceptor.clone());
+                let (http, http2, acceptor) = (Arc::clone(&http), Arc::clone(&http2), acceptor.clone());
                 spawning.detach(async move {
                     let handshake = smol::future::or(async { acceptor.accept(stream).await.ok() }, async {
                         Timer::after(handshake_timeout).await;
                         None
                     });
                     if let Some(stream) = handshake.await {
-                        serve(&http, stream, context, peer).await;
+                        // ALPN's choice: `h2`, or HTTP/1.1 (`http/1.1`, or none offered).
+                        if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+                            http2.serve(stream, context, peer).await;
+                        } else {
+                            serve(&http, stream, context, peer).await;
+                        }
                     }
                     drop(slot);
                 });
