@@ -133,9 +133,14 @@ impl<E: Engine> Conn<E> {
             me: me.clone(),
         });
         let _ = found.set(Arc::downgrade(&conn));
-        // Send what the engine wants to send from the start (a client's `initialize`).
-        conn.with(|_, _| ());
         Ok(conn)
+    }
+
+    /// Sends what the engine wants to send from the start (a client's `initialize`). Not done
+    /// by [`Conn::start`]: the transport first learns of the connection, so that an answer
+    /// that comes back at once finds it (an HTTP reply can arrive before `start` returns).
+    pub(crate) fn flush(&self) {
+        self.with(|_, _| ());
     }
 
     fn lock(&self) -> MutexGuard<'_, State<E>> {
@@ -257,7 +262,7 @@ impl<E: Engine> Conn<E> {
         let mut frames = Vec::new();
         while let Some(output) = state.engine.poll_output() {
             match output {
-                Output::Transmit { route, payload } => frames.push(Outgoing::Frame(route, payload)),
+                Output::Transmit { route, payload, carries } => frames.push(Outgoing::Frame(route, payload, carries)),
                 Output::StreamDone(stream) => frames.push(Outgoing::StreamDone(stream)),
                 Output::StreamDisconnect(stream) => frames.push(Outgoing::StreamDisconnect(stream)),
                 Output::Event(event) => {
@@ -346,7 +351,7 @@ mod tests {
     use std::collections::VecDeque;
     use std::sync::mpsc;
 
-    use talaria_core::session::Route;
+    use talaria_core::session::{Carries, Route};
 
     use super::*;
 
@@ -372,7 +377,9 @@ mod tests {
 
     impl<const PAUSES: bool> Echo<PAUSES> {
         fn input(&mut self, bytes: &[u8]) {
-            self.out.push_back(Output::Transmit { route: Route::Connection, payload: bytes.to_vec() });
+            // Only the bytes matter to these tests, not what they carry.
+            let carries = Carries::Error { id: None };
+            self.out.push_back(Output::Transmit { route: Route::Connection, payload: bytes.to_vec(), carries });
         }
     }
 

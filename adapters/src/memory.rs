@@ -34,7 +34,7 @@ impl ChannelSink {
 
 fn payloads(frames: Vec<Outgoing>) -> impl Iterator<Item = Frame> {
     frames.into_iter().filter_map(|frame| match frame {
-        Outgoing::Frame(_, payload) => Some(payload),
+        Outgoing::Frame(_, payload, _) => Some(payload),
         _ => None,
     })
 }

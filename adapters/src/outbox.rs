@@ -19,15 +19,15 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
-use talaria_core::session::{Route, StreamId};
+use talaria_core::session::{Carries, Route, StreamId};
 
 /// How many bytes of frames a connection queues for its writer unless told otherwise.
 pub const DEFAULT_OUTBOX_LIMIT: usize = 32 * 1024 * 1024;
 
 /// One thing for a transport to write.
 pub(crate) enum Outgoing {
-    /// A JSON text for `route`.
-    Frame(Route, Vec<u8>),
+    /// A JSON text for `route`, and what it carries (as the session said).
+    Frame(Route, Vec<u8>, Carries),
     /// Every reply due on an HTTP stream was sent.
     StreamDone(StreamId),
     /// End an HTTP stream early; the rest of its frames wait in its event log.
@@ -41,9 +41,18 @@ impl Outgoing {
     /// The bytes it holds, as counted against the limit.
     fn size(&self) -> usize {
         match self {
-            Self::Frame(_, payload) | Self::Pong(payload) => payload.len(),
+            Self::Frame(_, payload, _) | Self::Pong(payload) => payload.len(),
             Self::StreamDone(_) | Self::StreamDisconnect(_) => 0,
         }
+    }
+
+    /// A frame of `text` for `route` in tests, carrying what the text is (an error about an
+    /// undecodable message if it is no JSON-RPC message).
+    #[cfg(test)]
+    pub(crate) fn text(route: Route, text: &str) -> Self {
+        let carries = talaria_core::jsonrpc::Message::from_slice(text.as_bytes())
+            .map_or(Carries::Error { id: None }, Carries::from);
+        Self::Frame(route, text.as_bytes().to_vec(), carries)
     }
 }
 
@@ -452,7 +461,7 @@ mod tests {
                 return Err(io::ErrorKind::BrokenPipe.into());
             }
             for frame in frames {
-                if let Outgoing::Frame(_, payload) = frame {
+                if let Outgoing::Frame(_, payload, _) = frame {
                     let _ = self.wrote.send(payload);
                 }
             }
@@ -478,7 +487,7 @@ mod tests {
     }
 
     fn frame(text: &str) -> Outgoing {
-        Outgoing::Frame(Route::Connection, text.as_bytes().to_vec())
+        Outgoing::text(Route::Connection, text)
     }
 
     #[test]
@@ -522,7 +531,7 @@ mod tests {
                 self.write(payload);
             }
             for frame in frames {
-                if let Outgoing::Frame(_, payload) = frame {
+                if let Outgoing::Frame(_, payload, _) = frame {
                     self.write(payload);
                 }
             }
@@ -533,7 +542,7 @@ mod tests {
         }
         fn try_send(&mut self, frames: Vec<Outgoing>) -> io::Result<bool> {
             for frame in frames {
-                if let Outgoing::Frame(_, payload) = frame {
+                if let Outgoing::Frame(_, payload, _) = frame {
                     if self.room > 0 {
                         self.room -= 1;
                         self.write(payload);

@@ -176,8 +176,8 @@ mod session_fuzz {
     use crate::schema::lifecycle::{ListChangedCapability, ServerCapabilities};
     use crate::schema::Implementation;
     use crate::session::{
-        Client, ClientConfig, ClientMode, Event, Output, ReplyToken, RequestOptions, Role, Server, ServerConfig,
-        Session,
+        Carries, Client, ClientConfig, ClientMode, Event, Output, ReplyToken, RequestOptions, Role, Server,
+        ServerConfig, Session,
     };
     use crate::version::ProtocolVersion;
 
@@ -195,12 +195,20 @@ mod session_fuzz {
         while let Some(out) = s.poll_output() {
             assert!(!seen.closed, "output after Closed: {out:?}");
             match out {
-                Output::Transmit { payload, .. } => {
-                    assert!(
-                        Packet::from_slice(&payload).is_ok(),
-                        "invalid payload {}",
-                        String::from_utf8_lossy(&payload)
-                    );
+                Output::Transmit { payload, carries, .. } => {
+                    let packet = Packet::from_slice(&payload);
+                    let Ok(packet) = packet else {
+                        panic!("invalid payload {}", String::from_utf8_lossy(&payload));
+                    };
+                    let decoded = match packet {
+                        Packet::Single(message) => Carries::from(message),
+                        Packet::Batch(items) => {
+                            let items: Result<Vec<_>, _> = items.into_iter().collect();
+                            let Ok(items) = items else { panic!("invalid batch member") };
+                            Carries::from(items.as_slice())
+                        }
+                    };
+                    assert_eq!(carries, decoded, "what the frame carries is what it says");
                     wire.push(payload);
                 }
                 Output::Event(Event::Response { id, .. }) => *seen.ended.entry(id).or_default() += 1,

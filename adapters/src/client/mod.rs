@@ -289,6 +289,9 @@ pub(crate) fn start_connecting(
         shut(&conn, Some(teardown));
         return Err(e.into());
     }
+    // Only now the `initialize`: its answer needs the reader (and an HTTP transport needs to
+    // know the connection) to be fed to the session.
+    conn.flush();
     Ok((Connecting { conn, teardown, timeout: connect_timeout }, ready))
 }
 

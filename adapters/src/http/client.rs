@@ -405,8 +405,8 @@ struct HttpSink(Arc<Link>);
 impl FrameSink for HttpSink {
     fn send(&mut self, frames: Vec<Outgoing>) -> std::io::Result<()> {
         for frame in frames {
-            let Outgoing::Frame(_, payload) = frame else { continue };
-            let message = Message::parse(&payload);
+            let Outgoing::Frame(_, payload, carries) = frame else { continue };
+            let message = Message::new(&carries, &payload);
             if message.is_request() {
                 let link = Arc::clone(&self.0);
                 self.0.pool.run(Box::new(move || post(&link, &message, &payload)));

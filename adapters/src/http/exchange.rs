@@ -271,7 +271,7 @@ async fn post<S: Send + 'static>(
         })
         .await;
         let (steps, disconnect) = match next {
-            Some(Ok(StreamMsg::Frame(payload))) => (reply.frame(payload), false),
+            Some(Ok(StreamMsg::Frame(payload, carries))) => (reply.frame(&carries, payload), false),
             Some(Ok(StreamMsg::Done) | Err(_)) => (reply.done(), false),
             // A long wait: answer with a stream, kept alive.
             None => (reply.idle(), false),
@@ -454,8 +454,8 @@ async fn pump(out: &BodyWriter, bytes: &SseBytes, frames: &Receiver<StreamMsg>, 
         })
         .await;
         let written = match next {
-            Wake::Frame(Ok(StreamMsg::Frame(payload))) if payload.is_empty() => true,
-            Wake::Frame(Ok(StreamMsg::Frame(payload))) => out.write(bytes.event(&payload)).await,
+            Wake::Frame(Ok(StreamMsg::Frame(payload, _))) if payload.is_empty() => true,
+            Wake::Frame(Ok(StreamMsg::Frame(payload, _))) => out.write(bytes.event(&payload)).await,
             Wake::Quiet => out.write(SseBytes::keepalive()).await,
             Wake::Frame(Ok(StreamMsg::Done) | Err(_)) => return Ending::Finished,
             Wake::Frame(Ok(StreamMsg::Disconnect)) => return Ending::Disconnected,

@@ -34,7 +34,7 @@ struct PostSink(Arc<Link>);
 impl FrameSink for PostSink {
     fn send(&mut self, frames: Vec<Outgoing>) -> std::io::Result<()> {
         for frame in frames {
-            let Outgoing::Frame(_, payload) = frame else { continue };
+            let Outgoing::Frame(_, payload, _) = frame else { continue };
             let mut builder = self.0.agent.post(&self.0.post_url).header("Content-Type", "application/json");
             for (name, value) in &self.0.headers {
                 builder = builder.header(name, value);

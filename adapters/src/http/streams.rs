@@ -13,7 +13,7 @@ use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use talaria_core::http::event_log::{EventId, EventStore, StoredEvent};
-use talaria_core::session::{Route, StreamId};
+use talaria_core::session::{Carries, Route, StreamId};
 
 use crate::conn::{FrameSink, Outgoing};
 
@@ -22,8 +22,8 @@ pub type SharedEventStore = Arc<Mutex<dyn EventStore + Send>>;
 
 /// What an HTTP response stream receives.
 pub(crate) enum StreamMsg {
-    /// A JSON text.
-    Frame(Vec<u8>),
+    /// A JSON text, and what it carries.
+    Frame(Vec<u8>, Carries),
     /// The session is done with the stream.
     Done,
     /// End the response now; the request goes on (its frames wait in the log).
@@ -77,7 +77,7 @@ struct Routes {
     posts: BTreeMap<StreamId, Post>,
     get: Option<Sender<StreamMsg>>,
     get_log: Option<u64>,
-    backlog: VecDeque<Vec<u8>>,
+    backlog: VecDeque<(Vec<u8>, Carries)>,
 }
 
 /// What a GET with `Last-Event-ID` resumes.
@@ -155,7 +155,7 @@ impl Streams {
         // Under the routes lock, so these land in the log before anything the sink appends.
         while let Ok(msg) = frames.try_recv() {
             match msg {
-                StreamMsg::Frame(payload) => {
+                StreamMsg::Frame(payload, _) => {
                     let _ = log.append(log_stream, &payload);
                 }
                 StreamMsg::Done => {
@@ -181,8 +181,8 @@ impl Streams {
             let _ = old.send(StreamMsg::Done);
         }
         let (tx, rx) = channel();
-        for frame in routes.backlog.drain(..) {
-            let _ = tx.send(StreamMsg::Frame(frame));
+        for (payload, carries) in routes.backlog.drain(..) {
+            let _ = tx.send(StreamMsg::Frame(payload, carries));
         }
         routes.get = Some(tx);
         rx
@@ -244,9 +244,9 @@ impl FrameSink for Streams {
         let mut routes = self.lock();
         for frame in frames {
             match frame {
-                Outgoing::Frame(Route::Stream(stream), payload) => match routes.posts.get(&stream) {
+                Outgoing::Frame(Route::Stream(stream), payload, carries) => match routes.posts.get(&stream) {
                     Some(Post { tx: Some(tx), .. }) => {
-                        let _ = tx.send(StreamMsg::Frame(payload));
+                        let _ = tx.send(StreamMsg::Frame(payload, carries));
                     }
                     Some(Post { tx: None, log: Some(log_stream) }) => {
                         if let Some(log) = &self.log {
@@ -255,14 +255,18 @@ impl FrameSink for Streams {
                     }
                     _ => {}
                 },
-                Outgoing::Frame(Route::Connection, payload) => {
-                    let sent = routes.get.as_ref().is_some_and(|tx| tx.send(StreamMsg::Frame(payload.clone())).is_ok());
-                    if !sent {
+                Outgoing::Frame(Route::Connection, payload, carries) => {
+                    // A send that fails hands the frame back, for the backlog.
+                    let unsent = match routes.get.as_ref() {
+                        Some(tx) => tx.send(StreamMsg::Frame(payload, carries)).err(),
+                        None => Some(StreamMsg::Frame(payload, carries)),
+                    };
+                    if let Some(StreamMsg::Frame(payload, carries)) = unsent {
                         routes.get = None;
                         if routes.backlog.len() == MAX_BACKLOG {
                             routes.backlog.pop_front();
                         }
-                        routes.backlog.push_back(payload);
+                        routes.backlog.push_back((payload, carries));
                     }
                 }
                 Outgoing::StreamDone(stream) => match routes.posts.remove(&stream) {
@@ -309,7 +313,7 @@ mod tests {
     }
 
     fn frame(stream: u64, text: &str) -> Outgoing {
-        Outgoing::Frame(Route::Stream(StreamId(stream)), text.as_bytes().to_vec())
+        Outgoing::text(Route::Stream(StreamId(stream)), text)
     }
 
     #[test]
@@ -329,7 +333,7 @@ mod tests {
         assert_eq!(resumed.post, Some(StreamId(1)));
         let frames = resumed.frames.unwrap();
         streams.send(vec![frame(1, "d"), Outgoing::StreamDone(StreamId(1))]).unwrap();
-        assert!(matches!(frames.recv().unwrap(), StreamMsg::Frame(p) if p == b"d"));
+        assert!(matches!(frames.recv().unwrap(), StreamMsg::Frame(p, _) if p == b"d"));
         assert!(matches!(frames.recv().unwrap(), StreamMsg::Done));
     }
 
@@ -343,7 +347,7 @@ mod tests {
         assert!(streams.release_post(StreamId(5), &rx, None));
         streams.send(vec![frame(5, "answer"), Outgoing::StreamDone(StreamId(5))]).unwrap();
         let frames = resumed.frames.unwrap();
-        assert!(matches!(frames.recv().unwrap(), StreamMsg::Frame(p) if p == b"answer"), "the GET gets the answer");
+        assert!(matches!(frames.recv().unwrap(), StreamMsg::Frame(p, _) if p == b"answer"), "the GET gets the answer");
         assert!(matches!(frames.recv().unwrap(), StreamMsg::Done));
     }
 

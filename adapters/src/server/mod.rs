@@ -217,6 +217,7 @@ impl<S: Send + 'static> Server<S> {
         let served = Served { endpoint, shared: Arc::clone(&self.shared) };
         let conn = Conn::start(served, sink, self.shared.outbox_limit, events)?;
         let _ = spawner.conn.set(Arc::downgrade(&conn));
+        conn.flush();
         let mut conns = self.shared.conns.lock().unwrap_or_else(PoisonError::into_inner);
         conns.retain(|c| c.strong_count() > 0);
         conns.push(Arc::downgrade(&conn));

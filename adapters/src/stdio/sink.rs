@@ -62,7 +62,7 @@ impl<W: Write + Send> LineSink<W> {
             self.sent = 0;
         }
         for frame in frames {
-            if let Outgoing::Frame(_, payload) = frame {
+            if let Outgoing::Frame(_, payload, _) = frame {
                 self.out.extend_from_slice(&payload);
                 self.out.push(b'\n');
             }
@@ -186,7 +186,7 @@ mod tests {
     use super::*;
 
     fn frame(text: &str) -> Outgoing {
-        Outgoing::Frame(Route::Connection, text.as_bytes().to_vec())
+        Outgoing::text(Route::Connection, text)
     }
 
     fn pipe() -> (std::fs::File, std::fs::File) {

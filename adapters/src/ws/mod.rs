@@ -237,7 +237,7 @@ fn write_frames<S: Read + Write>(socket: &mut WebSocket<S>, frames: Vec<Outgoing
 /// its write buffer size). `WouldBlock`: buffered, not all written.
 fn write_message<S: Read + Write>(socket: &mut WebSocket<S>, frame: Outgoing) -> io::Result<()> {
     let message = match frame {
-        Outgoing::Frame(_, payload) => {
+        Outgoing::Frame(_, payload, _) => {
             Message::text(String::from_utf8(payload).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?)
         }
         Outgoing::Pong(data) => Message::Pong(data.into()),

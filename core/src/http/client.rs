@@ -8,9 +8,13 @@
 //!
 //! ```
 //! use talaria_core::http::client::{Answer, ClientLink, Outgoing, ResponseHead};
+//! use talaria_core::jsonrpc::{Message, Request};
+//! use talaria_core::session::Carries;
 //!
 //! let mut link = ClientLink::new();
-//! let init = Outgoing::parse(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#);
+//! // What the session's `Output::Transmit` hands over: the payload and what it carries.
+//! let message: Message = Request::new(0, "initialize", Some(serde_json::json!({}))).unwrap().into();
+//! let init = Outgoing::new(&Carries::from(&message), &message.to_vec());
 //! assert!(init.is_request());
 //! let headers = link.post_headers(&init);
 //! assert!(headers.contains(&("Accept", "application/json, text/event-stream".to_owned())));
@@ -24,6 +28,7 @@ use std::time::Duration;
 
 use crate::codec::{SseDecoder, SseEvent};
 use crate::jsonrpc::{ErrorObject, RequestId};
+use crate::session::Carries;
 
 use super::headers::{mirror, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
 
@@ -46,27 +51,30 @@ pub const MAX_FRUITLESS_RESUMES: u32 = 3;
 /// How many times a request refused with `401`/`403` is sent again with renewed credentials.
 pub const AUTH_RETRIES: usize = 2;
 
-/// The parts of a message the client reads to route it.
+/// The parts of an incoming SSE message the client reads to notice its awaited response.
 #[derive(serde::Deserialize)]
 struct Shape<'a> {
     #[serde(borrow, default)]
     method: Option<&'a str>,
     #[serde(default)]
     id: Option<RequestId>,
-    #[serde(default)]
-    result: Option<serde::de::IgnoredAny>,
 }
 
-/// One outgoing message as the transport sees it.
+/// One outgoing message as the transport sees it: what the session said it carries, and the
+/// headers it mirrors.
 ///
 /// # Examples
 ///
 /// ```
 /// use talaria_core::http::client::Outgoing;
+/// use talaria_core::jsonrpc::RequestId;
+/// use talaria_core::session::Carries;
 ///
-/// let cancel = Outgoing::parse(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#);
+/// let payload = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#;
+/// let carries = Carries::Notification { method: "notifications/cancelled".into(), cancels: Some(RequestId::Number(7)) };
+/// let cancel = Outgoing::new(&carries, payload);
 /// assert!(!cancel.is_request());
-/// assert_eq!(cancel.cancels().map(ToString::to_string), Some("7".to_owned()));
+/// assert_eq!(cancel.cancels(), Some(&RequestId::Number(7)));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outgoing {
@@ -84,17 +92,20 @@ pub struct Outgoing {
 }
 
 impl Outgoing {
-    /// Reads what the transport needs from a serialized message (a lone one or a batch).
+    /// The message in `payload`, which carries `carries` (both from the session's
+    /// [`Output::Transmit`](crate::session::Output::Transmit)). Only a lone request or
+    /// notification is read, for the headers it mirrors.
     #[must_use]
-    pub fn parse(payload: &[u8]) -> Self {
-        let shape = serde_json::from_slice::<Shape<'_>>(payload).ok();
-        let method = shape.as_ref().and_then(|s| s.method);
-        let request_id = shape.as_ref().filter(|s| s.method.is_some() && s.result.is_none()).and_then(|s| s.id.clone());
-        let answers_due = request_id.clone().map_or_else(|| batch_requests(payload), |id| vec![id]);
-        let mirrored = mirror(payload);
-        let stateless = mirrored.iter().any(|(name, _)| *name == PROTOCOL_VERSION);
-        let cancels = (method == Some("notifications/cancelled")).then(|| cancelled_request(payload)).flatten();
-        Self { request_id, answers_due, mirrored, stateless, initialize: method == Some("initialize"), cancels }
+    pub fn new(carries: &Carries, payload: &[u8]) -> Self {
+        let mirrored = if carries.method().is_some() { mirror(payload) } else { Vec::new() };
+        Self {
+            request_id: carries.request_id().cloned(),
+            answers_due: carries.answers_due(),
+            stateless: mirrored.iter().any(|(name, _)| *name == PROTOCOL_VERSION),
+            mirrored,
+            initialize: carries.request_id().is_some() && carries.method() == Some("initialize"),
+            cancels: carries.cancels().cloned(),
+        }
     }
 
     /// Whether a reply is owed (a request, or a batch holding one): such a POST may take as
@@ -128,32 +139,6 @@ impl Outgoing {
     pub const fn cancels(&self) -> Option<&RequestId> {
         self.cancels.as_ref()
     }
-}
-
-/// The ids of the requests in a batch payload (none for anything else).
-fn batch_requests(payload: &[u8]) -> Vec<RequestId> {
-    if payload.first() != Some(&b'[') {
-        return Vec::new();
-    }
-    serde_json::from_slice::<Vec<Shape<'_>>>(payload)
-        .map(|items| {
-            items.into_iter().filter(|s| s.method.is_some() && s.result.is_none()).filter_map(|s| s.id).collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The request a `notifications/cancelled` payload cancels.
-fn cancelled_request(payload: &[u8]) -> Option<RequestId> {
-    #[derive(serde::Deserialize)]
-    struct Cancelled {
-        params: CancelledParams,
-    }
-    #[derive(serde::Deserialize)]
-    struct CancelledParams {
-        #[serde(rename = "requestId")]
-        request_id: RequestId,
-    }
-    serde_json::from_slice::<Cancelled>(payload).ok().map(|c| c.params.request_id)
 }
 
 /// What the client reads of an answer's head.
@@ -204,7 +189,9 @@ pub enum Answer {
 /// use talaria_core::http::client::{Answer, ClientLink, Outgoing, ResponseHead};
 ///
 /// let mut link = ClientLink::new();
-/// let call = Outgoing::parse(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+/// let message: talaria_core::jsonrpc::Message =
+///     talaria_core::jsonrpc::Request::new(3, "tools/list", None::<()>).unwrap().into();
+/// let call = Outgoing::new(&talaria_core::session::Carries::from(&message), &message.to_vec());
 /// link.answer(&call, &ResponseHead { status: 200, content_type: Some("application/json"), session_id: Some("s") });
 /// let lost = ResponseHead { status: 404, content_type: None, session_id: None };
 /// assert_eq!(link.answer(&call, &lost), Answer::SessionLost);
@@ -550,6 +537,20 @@ impl Resumption {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+    use crate::jsonrpc::Packet;
+
+    impl Outgoing {
+        /// As the session would have handed `payload` over.
+        fn parse(payload: &[u8]) -> Self {
+            let carries = match Packet::from_slice(payload).unwrap() {
+                Packet::Single(message) => Carries::from(message),
+                Packet::Batch(items) => {
+                    Carries::from(items.into_iter().map(Result::unwrap).collect::<Vec<_>>().as_slice())
+                }
+            };
+            Self::new(&carries, payload)
+        }
+    }
 
     fn head(status: u16, content_type: Option<&'static str>) -> ResponseHead<'static> {
         ResponseHead { status, content_type, session_id: None }
@@ -572,8 +573,9 @@ mod tests {
         );
         assert_eq!(batch.answers_due(), &[RequestId::Number(1)]);
         assert_eq!(batch.request_id(), None);
-        let garbage = Outgoing::parse(b"\xff{");
-        assert!(!garbage.is_request());
+        let cancel =
+            Outgoing::parse(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}"#);
+        assert_eq!(cancel.cancels(), Some(&RequestId::String("a".into())));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! notification first (progress, logs, a server request) switches the reply to SSE, since a
 //! JSON body cannot carry them. In SSE mode every reply with frames is a stream.
 
-use crate::jsonrpc::scan::Word;
+use crate::session::Carries;
 
 /// How the server prefers to answer requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,13 +48,17 @@ pub enum ReplyStep {
 /// ```
 /// use talaria_core::http::reply::{Reply, ReplyMode, ReplyStep};
 ///
+/// use talaria_core::jsonrpc::RequestId;
+/// use talaria_core::session::Carries;
+///
+/// let answer = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec();
 /// let mut reply = Reply::new(ReplyMode::Json);
-/// assert!(reply.frame(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec()).is_empty());
-/// assert_eq!(reply.done(), vec![ReplyStep::Json { status: 200, body: br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec() }]);
+/// assert!(reply.frame(&Carries::Result { id: RequestId::Number(1) }, answer.clone()).is_empty());
+/// assert_eq!(reply.done(), vec![ReplyStep::Json { status: 200, body: answer }]);
 ///
 /// let mut reply = Reply::new(ReplyMode::Json);
 /// let progress = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#.to_vec();
-/// let steps = reply.frame(progress);
+/// let steps = reply.frame(&Carries::Notification { method: "notifications/progress".into(), cancels: None }, progress);
 /// assert_eq!(steps[0], ReplyStep::StartSse);
 /// assert!(matches!(steps[1], ReplyStep::Event(_)));
 /// ```
@@ -64,10 +68,18 @@ pub struct Reply {
     state: State,
 }
 
+/// A response held back for a JSON body.
+#[derive(Debug)]
+struct Held {
+    body: Vec<u8>,
+    /// 400 for an error about an undecodable message (the POST itself was bad), else 200.
+    status: u16,
+}
+
 #[derive(Debug)]
 enum State {
     /// Nothing written yet; a JSON-mode response held back.
-    Waiting(Option<Vec<u8>>),
+    Waiting(Option<Held>),
     /// Streaming SSE.
     Streaming,
     /// Over.
@@ -100,7 +112,7 @@ impl Reply {
             State::Waiting(held) => {
                 self.state = State::Streaming;
                 let mut steps = vec![ReplyStep::StartSse];
-                steps.extend(held.map(ReplyStep::Event));
+                steps.extend(held.map(|h| ReplyStep::Event(h.body)));
                 steps
             }
             other => {
@@ -125,8 +137,12 @@ impl Reply {
     /// assert_eq!(reply.idle(), vec![ReplyStep::StartSse]);
     /// assert!(reply.idle().is_empty(), "already streaming");
     ///
+    /// use talaria_core::jsonrpc::RequestId;
+    /// use talaria_core::session::Carries;
+    ///
     /// let mut reply = Reply::new(ReplyMode::Json);
-    /// assert!(reply.frame(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec()).is_empty());
+    /// let answer = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec();
+    /// assert!(reply.frame(&Carries::Result { id: RequestId::Number(1) }, answer).is_empty());
     /// assert!(reply.idle().is_empty(), "the response is held for its JSON body");
     /// ```
     pub fn idle(&mut self) -> Vec<ReplyStep> {
@@ -136,17 +152,19 @@ impl Reply {
         }
     }
 
-    /// A frame the session routed to this POST's stream.
-    pub fn frame(&mut self, payload: Vec<u8>) -> Vec<ReplyStep> {
+    /// A frame the session routed to this POST's stream: `payload`, which carries `carries`
+    /// (from [`Output::Transmit`](crate::session::Output::Transmit)).
+    pub fn frame(&mut self, carries: &Carries, payload: Vec<u8>) -> Vec<ReplyStep> {
         match std::mem::replace(&mut self.state, State::Finished) {
-            State::Waiting(None) if self.mode == ReplyMode::Json && is_response(&payload) => {
-                self.state = State::Waiting(Some(payload));
+            State::Waiting(None) if self.mode == ReplyMode::Json && carries.is_response() => {
+                let status = if carries.is_undecodable_error() { 400 } else { 200 };
+                self.state = State::Waiting(Some(Held { body: payload, status }));
                 Vec::new()
             }
             State::Waiting(held) => {
                 self.state = State::Streaming;
                 let mut steps = vec![ReplyStep::StartSse];
-                steps.extend(held.map(ReplyStep::Event));
+                steps.extend(held.map(|h| ReplyStep::Event(h.body)));
                 steps.push(ReplyStep::Event(payload));
                 steps
             }
@@ -162,10 +180,7 @@ impl Reply {
     pub fn done(&mut self) -> Vec<ReplyStep> {
         match std::mem::replace(&mut self.state, State::Finished) {
             State::Waiting(None) => vec![ReplyStep::Accepted],
-            State::Waiting(Some(body)) => {
-                let status = if is_undecodable_error(&body) { 400 } else { 200 };
-                vec![ReplyStep::Json { status, body }]
-            }
+            State::Waiting(Some(Held { body, status })) => vec![ReplyStep::Json { status, body }],
             State::Streaming => vec![ReplyStep::End],
             State::Finished => Vec::new(),
         }
@@ -178,48 +193,30 @@ impl Reply {
     }
 }
 
-#[derive(serde::Deserialize)]
-struct Shape<'a> {
-    #[serde(borrow, default)]
-    method: Option<&'a serde_json::value::RawValue>,
-    #[serde(borrow, default)]
-    id: Option<&'a serde_json::value::RawValue>,
-    #[serde(borrow, default)]
-    error: Option<&'a serde_json::value::RawValue>,
-}
-
-/// Whether `payload` is a response (or a batch of them), not a notification or request.
-fn is_response(payload: &[u8]) -> bool {
-    if payload.first() == Some(&b'[') {
-        return true;
-    }
-    static METHOD: Word = Word::new("\"method\"");
-    if payload.first() == Some(&b'{') && !METHOD.may_be_in(payload) {
-        return true;
-    }
-    serde_json::from_slice::<Shape<'_>>(payload).is_ok_and(|s| s.method.is_none())
-}
-
-/// Whether `payload` is an error about a message that had no usable id (parse error,
-/// invalid request): the POST itself was bad.
-fn is_undecodable_error(payload: &[u8]) -> bool {
-    static ERROR: Word = Word::new("\"error\"");
-    ERROR.may_be_in(payload)
-        && serde_json::from_slice::<Shape<'_>>(payload)
-            .is_ok_and(|s| s.error.is_some() && s.id.is_none_or(|id| id.get() == "null"))
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
+    use crate::jsonrpc::Packet;
 
     const RESULT: &[u8] = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
     const PROGRESS: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#;
 
+    /// What `frame` carries, as the session would have said.
+    fn carries(frame: &[u8]) -> Carries {
+        match Packet::from_slice(frame).unwrap() {
+            Packet::Single(message) => message.into(),
+            Packet::Batch(items) => Carries::from(items.into_iter().map(Result::unwrap).collect::<Vec<_>>().as_slice()),
+        }
+    }
+
+    fn feed(reply: &mut Reply, frame: &[u8]) -> Vec<ReplyStep> {
+        reply.frame(&carries(frame), frame.to_vec())
+    }
+
     fn run(mode: ReplyMode, frames: &[&[u8]]) -> Vec<ReplyStep> {
         let mut reply = Reply::new(mode);
-        let mut steps: Vec<ReplyStep> = frames.iter().flat_map(|f| reply.frame(f.to_vec())).collect();
+        let mut steps: Vec<ReplyStep> = frames.iter().flat_map(|f| feed(&mut reply, f)).collect();
         steps.extend(reply.done());
         steps.extend(reply.done());
         steps
@@ -246,10 +243,10 @@ mod tests {
     fn a_reply_can_be_made_a_stream_early() {
         let mut reply = Reply::new(ReplyMode::Sse);
         assert_eq!(reply.start_stream(), vec![ReplyStep::StartSse]);
-        assert_eq!(reply.frame(RESULT.to_vec()), vec![ReplyStep::Event(RESULT.to_vec())]);
+        assert_eq!(feed(&mut reply, RESULT), vec![ReplyStep::Event(RESULT.to_vec())]);
         assert_eq!(reply.done(), vec![ReplyStep::End]);
         let mut held = Reply::new(ReplyMode::Json);
-        assert!(held.frame(RESULT.to_vec()).is_empty());
+        assert!(feed(&mut held, RESULT).is_empty());
         assert_eq!(held.start_stream(), vec![ReplyStep::StartSse, ReplyStep::Event(RESULT.to_vec())]);
         let mut over = Reply::new(ReplyMode::Json);
         let _ = over.done();

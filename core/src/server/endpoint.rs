@@ -19,7 +19,9 @@ use crate::schema::subscriptions::{
 };
 use crate::schema::tools::CallToolResult;
 use crate::schema::RequestMethod;
-use crate::session::{Event, IncomingRequest, Output, ReplyToken, RequestOptions, Route, SendError, Server, Session};
+use crate::session::{
+    Carries, Event, IncomingRequest, Output, ReplyToken, RequestOptions, Route, SendError, Server, Session,
+};
 
 /// What the client answered to a request the server sent it (see [`Endpoint::ask`]).
 pub type ClientAnswer = Box<dyn FnOnce(Result<Box<RawValue>, CallError>) + Send>;
@@ -229,9 +231,9 @@ impl<S> Endpoint<S> {
                     }
                 }
                 other => {
-                    if let Output::Transmit { payload, .. } = &other {
+                    if let Output::Transmit { carries, .. } = &other {
                         if !self.subscribing.is_empty() {
-                            self.settle_subscriptions(payload);
+                            self.settle_subscriptions(carries);
                         }
                     }
                     return Some(other);
@@ -307,27 +309,11 @@ impl<S> Endpoint<S> {
 
     /// Looks for the answers to pending `resources/subscribe` requests in a frame going out
     /// (one message, or a batch): a result commits the subscription, an error drops it.
-    fn settle_subscriptions(&mut self, payload: &[u8]) {
-        /// Just enough of a message to tell a response, and whether it succeeded.
-        #[derive(serde::Deserialize)]
-        struct Answer {
-            id: Option<RequestId>,
-            method: Option<serde::de::IgnoredAny>,
-            result: Option<serde::de::IgnoredAny>,
-            error: Option<serde::de::IgnoredAny>,
-        }
-        let answers: Vec<Answer> = match payload.iter().find(|b| !b.is_ascii_whitespace()) {
-            Some(b'[') => serde_json::from_slice(payload).unwrap_or_default(),
-            _ => serde_json::from_slice(payload).map(|a| vec![a]).unwrap_or_default(),
-        };
-        for answer in answers {
-            // Requests this server sends carry ids too, from its own counter.
-            let (Some(id), None) = (answer.id, answer.method) else { continue };
-            if answer.result.is_none() && answer.error.is_none() {
-                continue;
-            }
-            if let Some(uri) = self.subscribing.remove(&id) {
-                if answer.result.is_some() {
+    fn settle_subscriptions(&mut self, carries: &Carries) {
+        // Requests this server sends carry ids too, from its own counter: only answers count.
+        for (id, ok) in carries.answers() {
+            if let Some(uri) = self.subscribing.remove(id) {
+                if ok {
                     self.subscribed.insert(uri);
                 }
             }

@@ -111,7 +111,11 @@ impl<R: Role> Session<R> {
         }
         if let Some(open) = self.batches.open.remove(&batch) {
             if !open.replies.is_empty() {
-                self.out.push_back(super::Output::Transmit { route: open.route, payload: encode_batch(&open.replies) });
+                self.out.push_back(super::Output::Transmit {
+                    route: open.route,
+                    payload: encode_batch(&open.replies),
+                    carries: open.replies.as_slice().into(),
+                });
             }
         }
     }
@@ -216,7 +220,11 @@ impl<R: Role> Session<R> {
                 }
             }
         }
-        self.out.push_back(super::Output::Transmit { route: Route::Connection, payload: encode_batch(&messages) });
+        self.out.push_back(super::Output::Transmit {
+            route: Route::Connection,
+            payload: encode_batch(&messages),
+            carries: messages.as_slice().into(),
+        });
         Ok(ids)
     }
 }

@@ -338,7 +338,8 @@ impl<R: Role> Session<R> {
     // By value, so that callers hand over `x.into()` temporaries.
     #[allow(clippy::needless_pass_by_value)]
     pub(super) fn transmit(&mut self, route: Route, msg: Message) {
-        self.out.push_back(Output::Transmit { route, payload: msg.to_vec() });
+        let payload = msg.to_vec();
+        self.out.push_back(Output::Transmit { route, payload, carries: msg.into() });
     }
 
     pub(super) fn emit(&mut self, event: Event) {

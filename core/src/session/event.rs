@@ -2,6 +2,7 @@
 
 use serde_json::value::RawValue;
 
+use super::carries::Carries;
 use super::error::ProtocolError;
 use crate::jsonrpc::{CallError, RequestId};
 use crate::schema::lifecycle::{ClientCapabilities, RequestMeta, ServerCapabilities};
@@ -44,6 +45,8 @@ pub enum Output {
         route: Route,
         /// The JSON text.
         payload: Vec<u8>,
+        /// What it is: kind, id, method (read this, not the payload).
+        carries: Carries,
     },
     /// Every reply due on this HTTP stream has been sent: the adapter may end it.
     StreamDone(StreamId),

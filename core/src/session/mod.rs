@@ -67,6 +67,7 @@
 //! ```
 
 mod batch;
+mod carries;
 mod commands;
 mod config;
 mod error;
@@ -84,6 +85,7 @@ use std::marker::PhantomData;
 use std::time::Instant;
 
 pub use batch::BatchItem;
+pub use carries::Carries;
 pub use config::{ClientConfig, ClientMode, ServerConfig, SessionConfig};
 pub use error::{ProtocolError, SendError};
 pub use event::{

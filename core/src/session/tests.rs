@@ -241,7 +241,7 @@ fn subscription_notifications_go_on_the_listen_stream_with_its_id() {
     let reply = reply.expect("listen request handed to the application");
     s.notify_related(&reply, "notifications/tools/list_changed", None).unwrap();
     match s.poll_output() {
-        Some(Output::Transmit { route, payload }) => {
+        Some(Output::Transmit { route, payload, .. }) => {
             assert_eq!(route, Route::Stream(StreamId(7)));
             let v: Value = serde_json::from_slice(&payload).unwrap();
             assert_eq!(v["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "sub-1");

@@ -13,7 +13,7 @@ use talaria_core::http::legacy::resolve_endpoint;
 use talaria_core::session::{ClientMode, Route};
 
 use super::wire::{split_url, Agent, Body};
-use super::{lock, ChannelSink, MAX_DRAIN};
+use super::{lock, ChannelSink, Frame, MAX_DRAIN};
 use crate::client::{
     start_connecting, AsyncClient, Authenticator, ClientError, ClientOptions, Teardown, TraceEvent, TraceFn,
 };
@@ -66,10 +66,10 @@ async fn request(
 
 /// POSTs each message in order (the server answers 202; replies come on the stream). A POST
 /// that fails ends the connection, as a broken pipe would.
-async fn post_all(link: Arc<Link>, outgoing: Receiver<Vec<u8>>) {
+async fn post_all(link: Arc<Link>, outgoing: Receiver<Frame>) {
     let same_origin =
         split_url(&link.url).ok().map(|(origin, _)| origin) == split_url(&link.post_url).ok().map(|(o, _)| o);
-    while let Ok(payload) = outgoing.recv().await {
+    while let Ok((payload, _)) = outgoing.recv().await {
         let mut headers = link.headers.clone();
         headers.push(("Content-Type".into(), "application/json".into()));
         if same_origin {

@@ -19,7 +19,7 @@ use talaria_core::http::client::{
 };
 use talaria_core::http::headers::SESSION_ID;
 use talaria_core::jsonrpc::RequestId;
-use talaria_core::session::Route;
+use talaria_core::session::{Carries, Route};
 
 pub use legacy::{http_or_sse, sse};
 
@@ -299,9 +299,9 @@ async fn get_stream(link: Arc<Link>, opened: Sender<()>) {
 /// Sends the client's messages in order: each request by a task of its own (its reply may
 /// take long), notifications and responses one after the other, each sent before the next
 /// message goes.
-async fn dispatch(link: Arc<Link>, outgoing: Receiver<Vec<u8>>) {
-    while let Ok(payload) = outgoing.recv().await {
-        let message = Message::parse(&payload);
+async fn dispatch(link: Arc<Link>, outgoing: Receiver<Frame>) {
+    while let Ok((payload, carries)) = outgoing.recv().await {
+        let message = Message::new(&carries, &payload);
         if message.is_request() {
             let cancelled = message.request_id().filter(|_| message.is_stateless()).map(|id| {
                 let (tx, rx) = smol::channel::bounded::<()>(1);
@@ -348,14 +348,19 @@ async fn start_get_stream(link: &Arc<Link>) {
     .await;
 }
 
+/// One frame from the session: the JSON text and what it carries.
+pub(super) type Frame = (Vec<u8>, Carries);
+
 /// Hands the session's frames to the dispatching task.
-struct ChannelSink(Sender<Vec<u8>>);
+struct ChannelSink(Sender<Frame>);
 
 impl FrameSink for ChannelSink {
     fn send(&mut self, frames: Vec<Outgoing>) -> std::io::Result<()> {
         for frame in frames {
-            if let Outgoing::Frame(_, payload) = frame {
-                self.0.try_send(payload).map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
+            if let Outgoing::Frame(_, payload, carries) = frame {
+                self.0
+                    .try_send((payload, carries))
+                    .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
             }
         }
         Ok(())
