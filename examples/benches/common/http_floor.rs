@@ -1,16 +1,17 @@
-//! The http bench's floors: a minimal keep-alive HTTP/1.1 JSON echo with no SDK, on each
-//! server's socket stack: blocking `std::net` sockets with a thread per connection (the
-//! blocking server's), and async-io with a task per connection (the smol server's). Both read
-//! the request line, the headers and the `Content-Length` body, parse the JSON-RPC request as a
-//! `serde_json::Value` and answer `200 OK` with `Content-Length` and the echo's result (`202`
-//! to a notification), until the client closes.
+//! A hand-written keep-alive HTTP/1.1 JSON echo with no SDK and no HTTP library, on blocking
+//! `std::net` sockets with a thread per connection (`TCP_NODELAY`): it reads the request line,
+//! the headers and the `Content-Length` body, parses the JSON-RPC request as a
+//! `serde_json::Value` and answers `200 OK` with `Content-Length` and the echo's result (`202`
+//! to a notification), until the client closes. The http bench shows it as a reference row
+//! beside its floor (`http_hyper_floor.rs`, which answers with [`answer`] too); `http_allocs`
+//! counts its allocations.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 
 use serde_json::{json, Value};
 
-/// One connection of the blocking floor.
+/// One connection of the `std::net` echo.
 pub(crate) fn serve_blocking(stream: TcpStream) {
     stream.set_nodelay(true).unwrap();
     let mut reader = BufReader::new(stream.try_clone().unwrap());
@@ -36,36 +37,6 @@ pub(crate) fn serve_blocking(stream: TcpStream) {
         }
         respond(&body, &mut out);
         if writer.write_all(&out).is_err() {
-            return;
-        }
-    }
-}
-
-/// One connection of the async floor: the same, awaiting instead of blocking.
-pub(crate) async fn serve_async(stream: smol::Async<TcpStream>) {
-    use smol::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
-    stream.get_ref().set_nodelay(true).unwrap();
-    let mut reader = smol::io::BufReader::new(&stream);
-    let (mut line, mut body, mut out) = (String::new(), Vec::new(), Vec::new());
-    loop {
-        let mut length = 0;
-        let mut first = true;
-        loop {
-            line.clear();
-            if !matches!(reader.read_line(&mut line).await, Ok(n) if n > 0) {
-                return;
-            }
-            match head_line(&line, &mut first, &mut length) {
-                Line::More => {}
-                Line::End => break,
-            }
-        }
-        body.resize(length, 0);
-        if reader.read_exact(&mut body).await.is_err() {
-            return;
-        }
-        respond(&body, &mut out);
-        if (&stream).write_all(&out).await.is_err() {
             return;
         }
     }
@@ -113,8 +84,9 @@ fn respond(body: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// `json-echo`'s answer to one request (none to a notification).
-fn answer(body: &[u8]) -> Option<Value> {
+/// `json-echo`'s answer to one request (none to a notification): what `everything-server`'s
+/// `echo` answers, `{"content": [{"type": "text", "text": ...}]}`.
+pub(crate) fn answer(body: &[u8]) -> Option<Value> {
     let Ok(mut request) = serde_json::from_slice::<Value>(body) else {
         return Some(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error"}}));
     };
