@@ -400,38 +400,75 @@ fn get_stream(link: &Link, opened: std::sync::mpsc::Sender<()>) {
 
 /// Sends the client's frames: requests each on a worker (their replies may take long),
 /// notifications and responses in order, at once.
-struct HttpSink(Arc<Link>);
+///
+/// Producers try it first: a request is handed to a worker on the caller's thread, with no
+/// trip through the outbox's writer thread; a notification or a response (and whatever
+/// follows it) waits for the writer, which POSTs it.
+struct HttpSink {
+    link: Arc<Link>,
+    /// What a tried send left for the writer, in order.
+    kept: Vec<(Message, Vec<u8>)>,
+}
 
 impl FrameSink for HttpSink {
     fn send(&mut self, frames: Vec<Outgoing>) -> std::io::Result<()> {
-        for frame in frames {
-            let Outgoing::Frame(_, payload, carries) = frame else { continue };
-            let message = Message::new(&carries, &payload);
-            if message.is_request() {
-                let link = Arc::clone(&self.0);
-                self.0.pool.run(Box::new(move || post(&link, &message, &payload)));
-            } else if message.cancels().is_some_and(|id| self.0.inflight.cancel(id)) {
-                // 2026-07-28: the request's stream is closed; that is the cancellation.
-            } else {
-                post(&self.0, &message, &payload);
+        let kept = std::mem::take(&mut self.kept);
+        for (message, payload) in kept.into_iter().chain(frames.into_iter().filter_map(message_of)) {
+            if let Some((message, payload)) = self.hand_off(message, payload) {
+                post(&self.link, &message, &payload);
                 self.start_get_stream();
             }
         }
         Ok(())
     }
 
+    fn tries(&self) -> bool {
+        true
+    }
+
+    fn try_send(&mut self, frames: Vec<Outgoing>) -> std::io::Result<bool> {
+        for (message, payload) in frames.into_iter().filter_map(message_of) {
+            if !self.kept.is_empty() {
+                self.kept.push((message, payload));
+            } else if let Some(left) = self.hand_off(message, payload) {
+                self.kept.push(left);
+            }
+        }
+        Ok(self.kept.is_empty())
+    }
+
     fn close(&mut self) {
-        self.0.closed.store(true, Ordering::Release);
+        self.link.closed.store(true, Ordering::Release);
     }
 }
 
+/// A frame's message and payload (the client's sink gets nothing else).
+fn message_of(frame: Outgoing) -> Option<(Message, Vec<u8>)> {
+    let Outgoing::Frame(_, payload, carries) = frame else { return None };
+    Some((Message::new(&carries, &payload), payload))
+}
+
 impl HttpSink {
+    /// Hands a request to a worker, or a cancellation to its stateless request's stream
+    /// (2026-07-28: closing it is the cancellation); gives back what must be sent in order.
+    fn hand_off(&self, message: Message, payload: Vec<u8>) -> Option<(Message, Vec<u8>)> {
+        if message.is_request() {
+            let link = Arc::clone(&self.link);
+            self.link.pool.run(Box::new(move || post(&link, &message, &payload)));
+            None
+        } else if message.cancels().is_some_and(|id| self.link.inflight.cancel(id)) {
+            None
+        } else {
+            Some((message, payload))
+        }
+    }
+
     /// After `notifications/initialized` (legacy era), opens the GET stream once.
     fn start_get_stream(&self) {
-        if !self.0.state().take_get_stream() {
+        if !self.link.state().take_get_stream() {
             return;
         }
-        let link = Arc::clone(&self.0);
+        let link = Arc::clone(&self.link);
         let (opened, waiting) = std::sync::mpsc::channel();
         let spawned =
             std::thread::Builder::new().name("talaria-http-get".into()).spawn(move || get_stream(&link, opened));
@@ -506,10 +543,15 @@ pub(super) fn connect_http(
         });
         let registering = Arc::clone(&link);
         let probe = Arc::clone(&link);
-        connect(options, Box::new(HttpSink(Arc::clone(&link))), Box::new(HttpTeardown(link)), move |conn| {
-            let _ = registering.conn.set(Arc::downgrade(&conn));
-            Ok(())
-        })
+        connect(
+            options,
+            Box::new(HttpSink { link: Arc::clone(&link), kept: Vec::new() }),
+            Box::new(HttpTeardown(link)),
+            move |conn| {
+                let _ = registering.conn.set(Arc::downgrade(&conn));
+                Ok(())
+            },
+        )
         .map_err(|e| {
             let refusal = probe.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).clone();
             // A handshake the server refused with an HTTP status says so, WWW-Authenticate and all.
