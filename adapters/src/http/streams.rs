@@ -1,5 +1,7 @@
 //! Where a connection's frames go over HTTP: each POST's response stream, the GET stream (or
 //! a bounded backlog while none is open), and, for sessions that can resume, the event log.
+//! The core's [`StreamRoutes`] decides; this module holds the writers' channels and the log,
+//! and moves each frame where it was told.
 //!
 //! A POST's SSE stream is logged from its first event (its log stream is opened when the reply
 //! turns into SSE). When its writer goes away before the request is answered (the client
@@ -8,11 +10,12 @@
 //! `Last-Event-ID` later *resumes* it, replaying the log and taking over the rest.
 
 use super::chan::{channel, Receiver, Sender};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use talaria_core::http::event_log::{EventId, EventStore, StoredEvent};
+use talaria_core::http::streams::{GetAttached, PostDelivery, PostEnding, Release, Resumption, StreamRoutes, WriterId};
 use talaria_core::session::{Carries, Route, StreamId};
 
 use crate::conn::{FrameSink, Outgoing};
@@ -29,9 +32,6 @@ pub(crate) enum StreamMsg {
     /// End the response now; the request goes on (its frames wait in the log).
     Disconnect,
 }
-
-/// The most server messages held for a GET stream that is not open.
-const MAX_BACKLOG: usize = 1024;
 
 /// One session's place in the event store.
 #[derive(Clone)]
@@ -65,19 +65,45 @@ impl Log {
     }
 }
 
-/// A POST's response stream: its writer's channel while one is attached, its log stream once
-/// it is SSE.
-struct Post {
-    tx: Option<Sender<StreamMsg>>,
-    log: Option<u64>,
+/// The core's routing decisions, and the channels of the writers they name.
+struct Routes {
+    decide: StreamRoutes,
+    writers: HashMap<WriterId, Sender<StreamMsg>>,
 }
 
-#[derive(Default)]
-struct Routes {
-    posts: BTreeMap<StreamId, Post>,
-    get: Option<Sender<StreamMsg>>,
-    get_log: Option<u64>,
-    backlog: VecDeque<(Vec<u8>, Carries)>,
+impl Routes {
+    /// A channel for the new `writer`.
+    fn attach(&mut self, writer: WriterId) -> Receiver<StreamMsg> {
+        let (tx, rx) = channel();
+        self.writers.insert(writer, tx);
+        rx
+    }
+
+    /// Tells `writer` its stream is done, and forgets it.
+    fn end(&mut self, writer: WriterId) {
+        if let Some(tx) = self.writers.remove(&writer) {
+            let _ = tx.send(StreamMsg::Done);
+        }
+    }
+
+    /// Attaches the GET stream's new writer: the one it replaces ends, the backlog goes first.
+    fn attach_get(&mut self, attached: GetAttached) -> Receiver<StreamMsg> {
+        if let Some(replaced) = attached.replaced {
+            self.end(replaced);
+        }
+        let rx = self.attach(attached.writer);
+        if let Some(tx) = self.writers.get(&attached.writer) {
+            for (payload, carries) in attached.backlog {
+                let _ = tx.send(StreamMsg::Frame(payload, carries));
+            }
+        }
+        rx
+    }
+
+    /// The writer whose channel `frames` is, if it is still attached.
+    fn writer_of(&self, frames: &Receiver<StreamMsg>) -> Option<WriterId> {
+        self.writers.iter().find(|(_, tx)| tx.feeds(frames)).map(|(writer, _)| *writer)
+    }
 }
 
 /// What a GET with `Last-Event-ID` resumes.
@@ -92,7 +118,8 @@ pub(crate) struct Resumed {
     pub(crate) post: Option<StreamId>,
 }
 
-/// A connection's response streams, shared by its sink and the request handlers.
+/// A connection's response streams, shared by its sink and the request handlers: the core's
+/// [`StreamRoutes`] decides where each frame goes; this moves it there.
 #[derive(Clone)]
 pub(crate) struct Streams {
     routes: Arc<Mutex<Routes>>,
@@ -102,7 +129,8 @@ pub(crate) struct Streams {
 impl Streams {
     /// The streams of a connection whose events are logged in `log` (`None`: not resumable).
     pub(crate) fn new(log: Option<Log>) -> Self {
-        Self { routes: Arc::default(), log }
+        let decide = StreamRoutes::new(log.is_some());
+        Self { routes: Arc::new(Mutex::new(Routes { decide, writers: HashMap::new() })), log }
     }
 
     fn lock(&self) -> MutexGuard<'_, Routes> {
@@ -116,42 +144,36 @@ impl Streams {
 
     /// Registers a POST's response stream; its frames arrive on the receiver.
     pub(crate) fn open_post(&self, stream: StreamId) -> Receiver<StreamMsg> {
-        let (tx, rx) = channel();
-        self.lock().posts.insert(stream, Post { tx: Some(tx), log: None });
-        rx
+        let mut routes = self.lock();
+        let writer = routes.decide.open_post(stream);
+        routes.attach(writer)
     }
 
     /// Opens the log stream of a POST whose reply turned into SSE; its id, if the session
     /// logs.
     pub(crate) fn log_post(&self, stream: StreamId) -> Option<u64> {
         let id = self.log.as_ref()?.open()?;
-        if let Some(post) = self.lock().posts.get_mut(&stream) {
-            post.log = Some(id);
-        }
+        self.lock().decide.log_post(stream, id);
         Some(id)
     }
 
-    /// The writer of a POST stream (or of the GET that resumed it) is gone before the stream
-    /// ended. A logged stream is detached: what its writer had not taken yet, and what comes
-    /// later, goes to the log for a GET to resume. Returns whether it was detached (`false`:
-    /// not logged, forgotten; its remaining frames are dropped).
+    /// The writer of a POST stream (or of the GET that resumed it), reading `frames`, is gone
+    /// before the stream ended. Returns whether the stream was detached (its rest logged for a
+    /// GET to resume; see [`StreamRoutes::release_post`]); `false`: forgotten, its remaining
+    /// frames dropped.
     ///
     /// `log_stream` is the log stream the writer wrote to, if any: the stream may have ended
     /// (its last frames still in `frames`) before the writer let go.
     pub(crate) fn release_post(&self, stream: StreamId, frames: &Receiver<StreamMsg>, log_stream: Option<u64>) -> bool {
         let mut routes = self.lock();
-        let log_stream = routes.posts.get(&stream).and_then(|post| post.log).or(log_stream);
-        let (Some(log), Some(log_stream)) = (self.log.as_ref(), log_stream) else {
-            routes.posts.remove(&stream);
+        let writer = routes.writer_of(frames);
+        if let Some(writer) = writer {
+            routes.writers.remove(&writer);
+        }
+        let Release::Detached(log_stream) = routes.decide.release_post(stream, writer, log_stream) else {
             return false;
         };
-        // A GET that resumed the stream meanwhile owns it now: only this writer's channel is
-        // detached, never the newer one's.
-        if let Some(post) =
-            routes.posts.get_mut(&stream).filter(|post| post.tx.as_ref().is_some_and(|tx| tx.feeds(frames)))
-        {
-            post.tx = None;
-        }
+        let Some(log) = self.log.as_ref() else { return false };
         // Under the routes lock, so these land in the log before anything the sink appends.
         while let Ok(msg) = frames.try_recv() {
             match msg {
@@ -160,7 +182,6 @@ impl Streams {
                 }
                 StreamMsg::Done => {
                     log.close(log_stream);
-                    routes.posts.remove(&stream);
                     break;
                 }
                 StreamMsg::Disconnect => {}
@@ -173,29 +194,18 @@ impl Streams {
     /// is ended (the client reconnected).
     pub(crate) fn open_get(&self) -> Receiver<StreamMsg> {
         let mut routes = self.lock();
-        Self::attach_get(&mut routes)
-    }
-
-    fn attach_get(routes: &mut Routes) -> Receiver<StreamMsg> {
-        if let Some(old) = routes.get.take() {
-            let _ = old.send(StreamMsg::Done);
-        }
-        let (tx, rx) = channel();
-        for (payload, carries) in routes.backlog.drain(..) {
-            let _ = tx.send(StreamMsg::Frame(payload, carries));
-        }
-        routes.get = Some(tx);
-        rx
+        let attached = routes.decide.open_get();
+        routes.attach_get(attached)
     }
 
     /// The GET stream's log stream, opened on first use; `None` if the session does not log.
     pub(crate) fn get_log(&self) -> Option<u64> {
         let log = self.log.as_ref()?;
         let mut routes = self.lock();
-        if routes.get_log.is_none() {
-            routes.get_log = log.open();
+        if routes.decide.get_log().is_none() {
+            routes.decide.set_get_log(log.open()?);
         }
-        routes.get_log
+        routes.decide.get_log()
     }
 
     /// Resumes the stream `after` belongs to: the events the client missed, and where the rest
@@ -207,35 +217,27 @@ impl Streams {
         // Under the routes lock: the sink cannot append to a detached stream between the
         // replay and the new writer's attachment.
         let replay = log.store().replay_after(&log.session, after).ok()?;
-        if routes.get_log == Some(after.stream) {
-            let frames = Self::attach_get(&mut routes);
-            return Some(Resumed { events: replay.events, frames: Some(frames), log: after.stream, post: None });
-        }
-        let post = routes.posts.iter_mut().find(|(_, post)| post.log == Some(after.stream));
-        let frames = match post {
-            Some((&stream, post)) if !replay.closed => {
-                let (tx, rx) = channel();
+        let (frames, post) = match routes.decide.resume(after.stream, replay.closed)? {
+            Resumption::Get(attached) => (Some(routes.attach_get(attached)), None),
+            Resumption::Post { stream, writer, replaced } => {
                 // A writer still attached (the client reconnected early) loses the stream.
-                post.tx = Some(tx);
-                Some((stream, rx))
+                if let Some(replaced) = replaced {
+                    routes.writers.remove(&replaced);
+                }
+                (Some(routes.attach(writer)), Some(stream))
             }
-            _ => None,
+            Resumption::Ended => (None, None),
         };
-        let (post, frames) = frames.map_or((None, None), |(stream, rx)| (Some(stream), Some(rx)));
         Some(Resumed { events: replay.events, frames, log: after.stream, post })
     }
 
     /// Ends every stream (the session is gone).
     pub(crate) fn close_all(&self) {
         let mut routes = self.lock();
-        for (_, post) in std::mem::take(&mut routes.posts) {
-            if let Some(tx) = post.tx {
-                let _ = tx.send(StreamMsg::Done);
-            }
+        for writer in routes.decide.close_all() {
+            routes.end(writer);
         }
-        if let Some(tx) = routes.get.take() {
-            let _ = tx.send(StreamMsg::Done);
-        }
+        routes.writers.clear();
     }
 }
 
@@ -244,44 +246,42 @@ impl FrameSink for Streams {
         let mut routes = self.lock();
         for frame in frames {
             match frame {
-                Outgoing::Frame(Route::Stream(stream), payload, carries) => match routes.posts.get(&stream) {
-                    Some(Post { tx: Some(tx), .. }) => {
-                        let _ = tx.send(StreamMsg::Frame(payload, carries));
-                    }
-                    Some(Post { tx: None, log: Some(log_stream) }) => {
-                        if let Some(log) = &self.log {
-                            let _ = log.append(*log_stream, &payload);
+                Outgoing::Frame(Route::Stream(stream), payload, carries) => match routes.decide.post_frame(stream) {
+                    PostDelivery::Writer(writer) => {
+                        if let Some(tx) = routes.writers.get(&writer) {
+                            let _ = tx.send(StreamMsg::Frame(payload, carries));
                         }
                     }
-                    _ => {}
+                    PostDelivery::Log(log_stream) => {
+                        if let Some(log) = &self.log {
+                            let _ = log.append(log_stream, &payload);
+                        }
+                    }
+                    PostDelivery::Dropped => {}
                 },
                 Outgoing::Frame(Route::Connection, payload, carries) => {
-                    // A send that fails hands the frame back, for the backlog.
-                    let unsent = match routes.get.as_ref() {
-                        Some(tx) => tx.send(StreamMsg::Frame(payload, carries)).err(),
-                        None => Some(StreamMsg::Frame(payload, carries)),
+                    let Some((writer, frame)) = routes.decide.get_frame((payload, carries)) else { continue };
+                    // A channel that refuses the frame hands it back, for the backlog.
+                    let refused = match routes.writers.get(&writer) {
+                        Some(tx) => tx.send(StreamMsg::Frame(frame.0, frame.1)).err(),
+                        None => Some(StreamMsg::Frame(frame.0, frame.1)),
                     };
-                    if let Some(StreamMsg::Frame(payload, carries)) = unsent {
-                        routes.get = None;
-                        if routes.backlog.len() == MAX_BACKLOG {
-                            routes.backlog.pop_front();
-                        }
-                        routes.backlog.push_back((payload, carries));
+                    if let Some(StreamMsg::Frame(payload, carries)) = refused {
+                        routes.writers.remove(&writer);
+                        routes.decide.get_gone(writer, (payload, carries));
                     }
                 }
-                Outgoing::StreamDone(stream) => match routes.posts.remove(&stream) {
-                    Some(Post { tx: Some(tx), .. }) => {
-                        let _ = tx.send(StreamMsg::Done);
-                    }
-                    Some(Post { tx: None, log: Some(log_stream) }) => {
+                Outgoing::StreamDone(stream) => match routes.decide.post_done(stream) {
+                    PostEnding::Writer(writer) => routes.end(writer),
+                    PostEnding::Log(log_stream) => {
                         if let Some(log) = &self.log {
                             log.close(log_stream);
                         }
                     }
-                    _ => {}
+                    PostEnding::Nothing => {}
                 },
                 Outgoing::StreamDisconnect(stream) => {
-                    if let Some(Post { tx: Some(tx), .. }) = routes.posts.get(&stream) {
+                    if let Some(tx) = routes.decide.post_disconnect(stream).and_then(|w| routes.writers.get(&w)) {
                         let _ = tx.send(StreamMsg::Disconnect);
                     }
                 }

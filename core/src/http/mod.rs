@@ -10,6 +10,8 @@
 //! - [`exchange`]: classifying one HTTP request and the error replies the transport owes.
 //! - [`legacy`]: the 2024-11-05 HTTP+SSE transport's `endpoint` event and URLs.
 //! - [`reply`]: shaping a POST's reply: 202, a JSON body, or an SSE stream.
+//! - [`streams`]: which response stream gets which frame (a POST's, its log once detached,
+//!   the GET stream or its backlog), and who owns a resumed stream.
 //! - [`event_log`]: the SSE event log (`EventStore`) and session records (`SessionStore`)
 //!   behind resumable streams and multi-process servers, with in-memory defaults.
 //! - [`conformance`]: the checks every store implementation must pass.
@@ -23,3 +25,4 @@ pub mod ids;
 pub mod legacy;
 pub mod reply;
 pub mod sessions;
+pub mod streams;
