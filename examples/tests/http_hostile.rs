@@ -4,6 +4,8 @@
 //! the server stays healthy throughout.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+mod raw_http;
+
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -256,7 +258,7 @@ fn one_peer_opening_sessions_by_the_thousand_pushes_out_only_its_unused_ones() {
     let mut reader = std::io::BufReader::new(flood.try_clone().unwrap());
     for n in 0..2000 {
         flood.write_all(request.as_bytes()).unwrap();
-        let (line, body) = read_response(&mut reader);
+        let (line, body) = raw_http::read_response(&mut reader);
         assert!(line.starts_with("HTTP/1.1 200"), "initialize {n}: {line} {body}");
     }
     assert!(listening.sessions() <= 200, "one peer holds at most its share: {}", listening.sessions());
@@ -264,26 +266,6 @@ fn one_peer_opening_sessions_by_the_thousand_pushes_out_only_its_unused_ones() {
     assert_eq!(text_of(&before.call_tool("echo", json!({"text": "still here"})).unwrap()), "still here");
     let after = Client::http(&url, &[], legacy()).unwrap();
     assert_eq!(text_of(&after.call_tool("echo", json!({"text": "welcome"})).unwrap()), "welcome");
-}
-
-/// Reads one response with a `Content-Length` body: its status line and body.
-fn read_response(reader: &mut impl std::io::BufRead) -> (String, String) {
-    let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
-    let mut length = 0;
-    loop {
-        let mut field = String::new();
-        reader.read_line(&mut field).unwrap();
-        if field == "\r\n" || field.is_empty() {
-            break;
-        }
-        if let Some(value) = field.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = value.trim().parse().unwrap();
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).unwrap();
-    (line.trim_end().to_owned(), String::from_utf8_lossy(&body).into_owned())
 }
 
 #[test]

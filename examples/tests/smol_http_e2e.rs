@@ -5,8 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod cancel;
+mod raw_http;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -110,26 +111,7 @@ fn exchange(addr: &str, requests: &str, count: usize) -> Vec<(String, String)> {
     stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     stream.write_all(requests.as_bytes()).unwrap();
     let mut reader = BufReader::new(stream);
-    (0..count)
-        .map(|_| {
-            let mut status = String::new();
-            reader.read_line(&mut status).unwrap();
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if line == "\r\n" || line.is_empty() {
-                    break;
-                }
-                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            (status.trim_end().to_owned(), String::from_utf8(body).unwrap())
-        })
-        .collect()
+    (0..count).map(|_| raw_http::read_response(&mut reader)).collect()
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
