@@ -8,10 +8,11 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
 use talaria_core::client::Endpoint;
 use talaria_core::http::client::{
-    self as plan, Answer, ClientLink, Outgoing as Message, ResponseHead, Resumption, SseReading, AUTH_RETRIES,
-    DEFAULT_GET_RETRY, GET_OPEN_WAIT,
+    ClientLink, Outgoing as Message, ResponseHead, SseReading, AUTH_RETRIES, DEFAULT_GET_RETRY, GET_OPEN_WAIT,
 };
 use talaria_core::http::headers::SESSION_ID;
+use talaria_core::http::post::{BodyLimits, PostExchange, PostStep};
+use talaria_core::jsonrpc::RequestId;
 use talaria_core::session::Route;
 
 use crate::client::{connect, Authenticator, Client, ClientError, ClientOptions, Teardown, TraceFn};
@@ -27,7 +28,7 @@ use super::{MAX_DRAIN, MAX_REPLY};
 pub(super) struct FirstRefusal {
     /// The status.
     pub(super) status: u16,
-    /// Whether the body was a modern MCP error (see [`plan::Refused::modern`]).
+    /// Whether the body was a modern MCP error (see [`Refused::modern`](talaria_core::http::client::Refused::modern)).
     pub(super) modern: bool,
     /// The `WWW-Authenticate` header.
     pub(super) www_authenticate: Option<String>,
@@ -51,15 +52,24 @@ pub(super) fn authorization_failed(
     (refusal, why)
 }
 
-/// Every call `message` owed an answer fails with a transport error giving `why`: the
-/// exchange failed, the server said nothing ([`LocalError::Transport`](talaria_core::jsonrpc::LocalError::Transport)).
-pub(super) fn fail_calls(conn: &OnceLock<Weak<Conn<Endpoint>>>, message: &Message, why: &str) {
+/// Each of the calls `ids` fails with a transport error giving `why`: the exchange failed, the
+/// server said nothing ([`LocalError::Transport`](talaria_core::jsonrpc::LocalError::Transport)).
+pub(super) fn fail_calls(conn: &OnceLock<Weak<Conn<Endpoint>>>, ids: &[RequestId], why: &str) {
     if let Some(conn) = conn.get().and_then(Weak::upgrade) {
         conn.with(|endpoint, now| {
-            for id in message.answers_due() {
+            for id in ids {
                 endpoint.session_mut().transport_failed(now, id, why);
             }
         });
+    }
+}
+
+/// The server forgot the session (expired, restarted): calls in flight fail with a
+/// closed-session error giving `why`, and the session starts a new handshake that later
+/// calls wait for.
+pub(super) fn session_lost(conn: &OnceLock<Weak<Conn<Endpoint>>>, why: &str) {
+    if let Some(conn) = conn.get().and_then(Weak::upgrade) {
+        conn.with(|endpoint, now| endpoint.session_mut().session_lost(now, why));
     }
 }
 
@@ -148,7 +158,11 @@ impl Link {
     }
 }
 
-/// POSTs one message and feeds whatever comes back.
+/// What a POST's answer may hold in memory: a JSON reply, an error answer's body.
+const LIMITS: BodyLimits = BodyLimits { reply: MAX_REPLY, refusal: MAX_DRAIN };
+
+/// POSTs one message and carries out the core's [`PostExchange`]: reads the answer as it
+/// says, feeds the session, resumes a cut SSE reply.
 fn post(link: &Link, message: &Message, payload: &[u8]) {
     // A stateless request gets a connection of its own, closed if the request is cancelled.
     let running = message.request_id().filter(|_| message.is_stateless()).map(|id| link.inflight.start(id.clone()));
@@ -159,82 +173,100 @@ fn post(link: &Link, message: &Message, payload: &[u8]) {
         let builder = link.request_as(agent.post(&link.url), authorization, headers);
         traced::send(link.trace.as_ref(), builder, payload)
     };
-    let response = match send_authorized(link, send) {
-        Ok(response) => response,
+    let mut exchange = PostExchange::new(message, &link.url, LIMITS);
+    let (mut body, mut www_authenticate): (Box<dyn Read>, _) = (Box::new(std::io::empty()), None);
+    match send_authorized(link, send) {
+        Ok(response) => {
+            www_authenticate = header(&response, "WWW-Authenticate").map(str::to_owned);
+            body = answered(link, &mut exchange, response);
+        }
         Err(_) if cancelled() => return,
         Err(AuthorizedError::Refused { status, www_authenticate, reason }) => {
             let (refusal, why) = authorization_failed(&link.url, message, status, www_authenticate, reason);
             if let Some(refusal) = refusal {
                 link.note_refusal(refusal);
             }
-            return fail_calls(&link.conn, message, &why);
+            exchange.failed(&link.state(), why);
         }
-        Err(e) => return fail_calls(&link.conn, message, &format!("HTTP transport: {e}")),
-    };
-    let status = response.status().as_u16();
-    let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let (content_type, session_id, www_authenticate) =
-        (header("Content-Type"), header(SESSION_ID), header("WWW-Authenticate"));
-    let head = ResponseHead { status, content_type: content_type.as_deref(), session_id: session_id.as_deref() };
-    let answer = link.state().answer(message, &head);
-    let mut body = response.into_body().into_reader();
-    match answer {
-        Answer::Drain => drain(&mut body),
-        Answer::SessionLost => {
-            // The server forgot the session (expired, restarted): start a new one. Calls in
-            // flight, this one included, fail with a closed-session error; later calls wait
-            // for the new handshake.
-            drain(&mut body);
-            if let Some(conn) = link.conn.get().and_then(Weak::upgrade) {
-                conn.with(|endpoint, now| {
-                    endpoint.session_mut().session_lost(now, "the server forgot the session (HTTP 404)");
-                });
+        Err(e) => exchange.failed(&link.state(), format!("HTTP transport: {e}")),
+    }
+    // Whether the request's call is settled otherwise: nothing to resume or give up.
+    let moot =
+        || link.closed.load(Ordering::Acquire) || !message.request_id().is_some_and(|id| still_pending(&link.conn, id));
+    let mut buf = Vec::new();
+    while let Some(step) = exchange.poll_step() {
+        match step {
+            PostStep::Drain => {
+                drain(&mut body);
+                exchange.body_end(&link.state());
             }
-        }
-        Answer::Stream => {
-            let mut reading = SseReading::new(message.request_id().cloned());
-            read_sse(link, &mut body, &mut reading, false);
-            drop(body);
-            if cancelled() {
-                return;
+            PostStep::ReadWhole { limit } => {
+                let read = read_at_most(&mut body, limit);
+                // A cancelled request's connection was closed: what it read means nothing.
+                if cancelled() {
+                    return;
+                }
+                match read {
+                    Ok(bytes) => exchange.body(&mut link.state(), bytes),
+                    Err(e) => exchange.failed(&link.state(), format!("HTTP transport: {e}")),
+                }
             }
-            if let Some(id) = message.request_id() {
-                resume_until_answered(link, id, Resumption::after(&reading));
+            PostStep::ReadSse => {
+                buf.resize(16 * 1024, 0);
+                match body.read(&mut buf) {
+                    Ok(n) if n > 0 => exchange.sse(&mut link.state(), &buf[..n]),
+                    _ if cancelled() => return,
+                    _ => exchange.body_end(&link.state()),
+                }
             }
-        }
-        Answer::Json | Answer::Refused => {
-            let limit = if answer == Answer::Json { MAX_REPLY } else { MAX_DRAIN };
-            let read = read_at_most(&mut body, limit);
-            if cancelled() {
-                return;
+            PostStep::Resume { after, last_event_id } => {
+                body = Box::new(std::io::empty());
+                if moot() {
+                    return;
+                }
+                std::thread::sleep(after);
+                let headers = link.state().stream_headers(Some(&last_event_id));
+                match link.call(link.request_as(link.agent.get(&link.url), link.authorization().as_deref(), headers)) {
+                    Ok(response) => body = answered(link, &mut exchange, response),
+                    Err(e) => exchange.failed(&link.state(), e.to_string()),
+                }
             }
-            let bytes = match (read, answer) {
-                (Ok(bytes), _) => bytes,
-                (Err(e), Answer::Json) => return fail_calls(&link.conn, message, &format!("HTTP transport: {e}")),
-                // A refusal's body is read for its JSON-RPC error only: a cut one still says 4xx.
-                (Err(_), _) => Vec::new(),
-            };
-            if answer == Answer::Json {
-                link.state().learn_version(&bytes);
-                link.feed(&bytes);
-                return;
+            PostStep::Event(event) => {
+                traced::sse_fields(link.trace.as_ref(), &event);
+                if !event.data.is_empty() {
+                    link.feed(event.data.as_bytes());
+                }
             }
-            // An error status: the body's JSON-RPC error if there is one, under each request's id.
-            if !message.is_request() {
-                return;
-            }
-            let refused = plan::refused(status, &bytes, &link.url);
-            link.note_refusal(FirstRefusal {
+            PostStep::Feed(frame) => link.feed(&frame),
+            PostStep::Unanswered(reply) if !moot() => link.feed(&reply),
+            PostStep::FailCalls { ids, why } => fail_calls(&link.conn, &ids, &why),
+            PostStep::SessionLost { why } => session_lost(&link.conn, why),
+            PostStep::Refused { status, refusal } => link.note_refusal(FirstRefusal {
                 status,
-                modern: refused.modern,
-                www_authenticate,
-                detail: refused.detail.clone(),
-            });
-            for reply in refused.replies(message) {
-                link.feed(&reply);
-            }
+                modern: refusal.modern,
+                www_authenticate: www_authenticate.take(),
+                detail: refusal.detail,
+            }),
+            // A moot call's `Unanswered` (it was settled otherwise).
+            _ => {}
         }
     }
+}
+
+/// A header of `response`.
+fn header<'a>(response: &'a Response, name: &str) -> Option<&'a str> {
+    response.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Hands `response`'s head to `exchange`; gives back its body, to read as the exchange says.
+fn answered(link: &Link, exchange: &mut PostExchange<'_>, response: Response) -> Box<dyn Read> {
+    let head = ResponseHead {
+        status: response.status().as_u16(),
+        content_type: header(&response, "Content-Type"),
+        session_id: header(&response, SESSION_ID),
+    };
+    exchange.head(&mut link.state(), &head);
+    Box::new(response.into_body().into_reader())
 }
 
 /// Reads an unwanted body's first [`MAX_DRAIN`] bytes and throws them away (the rest is left,
@@ -308,16 +340,10 @@ impl std::fmt::Display for AuthorizedError {
     }
 }
 
-/// Reads an SSE body into `reading`, feeding each event's data, until it ends. With
-/// `stop_at_answer`, stops reading at the awaited response (a resumed GET stream may go on);
-/// otherwise reads to the end, so the connection can be reused.
-fn read_sse(link: &Link, body: &mut dyn Read, reading: &mut SseReading, stop_at_answer: bool) {
+/// Reads an SSE body into `reading` to its end, feeding each event's data.
+fn read_sse(link: &Link, body: &mut dyn Read, reading: &mut SseReading) {
     let mut buf = vec![0u8; 16 * 1024];
-    while !(stop_at_answer && reading.answered()) {
-        let n = match body.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
+    while let Ok(n @ 1..) = body.read(&mut buf) {
         reading.feed(&buf[..n], |event| {
             traced::sse_fields(link.trace.as_ref(), event);
             if !event.data.is_empty() {
@@ -328,41 +354,8 @@ fn read_sse(link: &Link, body: &mut dyn Read, reading: &mut SseReading, stop_at_
     }
 }
 
-/// A request's SSE stream ended before its response (the server freed the connection, or it
-/// dropped): resume it with GET and `Last-Event-ID` as [`Resumption`] says, until the response
-/// comes. A stream that cannot be resumed fails the call rather than leave it hanging.
-fn resume_until_answered(link: &Link, id: &talaria_core::jsonrpc::RequestId, mut resumption: Resumption) {
-    let still_waiting = || still_pending(&link.conn, id);
-    while let Some((delay, last_id)) = resumption.next() {
-        let last_id = last_id.to_owned();
-        if !still_waiting() || link.closed.load(Ordering::Acquire) || link.session_id().is_none() {
-            return;
-        }
-        std::thread::sleep(delay);
-        let headers = link.state().stream_headers(Some(&last_id));
-        let Ok(response) =
-            link.call(link.request_as(link.agent.get(&link.url), link.authorization().as_deref(), headers))
-        else {
-            resumption.failed();
-            continue;
-        };
-        if response.status().as_u16() != 200 {
-            break;
-        }
-        let mut reading = SseReading::new(Some(id.clone()));
-        read_sse(link, &mut response.into_body().into_reader(), &mut reading, true);
-        resumption.resumed(&reading);
-    }
-    if resumption.answered() || link.closed.load(Ordering::Acquire) {
-        return;
-    }
-    if still_waiting() {
-        link.feed(&plan::unanswered(id));
-    }
-}
-
 /// Whether the session (if it is still there) waits for the response to `id`.
-pub(super) fn still_pending(conn: &OnceLock<Weak<Conn<Endpoint>>>, id: &talaria_core::jsonrpc::RequestId) -> bool {
+pub(super) fn still_pending(conn: &OnceLock<Weak<Conn<Endpoint>>>, id: &RequestId) -> bool {
     conn.get()
         .and_then(Weak::upgrade)
         .is_some_and(|conn| conn.with(|endpoint, _| endpoint.session().pending_method(id).is_some()))
@@ -384,7 +377,7 @@ fn get_stream(link: &Link, opened: std::sync::mpsc::Sender<()>) {
         match called {
             Ok(response) if response.status().as_u16() == 200 => {
                 let mut reading = SseReading::new(None);
-                read_sse(link, &mut response.into_body().into_reader(), &mut reading, false);
+                read_sse(link, &mut response.into_body().into_reader(), &mut reading);
                 if let Some(id) = reading.last_event_id() {
                     last_event_id = Some(id.to_owned());
                 }

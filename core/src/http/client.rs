@@ -1,8 +1,8 @@
 //! The Streamable HTTP client's decisions, for any HTTP stack: what an outgoing message needs
 //! (which headers, whether a reply is owed), what an answer's status and type mean (a JSON
 //! body, an SSE stream, a lost session, a refusal), how an SSE reply is followed, and when a
-//! broken reply stream is resumed. The blocking and the smol clients both drive this module;
-//! they only move bytes.
+//! broken reply stream is resumed. [`post`](super::post) puts them in order for one POST; the
+//! blocking and the smol clients carry that out, and only move bytes.
 //!
 //! # Examples
 //!
@@ -429,6 +429,11 @@ impl SseReading {
     /// Decodes `bytes`, calling `on_event` with every well-formed event (its data, if any, is
     /// a message for the session).
     pub fn feed(&mut self, bytes: &[u8], mut on_event: impl FnMut(&SseEvent)) {
+        self.feed_owned(bytes, |event| on_event(&event));
+    }
+
+    /// [`feed`](Self::feed), handing each event over.
+    pub(super) fn feed_owned(&mut self, bytes: &[u8], mut on_event: impl FnMut(SseEvent)) {
         let Self { decoder, awaited, last_id, retry, answered } = self;
         decoder.decode(bytes, |event| {
             let Ok(event) = event else { return };
@@ -442,7 +447,7 @@ impl SseReading {
                 let shape = serde_json::from_str::<Shape<'_>>(&event.data).ok();
                 *answered |= shape.is_some_and(|s| s.method.is_none() && s.id.as_ref() == Some(awaited));
             }
-            on_event(&event);
+            on_event(event);
         });
     }
 

@@ -7,6 +7,8 @@
 //! - [`ids`]: session ids minted from an injected random source.
 //! - [`sessions`]: the table of live sessions with idle expiry as timer deadlines and a cap.
 //! - [`client`]: the Streamable HTTP client's decisions (headers, answers, resumption).
+//! - [`post`]: one POST of the Streamable HTTP client as a step machine (what to read, what to
+//!   feed, when to resume), which the client adapters carry out.
 //! - [`exchange`]: classifying one HTTP request and the error replies the transport owes.
 //! - [`legacy`]: the 2024-11-05 HTTP+SSE transport's `endpoint` event and URLs.
 //! - [`reply`]: shaping a POST's reply: 202, a JSON body, or an SSE stream.
@@ -23,6 +25,7 @@ pub mod exchange;
 pub mod headers;
 pub mod ids;
 pub mod legacy;
+pub mod post;
 pub mod reply;
 pub mod sessions;
 pub mod streams;

@@ -14,16 +14,16 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use smol::channel::{Receiver, Sender};
 use talaria_core::client::Endpoint;
 use talaria_core::http::client::{
-    self as plan, Answer, ClientLink, Outgoing as Message, ResponseHead, Resumption, SseReading, AUTH_RETRIES,
-    DEFAULT_GET_RETRY, GET_OPEN_WAIT,
+    ClientLink, Outgoing as Message, ResponseHead, SseReading, AUTH_RETRIES, DEFAULT_GET_RETRY, GET_OPEN_WAIT,
 };
 use talaria_core::http::headers::SESSION_ID;
+use talaria_core::http::post::{BodyLimits, PostExchange, PostStep};
 use talaria_core::jsonrpc::RequestId;
 use talaria_core::session::{Carries, Route};
 
 pub use legacy::{http_or_sse, sse};
 
-use super::client::{authorization_failed, fail_calls, still_pending, FirstRefusal};
+use super::client::{authorization_failed, fail_calls, session_lost, still_pending, FirstRefusal};
 use super::{MAX_DRAIN, MAX_REPLY};
 use crate::client::{
     start_connecting, AsyncClient, Authenticator, ClientError, ClientOptions, Teardown, TraceEvent, TraceFn,
@@ -155,80 +155,106 @@ enum AuthorizedError {
     Refused { status: u16, www_authenticate: Option<String>, reason: String },
 }
 
-/// POSTs one message and feeds whatever comes back.
+/// What a POST's answer may hold in memory: a JSON reply, an error answer's body.
+const LIMITS: BodyLimits = BodyLimits { reply: MAX_REPLY, refusal: MAX_DRAIN };
+
+/// POSTs one message and carries out the core's [`PostExchange`]: reads the answer as it
+/// says, feeds the session, resumes a cut SSE reply. (A stateless request is cancelled by
+/// dropping this future, which closes its connection.)
 async fn post(link: &Link, message: &Message, payload: &[u8]) {
-    let response = link.request_authorized("POST", || link.state().post_headers(message), payload).await;
-    let mut response = match response {
-        Ok(response) => response,
+    let mut exchange = PostExchange::new(message, &link.url, LIMITS);
+    let (mut body, mut www_authenticate) = (None, None);
+    match link.request_authorized("POST", || link.state().post_headers(message), payload).await {
+        Ok(response) => {
+            www_authenticate = response.header("WWW-Authenticate").map(str::to_owned);
+            body = Some(answered(link, &mut exchange, response));
+        }
         Err(AuthorizedError::Refused { status, www_authenticate, reason }) => {
             let (refusal, why) = authorization_failed(&link.url, message, status, www_authenticate, reason);
             if let Some(refusal) = refusal {
                 link.note_refusal(refusal);
             }
-            return fail_calls(&link.conn, message, &why);
+            exchange.failed(&link.state(), why);
         }
-        Err(AuthorizedError::Transport(e)) => return fail_calls(&link.conn, message, &format!("HTTP transport: {e}")),
-    };
+        Err(AuthorizedError::Transport(e)) => exchange.failed(&link.state(), format!("HTTP transport: {e}")),
+    }
+    // Whether the request's call is settled otherwise: nothing to resume or give up.
+    let moot = || link.is_closed() || !message.request_id().is_some_and(|id| still_pending(&link.conn, id));
+    let mut buf = Vec::new();
+    while let Some(step) = exchange.poll_step() {
+        match step {
+            // (Only a head brings steps that read a body.)
+            PostStep::Drain => {
+                let Some(body) = &mut body else { return };
+                body.drain(MAX_DRAIN).await;
+                exchange.body_end(&link.state());
+            }
+            PostStep::ReadWhole { limit } => {
+                let Some(body) = &mut body else { return };
+                match body.read_all(limit).await {
+                    Ok(bytes) => exchange.body(&mut link.state(), bytes),
+                    Err(e) => exchange.failed(&link.state(), format!("HTTP transport: {e}")),
+                }
+            }
+            PostStep::ReadSse => {
+                buf.clear();
+                let Some(body) = &mut body else { return };
+                if matches!(body.read(&mut buf).await, Ok(true)) {
+                    exchange.sse(&mut link.state(), &buf);
+                } else {
+                    exchange.body_end(&link.state());
+                }
+            }
+            PostStep::Resume { after, last_event_id } => {
+                body = None;
+                if moot() {
+                    return;
+                }
+                smol::Timer::after(after).await;
+                let authorization = link.authorization().await;
+                let headers = link.state().stream_headers(Some(&last_event_id));
+                match link.request("GET", headers, authorization.as_deref(), b"").await {
+                    Ok(response) => body = Some(answered(link, &mut exchange, response)),
+                    Err(e) => exchange.failed(&link.state(), e.to_string()),
+                }
+            }
+            PostStep::Event(event) => {
+                super::traced::sse_fields(link.trace.as_ref(), &event);
+                if !event.data.is_empty() {
+                    link.feed(event.data.as_bytes());
+                }
+            }
+            PostStep::Feed(frame) => link.feed(&frame),
+            PostStep::Unanswered(reply) if !moot() => link.feed(&reply),
+            PostStep::FailCalls { ids, why } => fail_calls(&link.conn, &ids, &why),
+            PostStep::SessionLost { why } => session_lost(&link.conn, why),
+            PostStep::Refused { status, refusal } => link.note_refusal(FirstRefusal {
+                status,
+                modern: refusal.modern,
+                www_authenticate: www_authenticate.take(),
+                detail: refusal.detail,
+            }),
+            // A moot call's `Unanswered` (it was settled otherwise).
+            _ => {}
+        }
+    }
+}
+
+/// Hands `response`'s head to `exchange`; gives back its body, to read as the exchange says.
+fn answered(link: &Link, exchange: &mut PostExchange<'_>, response: Response) -> Body {
     let head = ResponseHead {
         status: response.status,
         content_type: response.header("Content-Type"),
         session_id: response.header(SESSION_ID),
     };
-    let answer = link.state().answer(message, &head);
-    match answer {
-        Answer::Drain => response.body.drain(MAX_DRAIN).await,
-        Answer::SessionLost => {
-            // The server forgot the session: calls in flight fail, later ones wait for the
-            // new handshake the session starts.
-            response.body.drain(MAX_DRAIN).await;
-            if let Some(conn) = link.conn.get().and_then(Weak::upgrade) {
-                conn.with(|endpoint, now| {
-                    endpoint.session_mut().session_lost(now, "the server forgot the session (HTTP 404)");
-                });
-            }
-        }
-        Answer::Stream => {
-            let mut reading = SseReading::new(message.request_id().cloned());
-            read_sse(link, &mut response.body, &mut reading, false).await;
-            if let Some(id) = message.request_id() {
-                resume_until_answered(link, id, Resumption::after(&reading)).await;
-            }
-        }
-        Answer::Json => match response.body.read_all(MAX_REPLY).await {
-            Ok(bytes) => {
-                link.state().learn_version(&bytes);
-                link.feed(&bytes);
-            }
-            Err(e) => fail_calls(&link.conn, message, &format!("HTTP transport: {e}")),
-        },
-        Answer::Refused => {
-            let bytes = response.body.read_all(MAX_DRAIN).await.unwrap_or_default();
-            if !message.is_request() {
-                return;
-            }
-            let refused = plan::refused(response.status, &bytes, &link.url);
-            link.note_refusal(FirstRefusal {
-                status: response.status,
-                modern: refused.modern,
-                www_authenticate: response.header("WWW-Authenticate").map(str::to_owned),
-                detail: refused.detail.clone(),
-            });
-            for reply in refused.replies(message) {
-                link.feed(&reply);
-            }
-        }
-    }
+    exchange.head(&mut link.state(), &head);
+    response.body
 }
 
-/// Reads an SSE body into `reading`, feeding each event's data as it arrives. With
-/// `stop_at_answer`, stops at the awaited response (a resumed GET stream may go on).
-async fn read_sse(link: &Link, body: &mut Body, reading: &mut SseReading, stop_at_answer: bool) {
+/// Reads an SSE body into `reading` to its end, feeding each event's data as it arrives.
+async fn read_sse(link: &Link, body: &mut Body, reading: &mut SseReading) {
     let mut buf = Vec::new();
-    while !(stop_at_answer && reading.answered()) {
-        buf.clear();
-        if !matches!(body.read(&mut buf).await, Ok(true)) {
-            break;
-        }
+    while matches!(body.read(&mut buf).await, Ok(true)) {
         reading.feed(&buf, |event| {
             super::traced::sse_fields(link.trace.as_ref(), event);
             if !event.data.is_empty() {
@@ -236,34 +262,7 @@ async fn read_sse(link: &Link, body: &mut Body, reading: &mut SseReading, stop_a
                 link.feed(event.data.as_bytes());
             }
         });
-    }
-}
-
-/// A request's SSE stream ended before its response: resume it with GET and `Last-Event-ID`
-/// as [`Resumption`] says; a stream that cannot be resumed fails the call.
-async fn resume_until_answered(link: &Link, id: &RequestId, mut resumption: Resumption) {
-    let still_waiting = || still_pending(&link.conn, id);
-    while let Some((delay, last_id)) = resumption.next() {
-        let last_id = last_id.to_owned();
-        if !still_waiting() || link.is_closed() || link.state().session_id().is_none() {
-            return;
-        }
-        smol::Timer::after(delay).await;
-        let authorization = link.authorization().await;
-        let headers = link.state().stream_headers(Some(&last_id));
-        let Ok(mut response) = link.request("GET", headers, authorization.as_deref(), b"").await else {
-            resumption.failed();
-            continue;
-        };
-        if response.status != 200 {
-            break;
-        }
-        let mut reading = SseReading::new(Some(id.clone()));
-        read_sse(link, &mut response.body, &mut reading, true).await;
-        resumption.resumed(&reading);
-    }
-    if !resumption.answered() && !link.is_closed() && still_waiting() {
-        link.feed(&plan::unanswered(id));
+        buf.clear();
     }
 }
 
@@ -282,7 +281,7 @@ async fn get_stream(link: Arc<Link>, opened: Sender<()>) {
         match called {
             Ok(mut response) if response.status == 200 => {
                 let mut reading = SseReading::new(None);
-                read_sse(&link, &mut response.body, &mut reading, false).await;
+                read_sse(&link, &mut response.body, &mut reading).await;
                 if let Some(id) = reading.last_event_id() {
                     last_event_id = Some(id.to_owned());
                 }
