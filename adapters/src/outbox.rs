@@ -486,6 +486,8 @@ mod tests {
         (outbox, open_tx, written, broken)
     }
 
+    /// A frame of `text`. Tests push it and then pump, as the connection does: pushing
+    /// alone only queues (the writer thread may be asleep already).
     fn frame(text: &str) -> Outgoing {
         Outgoing::text(Route::Connection, text)
     }
@@ -496,6 +498,7 @@ mod tests {
         let start = Instant::now();
         for i in 0..1000 {
             outbox.push([frame(&i.to_string())]);
+            outbox.pump();
         }
         assert!(start.elapsed() < Duration::from_secs(1), "pushes did not wait for the sink");
         assert!(outbox.queued() > 0);
@@ -583,6 +586,7 @@ mod tests {
     fn a_full_outbox_says_so_and_a_paused_reader_goes_on_when_it_drains() {
         let (outbox, open, written, _) = gated(10, false);
         outbox.push([frame("0123456789ab")]);
+        outbox.pump();
         assert!(outbox.is_full());
         let outbox = Arc::new(outbox);
         let waiting = Arc::clone(&outbox);
@@ -602,6 +606,7 @@ mod tests {
     fn the_room_future_wakes_when_the_writer_catches_up() {
         let (outbox, open, _written, _) = gated(4, false);
         outbox.push([frame("too big")]);
+        outbox.pump();
         std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(20));
             let _ = open.send(());
@@ -614,8 +619,10 @@ mod tests {
     fn close_writes_what_is_queued_then_closes_the_sink() {
         let (outbox, open, written, _) = gated(1 << 20, false);
         outbox.push([frame("last")]);
+        outbox.pump();
         outbox.close();
         outbox.push([frame("after close")]);
+        outbox.pump();
         open.send(()).unwrap();
         assert_eq!(written.recv().unwrap(), b"last");
         assert_eq!(written.recv().unwrap(), b"<closed>");
@@ -626,6 +633,7 @@ mod tests {
     fn a_failed_sink_is_reported_and_later_frames_are_dropped() {
         let (outbox, open, _written, broken) = gated(1 << 20, true);
         outbox.push([frame("doomed")]);
+        outbox.pump();
         open.send(()).unwrap();
         assert!(outbox.wait_closed(Duration::from_secs(5)), "a failed sink counts as done");
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -634,6 +642,7 @@ mod tests {
         }
         assert!(broken.load(Ordering::SeqCst));
         outbox.push([frame("dropped")]);
+        outbox.pump();
         assert_eq!(outbox.queued(), 0);
     }
 
@@ -641,6 +650,7 @@ mod tests {
     fn waiting_for_a_stalled_sink_to_close_gives_up_at_its_limit() {
         let (outbox, _open, _written, _) = gated(1 << 20, false);
         outbox.push([frame("never taken")]);
+        outbox.pump();
         outbox.close();
         let start = Instant::now();
         assert!(!outbox.wait_closed(Duration::from_millis(30)));
