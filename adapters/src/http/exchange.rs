@@ -20,6 +20,7 @@ use smol::Timer;
 use talaria_core::http::event_log::EventId;
 use talaria_core::http::exchange::{HttpMethod, Refusal};
 use talaria_core::http::headers::SESSION_ID;
+use talaria_core::http::outcome::PostEnd;
 use talaria_core::http::reply::{Reply, ReplyStep};
 use talaria_core::server::Headers;
 use talaria_core::session::StreamId;
@@ -27,8 +28,8 @@ use talaria_core::session::StreamId;
 use super::body::{Body, BodyWriter};
 use super::chan::Receiver;
 use super::shared::{
-    detach_or_close, feed_post, finish_post, legacy_closed, legacy_message, legacy_session, plan, supports_polling,
-    target, Plan, Session, Shared, Target, Visit,
+    feed_post, finish_post, legacy_closed, legacy_message, legacy_session, plan, supports_polling, target, Plan,
+    Session, Shared, Target, Visit,
 };
 use super::sse_out::{keepalive_interval, Ending, SseBytes, OPENED};
 use super::streams::StreamMsg;
@@ -224,7 +225,7 @@ impl<S: Send + 'static> PostStream<S> {
     /// The request is answered: the session is finished (stored, or ended if stateless).
     fn finish(mut self) {
         self.ended = true;
-        finish_post(&self.shared, &self.session, self.session_id.as_deref());
+        finish_post(&self.shared, &self.session, self.stream, self.session_id.as_deref(), PostEnd::Answered);
     }
 
     /// The stream's writer leaves before the request is answered.
@@ -234,8 +235,8 @@ impl<S: Send + 'static> PostStream<S> {
     }
 
     fn detach(&self) {
-        detach_or_close(&self.session, self.stream, &self.frames, self.log_stream);
-        finish_post(&self.shared, &self.session, self.session_id.as_deref());
+        let end = PostEnd::Left(self.session.streams.release_post(self.stream, &self.frames, self.log_stream));
+        finish_post(&self.shared, &self.session, self.stream, self.session_id.as_deref(), end);
     }
 }
 
@@ -354,7 +355,7 @@ fn open_stream<S: Send + 'static>(
             return refuse(Refusal::bad_request(&format!("Last-Event-ID {last} is not an event of this session")));
         };
         let bytes = SseBytes::new(session.streams.log().map(|log| (log.clone(), resumed.log)));
-        let session = session.clone();
+        let (session, shared) = (session.clone(), Arc::clone(&context.shared));
         context.spawner.detach(async move {
             let mut ok = out.write(OPENED).await;
             for event in &resumed.events {
@@ -367,7 +368,8 @@ fn open_stream<S: Send + 'static>(
                 (Ending::Finished, Some(_)) => bytes.close_log(),
                 (_, Some(stream)) => {
                     drop(out);
-                    detach_or_close(&session, stream, &frames, Some(resumed.log));
+                    let end = PostEnd::ResumedLeft(session.streams.release_post(stream, &frames, Some(resumed.log)));
+                    finish_post(&shared, &session, stream, None, end);
                 }
                 // The GET stream is never complete; this one was replaced or the session ended.
                 (_, None) => {}

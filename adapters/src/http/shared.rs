@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use talaria_core::http::event_log::{MemoryEventStore, Retention};
 use talaria_core::http::exchange::{classify, Exchange, HttpMethod, HttpRequest, Refusal};
 use talaria_core::http::ids::try_mint_session_id;
+use talaria_core::http::outcome::{after_post, AfterPost, PostEnd};
 use talaria_core::http::sessions::SessionTable;
 use talaria_core::server::{Headers, TransportInfo};
 use talaria_core::session::{Event, Route, StreamId};
@@ -197,18 +198,35 @@ pub(super) fn quiet_events() -> Box<dyn Fn(Event) + Send + Sync> {
     })
 }
 
-/// A POST stream's writer left before the request was answered: a logged stream waits for the
-/// client to resume it; an unlogged one is closed, which cancels its request in the stateless
-/// era. `log_stream` is the log stream the writer wrote to, if any.
-pub(super) fn detach_or_close<S: Send + 'static>(
+/// Carries out what the core says follows a POST exchange on `stream` that ended as `end`
+/// ([`after_post`]): a stateless session ends; a legacy one (`session_id`) forgets the
+/// request's headers and is stored; a stream whose writer left unlogged is closed, which
+/// cancels its request (a logged one waits for the client to resume it).
+pub(super) fn finish_post<S: Send + 'static>(
+    shared: &Shared<S>,
     session: &Session<S>,
     stream: StreamId,
-    frames: &Receiver<StreamMsg>,
-    log_stream: Option<u64>,
+    session_id: Option<&str>,
+    end: PostEnd,
 ) {
-    if !session.streams.release_post(stream, frames, log_stream) {
-        session.conn.with(|served, now| served.endpoint.session_mut().handle_stream_closed(now, stream));
+    for step in after_post(session_id.is_some(), end) {
+        match step {
+            AfterPost::CloseStream => close_stream(session, stream),
+            AfterPost::EndSession => session.conn.with(|served, now| served.endpoint.handle_closed(now)),
+            AfterPost::ForgetHeaders => forget_headers(session),
+            AfterPost::Save => {
+                if let Some(id) = session_id {
+                    save(shared, session, id);
+                }
+            }
+            _ => {}
+        }
     }
+}
+
+/// Tells the session the response stream `stream` closed: its request is cancelled.
+fn close_stream<S: Send + 'static>(session: &Session<S>, stream: StreamId) {
+    session.conn.with(|served, now| served.endpoint.session_mut().handle_stream_closed(now, stream));
 }
 
 /// Whether the session's revision primes its SSE streams and may end them early (2025-11-25).
@@ -391,18 +409,6 @@ pub(super) fn feed_post<S: Send + 'static>(
         served.endpoint.handle_frame(now, Route::Stream(stream), body);
     });
     (stream, frames)
-}
-
-/// After a POST's reply: a stateless session ends; a legacy one forgets the request's headers
-/// and is stored.
-pub(super) fn finish_post<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, session_id: Option<&str>) {
-    match session_id {
-        None => session.conn.with(|served, now| served.endpoint.handle_closed(now)),
-        Some(id) => {
-            forget_headers(session);
-            save(shared, session, id);
-        }
-    }
 }
 
 /// A POST on the legacy messages path (`path` with its query) carrying `body`: fed to the

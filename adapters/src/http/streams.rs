@@ -158,22 +158,27 @@ impl Streams {
     }
 
     /// The writer of a POST stream (or of the GET that resumed it), reading `frames`, is gone
-    /// before the stream ended. Returns whether the stream was detached (its rest logged for a
-    /// GET to resume; see [`StreamRoutes::release_post`]); `false`: forgotten, its remaining
-    /// frames dropped.
+    /// before the stream ended. Says whether the stream was detached (its rest logged for a
+    /// GET to resume; see [`StreamRoutes::release_post`]) or forgotten (its remaining frames
+    /// dropped).
     ///
     /// `log_stream` is the log stream the writer wrote to, if any: the stream may have ended
     /// (its last frames still in `frames`) before the writer let go.
-    pub(crate) fn release_post(&self, stream: StreamId, frames: &Receiver<StreamMsg>, log_stream: Option<u64>) -> bool {
+    pub(crate) fn release_post(
+        &self,
+        stream: StreamId,
+        frames: &Receiver<StreamMsg>,
+        log_stream: Option<u64>,
+    ) -> Release {
         let mut routes = self.lock();
         let writer = routes.writer_of(frames);
         if let Some(writer) = writer {
             routes.writers.remove(&writer);
         }
         let Release::Detached(log_stream) = routes.decide.release_post(stream, writer, log_stream) else {
-            return false;
+            return Release::Forgotten;
         };
-        let Some(log) = self.log.as_ref() else { return false };
+        let Some(log) = self.log.as_ref() else { return Release::Forgotten };
         // Under the routes lock, so these land in the log before anything the sink appends.
         while let Ok(msg) = frames.try_recv() {
             match msg {
@@ -187,7 +192,7 @@ impl Streams {
                 StreamMsg::Disconnect => {}
             }
         }
-        true
+        Release::Detached(log_stream)
     }
 
     /// Opens the GET stream: the backlog first, then what comes. A GET stream already open
@@ -324,7 +329,7 @@ mod tests {
         let first = streams.log().unwrap().append(log_stream, b"a").unwrap();
         // "b" reached the channel but not the writer when it went away; "c" came after.
         streams.send(vec![frame(1, "b")]).unwrap();
-        assert!(streams.release_post(StreamId(1), &rx, None));
+        assert!(matches!(streams.release_post(StreamId(1), &rx, None), Release::Detached(_)));
         streams.send(vec![frame(1, "c")]).unwrap();
 
         let resumed = streams.resume(first).unwrap();
@@ -344,7 +349,7 @@ mod tests {
         let log_stream = streams.log_post(StreamId(5)).unwrap();
         // The client resumes before the old writer has let go of the stream.
         let resumed = streams.resume(EventId::start(log_stream)).unwrap();
-        assert!(streams.release_post(StreamId(5), &rx, None));
+        assert!(matches!(streams.release_post(StreamId(5), &rx, None), Release::Detached(_)));
         streams.send(vec![frame(5, "answer"), Outgoing::StreamDone(StreamId(5))]).unwrap();
         let frames = resumed.frames.unwrap();
         assert!(matches!(frames.recv().unwrap(), StreamMsg::Frame(p, _) if p == b"answer"), "the GET gets the answer");
@@ -358,7 +363,10 @@ mod tests {
         let log_stream = streams.log_post(StreamId(6)).unwrap();
         // The answer and the end reach the writer's channel; the writer leaves without them.
         streams.send(vec![frame(6, "answer"), Outgoing::StreamDone(StreamId(6))]).unwrap();
-        assert!(streams.release_post(StreamId(6), &rx, Some(log_stream)), "detached, not cancelled");
+        assert!(
+            matches!(streams.release_post(StreamId(6), &rx, Some(log_stream)), Release::Detached(_)),
+            "detached, not cancelled"
+        );
         let resumed = streams.resume(EventId::start(log_stream)).unwrap();
         let data: Vec<&[u8]> = resumed.events.iter().map(|e| &e.data[..]).collect();
         assert_eq!(data, [&b"answer"[..]]);
@@ -370,7 +378,7 @@ mod tests {
         let mut streams = logged();
         let rx = streams.open_post(StreamId(2));
         let log_stream = streams.log_post(StreamId(2)).unwrap();
-        assert!(streams.release_post(StreamId(2), &rx, None));
+        assert!(matches!(streams.release_post(StreamId(2), &rx, None), Release::Detached(_)));
         streams.send(vec![frame(2, "result"), Outgoing::StreamDone(StreamId(2))]).unwrap();
         let resumed = streams.resume(EventId::start(log_stream)).unwrap();
         assert_eq!(resumed.events.len(), 1);
@@ -382,7 +390,7 @@ mod tests {
         let mut streams = Streams::new(None);
         let rx = streams.open_post(StreamId(3));
         assert!(streams.log_post(StreamId(3)).is_none());
-        assert!(!streams.release_post(StreamId(3), &rx, None));
+        assert_eq!(streams.release_post(StreamId(3), &rx, None), Release::Forgotten);
         streams.send(vec![frame(3, "lost")]).unwrap();
         assert!(streams.resume(EventId::start(1)).is_none());
         assert!(logged().resume(EventId::new(9, 0)).is_none());

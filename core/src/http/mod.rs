@@ -12,6 +12,8 @@
 //! - [`exchange`]: classifying one HTTP request and the error replies the transport owes.
 //! - [`legacy`]: the 2024-11-05 HTTP+SSE transport's `endpoint` event and URLs.
 //! - [`reply`]: shaping a POST's reply: 202, a JSON body, or an SSE stream.
+//! - [`outcome`]: what follows a POST exchange (the session ended, or saved; a dropped
+//!   request cancelled).
 //! - [`streams`]: which response stream gets which frame (a POST's, its log once detached,
 //!   the GET stream or its backlog), and who owns a resumed stream.
 //! - [`event_log`]: the SSE event log (`EventStore`) and session records (`SessionStore`)
@@ -25,6 +27,7 @@ pub mod exchange;
 pub mod headers;
 pub mod ids;
 pub mod legacy;
+pub mod outcome;
 pub mod post;
 pub mod reply;
 pub mod sessions;
