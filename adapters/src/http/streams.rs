@@ -10,7 +10,6 @@
 //! `Last-Event-ID` later *resumes* it, replaying the log and taking over the rest.
 
 use super::chan::{channel, Receiver, Sender};
-use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -68,20 +67,37 @@ impl Log {
 /// The core's routing decisions, and the channels of the writers they name.
 struct Routes {
     decide: StreamRoutes,
-    writers: HashMap<WriterId, Sender<StreamMsg>>,
+    /// A session has a few writers at a time: a list, freed when empty, costs an idle session
+    /// nothing.
+    writers: Vec<(WriterId, Sender<StreamMsg>)>,
 }
 
 impl Routes {
     /// A channel for the new `writer`.
     fn attach(&mut self, writer: WriterId) -> Receiver<StreamMsg> {
         let (tx, rx) = channel();
-        self.writers.insert(writer, tx);
+        self.writers.push((writer, tx));
         rx
+    }
+
+    /// The channel of `writer`, if it is attached.
+    fn writer(&self, writer: WriterId) -> Option<&Sender<StreamMsg>> {
+        self.writers.iter().find(|(id, _)| *id == writer).map(|(_, tx)| tx)
+    }
+
+    /// Forgets `writer`; its channel, if it was attached.
+    fn detach(&mut self, writer: WriterId) -> Option<Sender<StreamMsg>> {
+        let at = self.writers.iter().position(|(id, _)| *id == writer)?;
+        let (_, tx) = self.writers.swap_remove(at);
+        if self.writers.is_empty() {
+            self.writers = Vec::new();
+        }
+        Some(tx)
     }
 
     /// Tells `writer` its stream is done, and forgets it.
     fn end(&mut self, writer: WriterId) {
-        if let Some(tx) = self.writers.remove(&writer) {
+        if let Some(tx) = self.detach(writer) {
             let _ = tx.send(StreamMsg::Done);
         }
     }
@@ -92,7 +108,7 @@ impl Routes {
             self.end(replaced);
         }
         let rx = self.attach(attached.writer);
-        if let Some(tx) = self.writers.get(&attached.writer) {
+        if let Some(tx) = self.writer(attached.writer) {
             for (payload, carries) in attached.backlog {
                 let _ = tx.send(StreamMsg::Frame(payload, carries));
             }
@@ -130,7 +146,7 @@ impl Streams {
     /// The streams of a connection whose events are logged in `log` (`None`: not resumable).
     pub(crate) fn new(log: Option<Log>) -> Self {
         let decide = StreamRoutes::new(log.is_some());
-        Self { routes: Arc::new(Mutex::new(Routes { decide, writers: HashMap::new() })), log }
+        Self { routes: Arc::new(Mutex::new(Routes { decide, writers: Vec::new() })), log }
     }
 
     fn lock(&self) -> MutexGuard<'_, Routes> {
@@ -173,7 +189,7 @@ impl Streams {
         let mut routes = self.lock();
         let writer = routes.writer_of(frames);
         if let Some(writer) = writer {
-            routes.writers.remove(&writer);
+            routes.detach(writer);
         }
         let Release::Detached(log_stream) = routes.decide.release_post(stream, writer, log_stream) else {
             return Release::Forgotten;
@@ -227,7 +243,7 @@ impl Streams {
             Resumption::Post { stream, writer, replaced } => {
                 // A writer still attached (the client reconnected early) loses the stream.
                 if let Some(replaced) = replaced {
-                    routes.writers.remove(&replaced);
+                    routes.detach(replaced);
                 }
                 (Some(routes.attach(writer)), Some(stream))
             }
@@ -242,7 +258,7 @@ impl Streams {
         for writer in routes.decide.close_all() {
             routes.end(writer);
         }
-        routes.writers.clear();
+        routes.writers = Vec::new();
     }
 }
 
@@ -253,7 +269,7 @@ impl FrameSink for Streams {
             match frame {
                 Outgoing::Frame(Route::Stream(stream), payload, carries) => match routes.decide.post_frame(stream) {
                     PostDelivery::Writer(writer) => {
-                        if let Some(tx) = routes.writers.get(&writer) {
+                        if let Some(tx) = routes.writer(writer) {
                             let _ = tx.send(StreamMsg::Frame(payload, carries));
                         }
                     }
@@ -267,12 +283,12 @@ impl FrameSink for Streams {
                 Outgoing::Frame(Route::Connection, payload, carries) => {
                     let Some((writer, frame)) = routes.decide.get_frame((payload, carries)) else { continue };
                     // A channel that refuses the frame hands it back, for the backlog.
-                    let refused = match routes.writers.get(&writer) {
+                    let refused = match routes.writer(writer) {
                         Some(tx) => tx.send(StreamMsg::Frame(frame.0, frame.1)).err(),
                         None => Some(StreamMsg::Frame(frame.0, frame.1)),
                     };
                     if let Some(StreamMsg::Frame(payload, carries)) = refused {
-                        routes.writers.remove(&writer);
+                        routes.detach(writer);
                         routes.decide.get_gone(writer, (payload, carries));
                     }
                 }
@@ -286,7 +302,7 @@ impl FrameSink for Streams {
                     PostEnding::Nothing => {}
                 },
                 Outgoing::StreamDisconnect(stream) => {
-                    if let Some(tx) = routes.decide.post_disconnect(stream).and_then(|w| routes.writers.get(&w)) {
+                    if let Some(tx) = routes.decide.post_disconnect(stream).and_then(|w| routes.writer(w)) {
                         let _ = tx.send(StreamMsg::Disconnect);
                     }
                 }
