@@ -231,25 +231,49 @@ fn post(link: &Link, message: &Message, payload: &[u8]) {
                     Err(e) => exchange.failed(&link.state(), e.to_string()),
                 }
             }
-            PostStep::Event(event) => {
-                traced::sse_fields(link.trace.as_ref(), &event);
-                if !event.data.is_empty() {
-                    link.feed(event.data.as_bytes());
-                }
+            other => settle(other, &link.conn, link.trace.as_ref(), &link.first_refusal, &mut www_authenticate, moot),
+        }
+    }
+}
+
+/// Carries out a step of a POST's [`PostExchange`] that needs no I/O, the same in both
+/// clients: traces and feeds what arrived, fails calls, forgets the session, notes a refusal
+/// (with the answer's `WWW-Authenticate`). A `moot` call (settled otherwise) is not fed its
+/// `Unanswered` error. The steps that read or resume are the caller's, and ignored here.
+pub(super) fn settle(
+    step: PostStep,
+    conn: &OnceLock<Weak<Conn<Endpoint>>>,
+    trace: Option<&TraceFn>,
+    first_refusal: &Mutex<Option<FirstRefusal>>,
+    www_authenticate: &mut Option<String>,
+    moot: impl Fn() -> bool,
+) {
+    let feed = |frame: &[u8]| {
+        if let Some(conn) = conn.get().and_then(Weak::upgrade) {
+            conn.with(|endpoint, now| endpoint.handle_frame(now, Route::Connection, frame));
+        }
+    };
+    match step {
+        PostStep::Event(event) => {
+            traced::sse_fields(trace, &event);
+            if !event.data.is_empty() {
+                feed(event.data.as_bytes());
             }
-            PostStep::Feed(frame) => link.feed(&frame),
-            PostStep::Unanswered(reply) if !moot() => link.feed(&reply),
-            PostStep::FailCalls { ids, why } => fail_calls(&link.conn, &ids, &why),
-            PostStep::SessionLost { why } => session_lost(&link.conn, why),
-            PostStep::Refused { status, refusal } => link.note_refusal(FirstRefusal {
+        }
+        PostStep::Feed(frame) => feed(&frame),
+        PostStep::Unanswered(reply) if !moot() => feed(&reply),
+        PostStep::FailCalls { ids, why } => fail_calls(conn, &ids, &why),
+        PostStep::SessionLost { why } => session_lost(conn, why),
+        PostStep::Refused { status, refusal } => {
+            let refusal = FirstRefusal {
                 status,
                 modern: refusal.modern,
                 www_authenticate: www_authenticate.take(),
                 detail: refusal.detail,
-            }),
-            // A moot call's `Unanswered` (it was settled otherwise).
-            _ => {}
+            };
+            first_refusal.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(refusal);
         }
+        _ => {}
     }
 }
 

@@ -23,7 +23,7 @@ use talaria_core::session::{Carries, Route};
 
 pub use legacy::{http_or_sse, sse};
 
-use super::client::{authorization_failed, fail_calls, session_lost, still_pending, FirstRefusal};
+use super::client::{authorization_failed, settle, still_pending, FirstRefusal};
 use super::{MAX_DRAIN, MAX_REPLY};
 use crate::client::{
     start_connecting, AsyncClient, Authenticator, ClientError, ClientOptions, Teardown, TraceEvent, TraceFn,
@@ -218,24 +218,7 @@ async fn post(link: &Link, message: &Message, payload: &[u8]) {
                     Err(e) => exchange.failed(&link.state(), e.to_string()),
                 }
             }
-            PostStep::Event(event) => {
-                super::traced::sse_fields(link.trace.as_ref(), &event);
-                if !event.data.is_empty() {
-                    link.feed(event.data.as_bytes());
-                }
-            }
-            PostStep::Feed(frame) => link.feed(&frame),
-            PostStep::Unanswered(reply) if !moot() => link.feed(&reply),
-            PostStep::FailCalls { ids, why } => fail_calls(&link.conn, &ids, &why),
-            PostStep::SessionLost { why } => session_lost(&link.conn, why),
-            PostStep::Refused { status, refusal } => link.note_refusal(FirstRefusal {
-                status,
-                modern: refusal.modern,
-                www_authenticate: www_authenticate.take(),
-                detail: refusal.detail,
-            }),
-            // A moot call's `Unanswered` (it was settled otherwise).
-            _ => {}
+            other => settle(other, &link.conn, link.trace.as_ref(), &link.first_refusal, &mut www_authenticate, moot),
         }
     }
 }
