@@ -8,6 +8,8 @@ mod raw_http;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -286,4 +288,170 @@ fn a_server_that_goes_away_fails_calls_with_a_transport_error_in_both_clients() 
     assert!(is_transport(&outcome), "the blocking client: {outcome:?}");
     let outcome = smol::block_on(smol_client.call_tool("echo", json!({"text": "gone"})));
     assert!(is_transport(&outcome), "the smol client: {outcome:?}");
+}
+
+/// What a flooding tool and its test tell each other.
+#[derive(Default, Clone)]
+struct Flags {
+    /// The client saw the first notification (set by the test).
+    first_seen: Arc<AtomicBool>,
+    /// The tool sent everything.
+    done: Arc<AtomicBool>,
+}
+
+/// A server whose `flood` tool sends `count` progress notifications of `size` bytes (all in one
+/// step, before its result), with response streams held to 64 KiB. `flood_off_loop` sends the
+/// same from the server's pool, once the client has seen its first notification.
+fn flooding_server(count: u32, size: usize, flags: Flags) -> talaria::server::Server<()> {
+    use talaria::core::schema::tools::Tool;
+    use talaria::core::server::Router;
+    let schema = json!({"type": "object"}).as_object().cloned().unwrap_or_default();
+    let Flags { first_seen, done } = flags;
+    let done_off_loop = Arc::clone(&done);
+    let router = Router::<()>::builder()
+        .tool(Tool::new("flood", schema.clone()), move |ctx, _: serde_json::Value| {
+            for i in 0..count {
+                let _ =
+                    ctx.progress(f64::from(i + 1), Some(f64::from(count)), Some(format!("{i:04}{}", "x".repeat(size))));
+            }
+            done.store(true, Ordering::SeqCst);
+            Ok(CallToolResult::text("flooded"))
+        })
+        // The same off the I/O loop, its first notification on its own: the reply is already
+        // an SSE stream, written to the client, when the flood comes.
+        .blocking_tool(Tool::new("flood_off_loop", schema), move |job, _: serde_json::Value| {
+            job.progress(0.0, None, Some("first".into()));
+            while !first_seen.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            for i in 0..count {
+                job.progress(f64::from(i + 1), Some(f64::from(count)), Some(format!("{i:04}{}", "x".repeat(size))));
+            }
+            done_off_loop.store(true, Ordering::SeqCst);
+            Ok(CallToolResult::text("flooded"))
+        })
+        .build();
+    talaria::server::Server::new("flood", "1", router).outbox_limit(64 * 1024)
+}
+
+#[test]
+fn a_stream_past_its_limit_is_cut_and_resumed_from_the_log_with_nothing_lost() {
+    let server = flooding_server(200, 2048, Flags::default());
+    let listening = HttpServer::bind(&server, "127.0.0.1:0", HttpServerOptions::default()).unwrap();
+    let url = format!("http://{}/mcp", listening.local_addr());
+    let legacy =
+        ClientOptions::new("hostile", "1").mode(ClientMode::Legacy).versions(vec![ProtocolVersion::V2025_06_18]);
+    let client = Client::http(&url, &[], legacy).unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let progress = Arc::clone(&seen);
+    let options = talaria::core::client::CallOptions::default().with_progress(move |p| {
+        progress.lock().unwrap().push(p.message.unwrap_or_default()[..4].to_owned());
+    });
+    // The writer holds at most 64 KiB: the stream is cut after about 30 notifications, and the
+    // client resumes it with Last-Event-ID from the server's event log.
+    let result = client.call_tool_with("flood", json!({}), options).unwrap();
+    assert_eq!(text_of(&result), "flooded");
+    let seen = seen.lock().unwrap().clone();
+    let expected: Vec<String> = (0..200).map(|i| format!("{i:04}")).collect();
+    assert_eq!(seen, expected, "every notification once, in order");
+    // And the server serves on.
+    assert_eq!(text_of(&client.call_tool("flood", json!({})).unwrap()), "flooded");
+}
+
+#[test]
+fn a_stateless_stream_past_its_limit_is_cut_and_its_call_fails_rather_than_hang() {
+    let server = flooding_server(200, 2048, Flags::default());
+    let listening = HttpServer::bind(&server, "127.0.0.1:0", HttpServerOptions::default()).unwrap();
+    let url = format!("http://{}/mcp", listening.local_addr());
+    let client = Client::http(&url, &[], ClientOptions::new("hostile", "1")).unwrap();
+    let started = Instant::now();
+    let outcome =
+        client.call_tool_with("flood", json!({}), talaria::core::client::CallOptions::default().with_progress(|_| {}));
+    assert!(outcome.is_err(), "an unlogged stream cannot be resumed: {outcome:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "it failed at once, not at a timeout");
+}
+
+/// The value of the header `name` in a raw response.
+fn header<'a>(response: &'a str, name: &str) -> Option<&'a str> {
+    response.lines().take_while(|line| !line.is_empty()).find_map(|line| {
+        let (field, value) = line.split_once(':')?;
+        field.eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
+/// Calls `tool` on a new session and stops reading its SSE response once it has seen
+/// `seen_first` (if given); then, once the tool has sent everything, reads what the server
+/// still sends. The response must have been cut, and the rest (the result last) be in the
+/// event log for a GET with `Last-Event-ID`.
+fn stop_reading_then_resume(tool: &str, seen_first: Option<&str>) {
+    // 32 MB of notifications: far more than the 64 KiB limit plus what the kernel's socket
+    // buffers on both ends can hold.
+    let flags = Flags::default();
+    let server = flooding_server(8_000, 4_096, flags.clone());
+    let listening = HttpServer::bind(&server, "127.0.0.1:0", HttpServerOptions::default()).unwrap();
+    let addr = listening.local_addr().to_string();
+    let init = raw(&addr, format!("{LONE_POST_HEAD}Content-Length: {}\r\n\r\n{INIT}", INIT.len()).as_bytes());
+    let session = header(&init, "mcp-session-id").expect("a session id").to_owned();
+    let with_session = format!("{LONE_POST_HEAD}Mcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-06-18\r\n");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let ack =
+        raw(&addr, format!("{with_session}Content-Length: {}\r\n\r\n{initialized}", initialized.len()).as_bytes());
+    assert!(status(&ack).starts_with("HTTP/1.1 202"), "{ack}");
+
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"{tool}","arguments":{{}},"_meta":{{"progressToken":"p"}}}}}}"#
+    );
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    slow.write_all(format!("{with_session}Content-Length: {}\r\n\r\n{call}", call.len()).as_bytes()).unwrap();
+    let mut got = Vec::new();
+    if let Some(first) = seen_first {
+        let mut buf = [0; 4096];
+        while !String::from_utf8_lossy(&got).contains(first) {
+            let n = slow.read(&mut buf).unwrap();
+            assert!(n > 0, "the stream ended before {first}");
+            got.extend_from_slice(&buf[..n]);
+        }
+    }
+    flags.first_seen.store(true, Ordering::SeqCst);
+    // The client reads nothing more until the tool has sent everything.
+    let waiting = Instant::now();
+    while !flags.done.load(Ordering::SeqCst) {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(30),
+            "the tool never finished: the server blocked on the reader"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let read = slow.read_to_end(&mut got);
+    assert!(read.is_ok(), "the server ended the response, not the read timeout: {read:?}");
+    let got = String::from_utf8_lossy(&got).into_owned();
+    assert!(got.len() < 16 << 20, "the stream was cut, not sent whole: {} bytes", got.len());
+    assert!(!got.contains("flooded"), "the result is past the cut");
+    let last_id = got.lines().filter_map(|line| line.strip_prefix("id: ")).next_back().expect("events with ids");
+
+    // The rest waits in the event log (its retention keeps the newest), the result last.
+    let resume = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-06-18\r\nLast-Event-ID: {last_id}\r\n\r\n"
+    );
+    let rest = raw(&addr, resume.as_bytes());
+    assert!(status(&rest).starts_with("HTTP/1.1 200"), "{}", status(&rest));
+    let data: Vec<&str> = rest.lines().filter_map(|line| line.strip_prefix("data: ")).collect();
+    assert!(
+        data.last().is_some_and(|last| last.contains("flooded") && last.contains(r#""id":2"#)),
+        "{:?}",
+        data.last()
+    );
+    healthy(&addr);
+}
+
+#[test]
+fn a_client_that_stops_reading_before_the_first_event_is_cut_and_can_resume_the_rest() {
+    // The inline tool floods before the reply's writer takes its first frame.
+    stop_reading_then_resume("flood", None);
+}
+
+#[test]
+fn a_client_that_stops_reading_mid_stream_is_cut_and_can_resume_the_rest() {
+    stop_reading_then_resume("flood_off_loop", Some("first"));
 }

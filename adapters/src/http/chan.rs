@@ -7,7 +7,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::Waker;
 
 struct State<T> {
-    queue: VecDeque<T>,
+    /// Each value with the bytes it counts for.
+    queue: VecDeque<(T, usize)>,
+    /// The bytes of what is queued.
+    bytes: usize,
     sender: bool,
     receiver: bool,
     /// The receiving thread waits on the condition variable (notifying costs a syscall even
@@ -15,6 +18,15 @@ struct State<T> {
     /// one receiver, so at most one waiting thread.
     waiting: bool,
     waker: Option<Waker>,
+}
+
+impl<T> State<T> {
+    /// The next value, no longer counted as queued.
+    fn pop(&mut self) -> Option<T> {
+        let (value, bytes) = self.queue.pop_front()?;
+        self.bytes -= bytes;
+        Some(value)
+    }
 }
 
 struct Inner<T> {
@@ -44,7 +56,14 @@ impl<T> Inner<T> {
 /// A channel: what the sender sends, the receiver gets, in order.
 pub(crate) fn channel<T>() -> (Sender<T>, Receiver<T>) {
     let inner = Arc::new(Inner {
-        state: Mutex::new(State { queue: VecDeque::new(), sender: true, receiver: true, waiting: false, waker: None }),
+        state: Mutex::new(State {
+            queue: VecDeque::new(),
+            bytes: 0,
+            sender: true,
+            receiver: true,
+            waiting: false,
+            waker: None,
+        }),
         ready: Condvar::new(),
     });
     (Sender(Arc::clone(&inner)), Receiver(inner))
@@ -56,13 +75,32 @@ pub(crate) struct Sender<T>(Arc<Inner<T>>);
 impl<T> Sender<T> {
     /// Sends `value`; gives it back if the receiver is gone.
     pub(crate) fn send(&self, value: T) -> Result<(), T> {
+        self.send_sized(value, 0)
+    }
+
+    /// Sends `value`, counting it as `bytes` queued until it is received; gives it back if
+    /// the receiver is gone.
+    pub(crate) fn send_sized(&self, value: T, bytes: usize) -> Result<(), T> {
         let mut state = self.0.lock();
         if !state.receiver {
             return Err(value);
         }
-        state.queue.push_back(value);
+        state.queue.push_back((value, bytes));
+        state.bytes += bytes;
         self.0.wake(state);
         Ok(())
+    }
+
+    /// The bytes sent and not received yet.
+    pub(crate) fn queued_bytes(&self) -> usize {
+        self.0.lock().bytes
+    }
+
+    /// Takes back everything sent and not received yet, in order.
+    pub(crate) fn take_all(&self) -> Vec<T> {
+        let mut state = self.0.lock();
+        state.bytes = 0;
+        state.queue.drain(..).map(|(value, _)| value).collect()
     }
 
     /// Whether this sender feeds `receiver`.
@@ -86,7 +124,7 @@ impl<T> Receiver<T> {
     /// The next value if there is one now.
     pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
         let mut state = self.0.lock();
-        match state.queue.pop_front() {
+        match state.pop() {
             Some(value) => Ok(value),
             None if state.sender => Err(TryRecvError::Empty),
             None => Err(TryRecvError::Disconnected),
@@ -98,7 +136,7 @@ impl<T> Receiver<T> {
     pub(crate) fn recv(&self) -> Result<T, RecvError> {
         let mut state = self.0.lock();
         loop {
-            if let Some(value) = state.queue.pop_front() {
+            if let Some(value) = state.pop() {
                 return Ok(value);
             }
             if !state.sender {
@@ -114,7 +152,7 @@ impl<T> Receiver<T> {
     pub(crate) fn recv_async(&self) -> impl std::future::Future<Output = Result<T, RecvError>> + '_ {
         std::future::poll_fn(move |cx| {
             let mut state = self.0.lock();
-            if let Some(value) = state.queue.pop_front() {
+            if let Some(value) = state.pop() {
                 return std::task::Poll::Ready(Ok(value));
             }
             if !state.sender {
@@ -151,6 +189,19 @@ mod tests {
         assert_eq!(rx.recv(), Ok(3), "what was sent before the end is still received");
         assert_eq!(rx.recv(), Err(RecvError));
         assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+    }
+
+    #[test]
+    fn queued_bytes_are_counted_until_received_or_taken_back() {
+        let (tx, rx) = channel();
+        tx.send_sized('a', 3).unwrap();
+        tx.send_sized('b', 4).unwrap();
+        tx.send('c').unwrap();
+        assert_eq!(tx.queued_bytes(), 7);
+        assert_eq!(rx.try_recv(), Ok('a'));
+        assert_eq!(tx.queued_bytes(), 4);
+        assert_eq!(tx.take_all(), vec!['b', 'c']);
+        assert_eq!((tx.queued_bytes(), rx.try_recv()), (0, Err(TryRecvError::Empty)));
     }
 
     #[test]

@@ -248,6 +248,16 @@ impl<S: Send + 'static> Drop for PostStream<S> {
     }
 }
 
+/// Why a POST's response ends right after its first steps, its request going on.
+#[derive(Clone, Copy)]
+enum Early {
+    /// The handler freed the connection (SSE polling).
+    Disconnect,
+    /// The writer was cut (it lagged past its limit) before its first frame; the stream goes
+    /// on in this log stream, if the session logs.
+    Cut(Option<u64>),
+}
+
 /// Feeds one POST body to the session and answers with its reply: 202, a JSON body, or an SSE
 /// stream (logged, primed and resumable when the session has an event log). The session is
 /// finished before the reply's last bytes go out, so a client that goes on at once (to another
@@ -265,19 +275,21 @@ async fn post<S: Send + 'static>(
         PostStream { shared: Arc::clone(shared), session, stream, frames, session_id, log_stream: None, ended: false };
     let mut reply = Reply::new(shared.options.reply_mode);
     let keepalive = keepalive_interval(shared.options.sse_keepalive);
-    let (first, disconnect) = loop {
+    let (first, early) = loop {
         let next = smol::future::or(async { Some(pending.frames.recv_async().await) }, async {
             Timer::after(keepalive).await;
             None
         })
         .await;
-        let (steps, disconnect) = match next {
-            Some(Ok(StreamMsg::Frame(payload, carries))) => (reply.frame(&carries, payload), false),
-            Some(Ok(StreamMsg::Done) | Err(_)) => (reply.done(), false),
+        let (steps, early) = match next {
+            Some(Ok(StreamMsg::Frame(payload, carries))) => (reply.frame(&carries, payload), None),
+            Some(Ok(StreamMsg::Done) | Err(_)) => (reply.done(), None),
             // A long wait: answer with a stream, kept alive.
-            None => (reply.idle(), false),
+            None => (reply.idle(), None),
             // The handler frees the connection: the client needs a stream to resume.
-            Some(Ok(StreamMsg::Disconnect)) => (reply.start_stream(), true),
+            Some(Ok(StreamMsg::Disconnect)) => (reply.start_stream(), Some(Early::Disconnect)),
+            // Cut before the first frame: the stream goes on in the log the cut opened.
+            Some(Ok(StreamMsg::Cut(log_stream))) => (reply.start_stream(), Some(Early::Cut(log_stream))),
         };
         let with_id: Vec<(&str, &str)> = pending.session_id.as_deref().map(|id| (SESSION_ID, id)).into_iter().collect();
         match steps.first() {
@@ -294,14 +306,26 @@ async fn post<S: Send + 'static>(
                 pending.finish();
                 return response;
             }
-            Some(_) => break (steps, disconnect),
+            Some(_) => break (steps, early),
         }
     };
     let session = &pending.session;
-    let log = session.streams.log_post(stream).and_then(|id| Some((session.streams.log()?.clone(), id)));
-    pending.log_stream = log.as_ref().map(|(_, id)| *id);
-    let priming =
-        if supports_polling(session) { SseBytes::new(log.clone()).prime(shared.options.sse_retry) } else { None };
+    let log_stream = match early {
+        Some(Early::Cut(log_stream)) => log_stream,
+        _ => session.streams.log_post(stream),
+    };
+    let log = log_stream.and_then(|id| Some((session.streams.log()?.clone(), id)));
+    pending.log_stream = log_stream;
+    let cut = matches!(early, Some(Early::Cut(_)));
+    let priming = if supports_polling(session) {
+        SseBytes::new(log.clone()).prime(shared.options.sse_retry)
+    } else if cut {
+        // Cut before its first event, for a client that knows no priming event: the first
+        // event the stream logged gives it an id to resume from.
+        pending.log_stream.and_then(|id| session.streams.first_logged(id)).map(|event| SseBytes::replayed(&event))
+    } else {
+        None
+    };
     let bytes = SseBytes::new(log);
     let (body, out) = Body::streamed();
     let response = event_stream(pending.session_id.as_deref(), body);
@@ -318,7 +342,7 @@ async fn post<S: Send + 'static>(
         }
         let ending = if !ok {
             Ending::Gone
-        } else if disconnect {
+        } else if early.is_some() {
             Ending::Disconnected
         } else {
             pump(&out, &bytes, &pending.frames, keepalive).await
@@ -460,7 +484,7 @@ async fn pump(out: &BodyWriter, bytes: &SseBytes, frames: &Receiver<StreamMsg>, 
             Wake::Frame(Ok(StreamMsg::Frame(payload, _))) => out.write(bytes.event(&payload)).await,
             Wake::Quiet => out.write(SseBytes::keepalive()).await,
             Wake::Frame(Ok(StreamMsg::Done) | Err(_)) => return Ending::Finished,
-            Wake::Frame(Ok(StreamMsg::Disconnect)) => return Ending::Disconnected,
+            Wake::Frame(Ok(StreamMsg::Disconnect | StreamMsg::Cut(_))) => return Ending::Disconnected,
             Wake::Gone => return Ending::Gone,
         };
         if !written {

@@ -163,7 +163,7 @@ pub(super) fn restore<S: Send + 'static>(shared: &Shared<S>, id: &str, info: Tra
     let store = shared.options.session_store.as_ref()?;
     let record = store.lock().unwrap_or_else(PoisonError::into_inner).load(id).ok().flatten()?;
     let snapshot = serde_json::from_slice(&record.data).ok()?;
-    let streams = Streams::new(Some(Log::new(Arc::clone(&shared.events), id)));
+    let streams = logged_streams(shared, id);
     let conn = shared.server.open_from(Box::new(streams.clone()), info, quiet_events(), Some(snapshot)).ok()?;
     let session = Session::new(conn, streams);
     let owner = session.conn.with(|served, _| served.endpoint.transport().and_then(owner_of));
@@ -184,6 +184,11 @@ pub(super) fn forget_headers<S: Send + 'static>(session: &Session<S>) {
             served.endpoint.transport_mut().headers = Headers::new();
         }
     });
+}
+
+/// The response streams of the session `id`, logged in the server's event store.
+fn logged_streams<S: Send + 'static>(shared: &Shared<S>, id: &str) -> Streams {
+    Streams::new(Some(Log::new(Arc::clone(&shared.events), id)), shared.server.frame_queue_limit())
 }
 
 pub(super) fn lookup<S>(shared: &Shared<S>, id: &str) -> Option<Session<S>> {
@@ -311,7 +316,7 @@ pub(super) fn plan<S: Send + 'static>(
     let visit = Visit { headers, remote_addr, identity };
     match exchange {
         Exchange::Stateless { .. } => {
-            let streams = Streams::new(None);
+            let streams = Streams::new(None, shared.server.frame_queue_limit());
             match shared.server.open(Box::new(streams.clone()), visit.info(None), quiet_events()) {
                 Ok(conn) => Plan::Post { session: Session::new(conn, streams), session_id: None, visit: None },
                 Err(_) => Plan::Refuse(Refusal::internal("cannot open the session")),
@@ -321,7 +326,7 @@ pub(super) fn plan<S: Send + 'static>(
             let Some(id) = fresh_session_id() else {
                 return Plan::Refuse(Refusal::internal("no randomness for a session id"));
             };
-            let streams = Streams::new(Some(Log::new(Arc::clone(&shared.events), &id)));
+            let streams = logged_streams(shared, &id);
             match start_session(shared, &id, streams, visit.info(Some(&id))) {
                 Ok(session) => Plan::Post { session, session_id: Some(id), visit: None },
                 Err(refusal) => Plan::Refuse(refusal),
@@ -441,7 +446,7 @@ pub(super) fn legacy_session<S: Send + 'static>(
     let mut info = TransportInfo::new("sse").with_session_id(id.clone());
     info.remote_addr = remote_addr;
     info.identity = identity;
-    let session = start_session(shared, &id, Streams::new(None), info)?;
+    let session = start_session(shared, &id, Streams::new(None, shared.server.frame_queue_limit()), info)?;
     let messages = shared.options.legacy_sse.as_ref().map_or("/messages", |(_, m)| m.as_str());
     let endpoint = talaria_core::http::legacy::endpoint_event(messages, &id);
     Ok((id, session, endpoint))

@@ -3,6 +3,16 @@
 //! The core's [`StreamRoutes`] decides; this module holds the writers' channels and the log,
 //! and moves each frame where it was told.
 //!
+//! A writer's channel holds at most the server's frame queue limit (`Server::outbox_limit`)
+//! in bytes. A writer that falls that far behind the session (its client reads slowly, or a
+//! handler sends faster than any socket takes) is *cut*: it is told to end its response after
+//! what it is writing, and what it had not taken goes on: a POST stream's to the event log
+//! (opened by the cut if the reply had not turned into SSE yet; the client resumes it with
+//! `Last-Event-ID`, from the priming event or, before 2025-11-25, from the one event the cut
+//! response carries), the GET stream's to the backlog for the next GET. In a session without
+//! a log the cut POST stream is forgotten, and its request cancelled when the response ends.
+//! Memory stays bounded whatever the client does.
+//!
 //! A POST's SSE stream is logged from its first event (its log stream is opened when the reply
 //! turns into SSE). When its writer goes away before the request is answered (the client
 //! dropped, or the handler asked for the stream to end: SSE polling), the stream is *detached*:
@@ -30,6 +40,10 @@ pub(crate) enum StreamMsg {
     Done,
     /// End the response now; the request goes on (its frames wait in the log).
     Disconnect,
+    /// The writer lagged past its limit and was cut: end the response now. The stream goes
+    /// on in this log stream (`None`: unlogged, it is forgotten), which the writer may not
+    /// have opened yet (the cut came before its first frame).
+    Cut(Option<u64>),
 }
 
 /// One session's place in the event store.
@@ -140,13 +154,69 @@ pub(crate) struct Resumed {
 pub(crate) struct Streams {
     routes: Arc<Mutex<Routes>>,
     log: Option<Log>,
+    /// The most bytes of frames a writer's channel holds before the writer is cut.
+    limit: usize,
 }
 
 impl Streams {
-    /// The streams of a connection whose events are logged in `log` (`None`: not resumable).
-    pub(crate) fn new(log: Option<Log>) -> Self {
+    /// The streams of a connection whose events are logged in `log` (`None`: not resumable),
+    /// each writer holding at most `limit` bytes of frames not yet taken.
+    pub(crate) fn new(log: Option<Log>, limit: usize) -> Self {
         let decide = StreamRoutes::new(log.is_some());
-        Self { routes: Arc::new(Mutex::new(Routes { decide, writers: Vec::new() })), log }
+        Self { routes: Arc::new(Mutex::new(Routes { decide, writers: Vec::new() })), log, limit: limit.max(1) }
+    }
+
+    /// Whether `writer`'s channel has room for `bytes` more: it holds nothing (a frame larger
+    /// than the limit still goes to a writer that keeps up), or stays within the limit. An
+    /// unknown writer has none.
+    fn has_room(&self, routes: &Routes, writer: WriterId, bytes: usize) -> bool {
+        routes.writer(writer).is_some_and(|tx| {
+            let queued = tx.queued_bytes();
+            queued == 0 || queued.saturating_add(bytes) <= self.limit
+        })
+    }
+
+    /// The writer of the POST `stream` lags past the limit: it is told to end its response
+    /// (a disconnect, as SSE polling does), and what it had not taken goes to the stream's
+    /// log with `payload`, as does the rest of the stream until the client resumes it. A
+    /// stream cut before its reply turned into SSE gets its log stream here (the writer then
+    /// finds it, see [`Streams::log_post`]). An unlogged session's frames are dropped; its
+    /// request is cancelled once the response ends.
+    fn cut_post(&self, routes: &mut Routes, stream: StreamId, writer: WriterId, payload: &[u8]) {
+        let Some(tx) = routes.detach(writer) else { return };
+        let unsent = tx.take_all();
+        let log_stream = match (&self.log, routes.decide.post_log(stream)) {
+            (Some(_), Some(log_stream)) => Some(log_stream),
+            (Some(log), None) => log.open().inspect(|log_stream| routes.decide.log_post(stream, *log_stream)),
+            (None, _) => None,
+        };
+        let _ = tx.send(StreamMsg::Cut(log_stream));
+        let Release::Detached(log_stream) = routes.decide.release_post(stream, Some(writer), log_stream) else {
+            return;
+        };
+        let Some(log) = &self.log else { return };
+        for msg in unsent {
+            if let StreamMsg::Frame(unsent, _) = msg {
+                let _ = log.append(log_stream, &unsent);
+            }
+        }
+        let _ = log.append(log_stream, payload);
+    }
+
+    /// The GET stream's writer lags past the limit (or is gone): it is told the stream is
+    /// done, and what it had not taken waits in the backlog, with `frame`, for the next GET.
+    fn cut_get(routes: &mut Routes, writer: WriterId, frame: (Vec<u8>, Carries)) {
+        let unsent = routes.detach(writer).map(|tx| {
+            let unsent = tx.take_all();
+            let _ = tx.send(StreamMsg::Done);
+            unsent
+        });
+        for msg in unsent.into_iter().flatten() {
+            if let StreamMsg::Frame(payload, carries) = msg {
+                routes.decide.get_gone(writer, (payload, carries));
+            }
+        }
+        routes.decide.get_gone(writer, frame);
     }
 
     fn lock(&self) -> MutexGuard<'_, Routes> {
@@ -171,6 +241,13 @@ impl Streams {
         let id = self.log.as_ref()?.open()?;
         self.lock().decide.log_post(stream, id);
         Some(id)
+    }
+
+    /// The first event logged on `log_stream`, if the log still has it.
+    pub(crate) fn first_logged(&self, log_stream: u64) -> Option<StoredEvent> {
+        let log = self.log.as_ref()?;
+        let replay = log.store().replay_after(&log.session, EventId::start(log_stream)).ok()?;
+        replay.events.into_iter().next()
     }
 
     /// The writer of a POST stream (or of the GET that resumed it), reading `frames`, is gone
@@ -205,7 +282,7 @@ impl Streams {
                     log.close(log_stream);
                     break;
                 }
-                StreamMsg::Disconnect => {}
+                StreamMsg::Disconnect | StreamMsg::Cut(_) => {}
             }
         }
         Release::Detached(log_stream)
@@ -268,11 +345,13 @@ impl FrameSink for Streams {
         for frame in frames {
             match frame {
                 Outgoing::Frame(Route::Stream(stream), payload, carries) => match routes.decide.post_frame(stream) {
-                    PostDelivery::Writer(writer) => {
+                    PostDelivery::Writer(writer) if self.has_room(&routes, writer, payload.len()) => {
                         if let Some(tx) = routes.writer(writer) {
-                            let _ = tx.send(StreamMsg::Frame(payload, carries));
+                            let size = payload.len();
+                            let _ = tx.send_sized(StreamMsg::Frame(payload, carries), size);
                         }
                     }
+                    PostDelivery::Writer(writer) => self.cut_post(&mut routes, stream, writer, &payload),
                     PostDelivery::Log(log_stream) => {
                         if let Some(log) = &self.log {
                             let _ = log.append(log_stream, &payload);
@@ -281,15 +360,20 @@ impl FrameSink for Streams {
                     PostDelivery::Dropped => {}
                 },
                 Outgoing::Frame(Route::Connection, payload, carries) => {
-                    let Some((writer, frame)) = routes.decide.get_frame((payload, carries)) else { continue };
-                    // A channel that refuses the frame hands it back, for the backlog.
-                    let refused = match routes.writer(writer) {
-                        Some(tx) => tx.send(StreamMsg::Frame(frame.0, frame.1)).err(),
-                        None => Some(StreamMsg::Frame(frame.0, frame.1)),
+                    let Some((writer, (payload, carries))) = routes.decide.get_frame((payload, carries)) else {
+                        continue;
                     };
+                    if !self.has_room(&routes, writer, payload.len()) {
+                        Self::cut_get(&mut routes, writer, (payload, carries));
+                        continue;
+                    }
+                    // A channel that refuses the frame (its reader is gone) hands it back.
+                    let size = payload.len();
+                    let refused = routes
+                        .writer(writer)
+                        .and_then(|tx| tx.send_sized(StreamMsg::Frame(payload, carries), size).err());
                     if let Some(StreamMsg::Frame(payload, carries)) = refused {
-                        routes.detach(writer);
-                        routes.decide.get_gone(writer, (payload, carries));
+                        Self::cut_get(&mut routes, writer, (payload, carries));
                     }
                 }
                 Outgoing::StreamDone(stream) => match routes.decide.post_done(stream) {
@@ -330,7 +414,7 @@ mod tests {
 
     fn logged() -> Streams {
         let store: SharedEventStore = Arc::new(Mutex::new(MemoryEventStore::new(Retention::default())));
-        Streams::new(Some(Log::new(store, "s")))
+        Streams::new(Some(Log::new(store, "s")), 1 << 20)
     }
 
     fn frame(stream: u64, text: &str) -> Outgoing {
@@ -403,13 +487,80 @@ mod tests {
 
     #[test]
     fn unlogged_streams_are_forgotten_and_unknown_ids_refused() {
-        let mut streams = Streams::new(None);
+        let mut streams = Streams::new(None, 1 << 20);
         let rx = streams.open_post(StreamId(3));
         assert!(streams.log_post(StreamId(3)).is_none());
         assert_eq!(streams.release_post(StreamId(3), &rx, None), Release::Forgotten);
         streams.send(vec![frame(3, "lost")]).unwrap();
         assert!(streams.resume(EventId::start(1)).is_none());
         assert!(logged().resume(EventId::new(9, 0)).is_none());
+    }
+
+    /// Whatever `rx` holds now.
+    fn held(rx: &Receiver<StreamMsg>) -> Vec<String> {
+        std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|msg| match msg {
+                StreamMsg::Frame(payload, _) => String::from_utf8(payload).unwrap(),
+                StreamMsg::Done => "<done>".into(),
+                StreamMsg::Disconnect => "<disconnect>".into(),
+                StreamMsg::Cut(log) => format!("<cut {log:?}>"),
+            })
+            .collect()
+    }
+
+    /// Streams whose writers hold at most 10 bytes, logged or not.
+    fn tight(logged: bool) -> Streams {
+        let store: SharedEventStore = Arc::new(Mutex::new(MemoryEventStore::new(Retention::default())));
+        Streams::new(logged.then(|| Log::new(store, "s")), 10)
+    }
+
+    #[test]
+    fn a_post_writer_that_lags_is_cut_and_its_frames_logged_for_resumption() {
+        let mut streams = tight(true);
+        let rx = streams.open_post(StreamId(1));
+        let log_stream = streams.log_post(StreamId(1)).unwrap();
+        let first = streams.log().unwrap().append(log_stream, b"written").unwrap();
+        // The writer takes nothing: the third frame goes past 10 bytes.
+        streams.send(vec![frame(1, "aaaa"), frame(1, "bbbb"), frame(1, "cccc"), frame(1, "dddd")]).unwrap();
+        assert_eq!(held(&rx), ["<disconnect>"], "only told to end: nothing else is held for it");
+        // The writer ends its response and lets go; the stream waits in the log.
+        assert_eq!(streams.release_post(StreamId(1), &rx, Some(log_stream)), Release::Detached(log_stream));
+        streams.send(vec![frame(1, "eeee"), Outgoing::StreamDone(StreamId(1))]).unwrap();
+        let resumed = streams.resume(first).unwrap();
+        let data: Vec<&[u8]> = resumed.events.iter().map(|e| &e.data[..]).collect();
+        assert_eq!(data, [&b"aaaa"[..], b"bbbb", b"cccc", b"dddd", b"eeee"], "nothing lost, in order");
+        assert!(resumed.frames.is_none(), "and complete");
+    }
+
+    #[test]
+    fn an_unlogged_post_writer_that_lags_is_cut_and_the_rest_dropped() {
+        let mut streams = tight(false);
+        let rx = streams.open_post(StreamId(2));
+        streams.send(vec![frame(2, "aaaa"), frame(2, "bbbb")]).unwrap();
+        assert_eq!(rx.try_recv().ok().map(|_| ()), Some(()), "the writer took one");
+        streams.send(vec![frame(2, "cccc"), frame(2, "dddddddd"), frame(2, "later")]).unwrap();
+        assert_eq!(held(&rx), ["<disconnect>"]);
+        assert_eq!(streams.release_post(StreamId(2), &rx, None), Release::Forgotten, "its request is cancelled");
+    }
+
+    #[test]
+    fn a_frame_larger_than_the_limit_reaches_a_writer_that_keeps_up() {
+        let mut streams = tight(false);
+        let rx = streams.open_post(StreamId(4));
+        streams.send(vec![frame(4, "a reply of more than ten bytes")]).unwrap();
+        assert_eq!(held(&rx), ["a reply of more than ten bytes"]);
+    }
+
+    #[test]
+    fn a_get_writer_that_lags_is_ended_and_the_next_get_gets_what_it_missed() {
+        let mut streams = tight(false);
+        let rx = streams.open_get();
+        let notes: Vec<Outgoing> =
+            ["aaaa", "bbbb", "cccc"].iter().map(|t| Outgoing::text(Route::Connection, t)).collect();
+        streams.send(notes).unwrap();
+        assert_eq!(held(&rx), ["<done>"]);
+        let next = streams.open_get();
+        assert_eq!(held(&next), ["aaaa", "bbbb", "cccc"]);
     }
 
     #[test]

@@ -138,6 +138,12 @@ impl<S: Send + 'static> Server<S> {
         Self { shared: Arc::new(shared) }
     }
 
+    /// The most bytes of frames a connection queues for its writer ([`Server::outbox_limit`]).
+    #[cfg(feature = "http")]
+    pub(crate) fn frame_queue_limit(&self) -> usize {
+        self.shared.outbox_limit
+    }
+
     /// The server's name and version.
     #[must_use]
     pub fn info(&self) -> &Implementation {

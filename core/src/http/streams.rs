@@ -163,6 +163,12 @@ impl StreamRoutes {
         }
     }
 
+    /// The log stream of the POST `stream`, once it has one.
+    #[must_use]
+    pub fn post_log(&self, stream: StreamId) -> Option<u64> {
+        self.posts.get(&stream).and_then(|post| post.log)
+    }
+
     /// Where a frame the session routes to the POST `stream` goes.
     #[must_use]
     pub fn post_frame(&self, stream: StreamId) -> PostDelivery {
@@ -310,6 +316,16 @@ mod tests {
         assert_eq!(routes.release_post(StreamId(1), Some(writer), None), Release::Forgotten);
         let writer = routes.open_post(StreamId(2));
         assert_eq!(routes.release_post(StreamId(2), Some(writer), Some(9)), Release::Detached(9), "it wrote to log 9");
+    }
+
+    #[test]
+    fn a_post_stream_knows_its_log_stream_once_it_has_one() {
+        let mut routes = StreamRoutes::new(true);
+        routes.open_post(StreamId(1));
+        assert_eq!(routes.post_log(StreamId(1)), None);
+        routes.log_post(StreamId(1), 5);
+        assert_eq!(routes.post_log(StreamId(1)), Some(5));
+        assert_eq!(routes.post_log(StreamId(2)), None, "an unknown stream has none");
     }
 
     #[test]
