@@ -378,7 +378,7 @@ mod tests {
     impl<const PAUSES: bool> Echo<PAUSES> {
         fn input(&mut self, bytes: &[u8]) {
             // Only the bytes matter to these tests, not what they carry.
-            let carries = Carries::Error { id: None };
+            let carries = Carries::Error { id: None, code: talaria_core::jsonrpc::ErrorCode::PARSE_ERROR };
             self.out.push_back(Output::Transmit { route: Route::Connection, payload: bytes.to_vec(), carries });
         }
     }

@@ -51,7 +51,7 @@ impl Outgoing {
     #[cfg(test)]
     pub(crate) fn text(route: Route, text: &str) -> Self {
         let carries = talaria_core::jsonrpc::Message::from_slice(text.as_bytes())
-            .map_or(Carries::Error { id: None }, Carries::from);
+            .map_or(Carries::Error { id: None, code: talaria_core::jsonrpc::ErrorCode::PARSE_ERROR }, Carries::from);
         Self::Frame(route, text.as_bytes().to_vec(), carries)
     }
 }

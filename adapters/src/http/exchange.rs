@@ -273,7 +273,11 @@ async fn post<S: Send + 'static>(
     let (stream, frames) = feed_post(shared, &session, visit, body);
     let mut pending =
         PostStream { shared: Arc::clone(shared), session, stream, frames, session_id, log_stream: None, ended: false };
-    let mut reply = Reply::new(shared.options.reply_mode);
+    // Only a stateless exchange has no session id.
+    let mut reply = match pending.session_id {
+        None => Reply::stateless(shared.options.reply_mode),
+        Some(_) => Reply::new(shared.options.reply_mode),
+    };
     let keepalive = keepalive_interval(shared.options.sse_keepalive);
     let (first, early) = loop {
         let next = smol::future::or(async { Some(pending.frames.recv_async().await) }, async {

@@ -407,7 +407,7 @@ impl FrameSink for Streams {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use talaria_core::http::event_log::{MemoryEventStore, Retention};
 
     use super::*;
@@ -522,7 +522,8 @@ mod tests {
         let first = streams.log().unwrap().append(log_stream, b"written").unwrap();
         // The writer takes nothing: the third frame goes past 10 bytes.
         streams.send(vec![frame(1, "aaaa"), frame(1, "bbbb"), frame(1, "cccc"), frame(1, "dddd")]).unwrap();
-        assert_eq!(held(&rx), ["<disconnect>"], "only told to end: nothing else is held for it");
+        let cut = format!("<cut {:?}>", Some(log_stream));
+        assert_eq!(held(&rx), [cut], "only told to end, and where its stream goes on: nothing else is held for it");
         // The writer ends its response and lets go; the stream waits in the log.
         assert_eq!(streams.release_post(StreamId(1), &rx, Some(log_stream)), Release::Detached(log_stream));
         streams.send(vec![frame(1, "eeee"), Outgoing::StreamDone(StreamId(1))]).unwrap();
@@ -533,13 +534,33 @@ mod tests {
     }
 
     #[test]
+    fn a_post_writer_cut_before_its_first_frame_finds_its_stream_in_a_log_the_cut_opened() {
+        let mut streams = tight(true);
+        let rx = streams.open_post(StreamId(5));
+        // The whole burst, and the stream's end, before the writer takes anything.
+        let burst = vec![frame(5, "aaaa"), frame(5, "bbbb"), frame(5, "cccc"), Outgoing::StreamDone(StreamId(5))];
+        streams.send(burst).unwrap();
+        let Ok(StreamMsg::Cut(Some(log_stream))) = rx.try_recv() else { panic!("told to end, with a log stream") };
+        assert_eq!(
+            streams.first_logged(log_stream).map(|e| e.data),
+            Some(b"aaaa".to_vec()),
+            "the cut response's event"
+        );
+        assert_eq!(streams.release_post(StreamId(5), &rx, Some(log_stream)), Release::Detached(log_stream));
+        let resumed = streams.resume(EventId::start(log_stream)).unwrap();
+        let data: Vec<&[u8]> = resumed.events.iter().map(|e| &e.data[..]).collect();
+        assert_eq!(data, [&b"aaaa"[..], b"bbbb", b"cccc"], "nothing lost, in order");
+        assert!(resumed.frames.is_none(), "and complete");
+    }
+
+    #[test]
     fn an_unlogged_post_writer_that_lags_is_cut_and_the_rest_dropped() {
         let mut streams = tight(false);
         let rx = streams.open_post(StreamId(2));
         streams.send(vec![frame(2, "aaaa"), frame(2, "bbbb")]).unwrap();
         assert_eq!(rx.try_recv().ok().map(|_| ()), Some(()), "the writer took one");
         streams.send(vec![frame(2, "cccc"), frame(2, "dddddddd"), frame(2, "later")]).unwrap();
-        assert_eq!(held(&rx), ["<disconnect>"]);
+        assert_eq!(held(&rx), ["<cut None>"], "nowhere to go on");
         assert_eq!(streams.release_post(StreamId(2), &rx, None), Release::Forgotten, "its request is cancelled");
     }
 

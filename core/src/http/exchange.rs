@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use super::headers::{check_mirrored, HeaderLookup, LAST_EVENT_ID, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID};
+use super::headers::{
+    check_stateless_request, HeaderLookup, LAST_EVENT_ID, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID,
+};
 use super::ids::looks_like_session_id;
 use crate::jsonrpc::scan::Word;
 use crate::jsonrpc::{ErrorObject, RequestId};
@@ -438,7 +440,11 @@ fn classify_post<H: HeaderLookup + ?Sized>(
         None => {}
     }
     if version.supports(Feature::Stateless) {
-        check_mirrored(headers, request.body).map_err(|e| Refusal::new(400, Some(e)))?;
+        check_stateless_request(headers, request.body).map_err(|refused| {
+            let mut refusal = Refusal::new(400, None);
+            refusal.body = Some(error_body(refused.id.as_ref(), &refused.error));
+            refusal
+        })?;
         return Ok(Exchange::Stateless { version });
     }
     if is_initialize(request.body) {
@@ -543,6 +549,9 @@ mod tests {
         let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
         let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
         let stateless_call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",
+            "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+        let without_capabilities = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",
             "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
         let cases: Vec<(&str, Result<Exchange, Refusal>, u16)> = vec![
             ("initialize needs no session", post(&[], init), 200),
@@ -584,6 +593,14 @@ mod tests {
                     stateless_call,
                 ),
                 200,
+            ),
+            (
+                "stateless without the client's capabilities",
+                post(
+                    &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "echo")],
+                    without_capabilities,
+                ),
+                400,
             ),
         ];
         for (what, result, expected) in cases {

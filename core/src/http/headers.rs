@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::jsonrpc::ErrorObject;
+use crate::jsonrpc::{ErrorObject, RequestId};
 
 /// `Mcp-Session-Id`: the legacy era's session (2025-03-26 .. 2025-11-25).
 pub const SESSION_ID: &str = "Mcp-Session-Id";
@@ -174,6 +174,9 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
 /// The parts of a request body the stateless headers mirror.
 #[derive(Deserialize)]
 struct Mirrored<'a> {
+    /// The request's id (none for a notification), for the refusal's answer.
+    #[serde(default)]
+    id: Option<RequestId>,
     #[serde(borrow)]
     method: Cow<'a, str>,
     #[serde(borrow, default)]
@@ -194,6 +197,64 @@ struct MirroredParams<'a> {
 struct MirroredMeta<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
     version: Option<Cow<'a, str>>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
+    capabilities: Option<serde::de::IgnoredAny>,
+}
+
+/// A stateless-era request refused before the JSON-RPC layer reads it (HTTP 400): the id
+/// its answer carries (`None` for a notification) and the error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BodyRefusal {
+    /// The request's id, if the body had one.
+    pub id: Option<RequestId>,
+    /// A `-32020` header mismatch or a `-32602` for a missing `_meta`.
+    pub error: ErrorObject,
+}
+
+/// Checks a 2026-07-28 request body against its headers ([`check_mirrored`]) and that a
+/// request carries the `_meta` every request must (`io.modelcontextprotocol/protocolVersion`
+/// and `io.modelcontextprotocol/clientCapabilities`), in one read of the body.
+///
+/// # Errors
+///
+/// A [`BodyRefusal`] with the request's id: `-32020` for a header that is missing or
+/// disagrees, `-32602` for a missing `_meta` field (HTTP 400 both).
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::http::headers::check_stateless_request;
+/// use talaria_core::jsonrpc::RequestId;
+///
+/// let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/list")];
+/// let bare = br#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{}}"#;
+/// let refusal = check_stateless_request(&headers[..], bare).unwrap_err();
+/// assert_eq!((refusal.id, refusal.error.code.0), (Some(RequestId::Number(4)), -32602));
+/// ```
+pub fn check_stateless_request(headers: &(impl HeaderLookup + ?Sized), body: &[u8]) -> Result<(), BodyRefusal> {
+    let Ok(mirrored) = serde_json::from_slice::<Mirrored<'_>>(body) else {
+        // Not a request the headers can be checked against; the JSON-RPC layer answers it.
+        return Ok(());
+    };
+    let meta = mirrored_meta(&mirrored);
+    if let Err(error) = check_parsed(headers, &mirrored, meta.as_ref()) {
+        return Err(BodyRefusal { id: mirrored.id, error });
+    }
+    let complete = meta.as_ref().is_some_and(|m| m.version.is_some() && m.capabilities.is_some());
+    if mirrored.id.is_some() && !complete {
+        let error = ErrorObject::invalid_params(
+            "a request must carry _meta with io.modelcontextprotocol/protocolVersion and \
+             io.modelcontextprotocol/clientCapabilities",
+        );
+        return Err(BodyRefusal { id: mirrored.id, error });
+    }
+    Ok(())
+}
+
+/// The request's `_meta`, if it has one this reads.
+fn mirrored_meta<'a>(mirrored: &'a Mirrored<'_>) -> Option<MirroredMeta<'a>> {
+    let meta = mirrored.params.as_ref()?.meta.as_deref()?;
+    serde_json::from_str::<MirroredMeta<'_>>(meta.get()).ok()
 }
 
 /// Checks the 2026-07-28 rule that `MCP-Protocol-Version`, `Mcp-Method` and (for
@@ -221,6 +282,15 @@ pub fn check_mirrored(headers: &(impl HeaderLookup + ?Sized), body: &[u8]) -> Re
         // Not a request the headers can be checked against; the JSON-RPC layer answers it.
         return Ok(());
     };
+    check_parsed(headers, &mirrored, mirrored_meta(&mirrored).as_ref())
+}
+
+/// [`check_mirrored`] of a body read already.
+fn check_parsed(
+    headers: &(impl HeaderLookup + ?Sized),
+    mirrored: &Mirrored<'_>,
+    meta: Option<&MirroredMeta<'_>>,
+) -> Result<(), ErrorObject> {
     let mismatch = |what: String| ErrorObject::header_mismatch(format!("Header mismatch: {what}"));
     let method = headers.header(METHOD).ok_or_else(|| mismatch(format!("{METHOD} header is missing")))?;
     if method != mirrored.method {
@@ -230,13 +300,9 @@ pub fn check_mirrored(headers: &(impl HeaderLookup + ?Sized), body: &[u8]) -> Re
         )));
     }
     let params = mirrored.params.as_ref();
-    let body_version = params
-        .and_then(|p| p.meta.as_deref())
-        .and_then(|m| serde_json::from_str::<MirroredMeta<'_>>(m.get()).ok())
-        .and_then(|m| m.version);
     let version =
         headers.header(PROTOCOL_VERSION).ok_or_else(|| mismatch(format!("{PROTOCOL_VERSION} header is missing")))?;
-    if let Some(body_version) = body_version {
+    if let Some(body_version) = meta.and_then(|m| m.version.as_deref()) {
         if version != body_version {
             return Err(mismatch(format!(
                 "{PROTOCOL_VERSION} header value '{version}' does not match body value '{body_version}'"

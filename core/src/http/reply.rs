@@ -5,6 +5,7 @@
 //! notification first (progress, logs, a server request) switches the reply to SSE, since a
 //! JSON body cannot carry them. In SSE mode every reply with frames is a stream.
 
+use crate::jsonrpc::ErrorCode;
 use crate::session::Carries;
 
 /// How the server prefers to answer requests.
@@ -65,6 +66,9 @@ pub enum ReplyStep {
 #[derive(Debug)]
 pub struct Reply {
     mode: ReplyMode,
+    /// Whether the exchange is of the stateless era, where some error answers have their own
+    /// HTTP status.
+    stateless: bool,
     state: State,
 }
 
@@ -72,7 +76,8 @@ pub struct Reply {
 #[derive(Debug)]
 struct Held {
     body: Vec<u8>,
-    /// 400 for an error about an undecodable message (the POST itself was bad), else 200.
+    /// 400 for an error about an undecodable message (the POST itself was bad), the status
+    /// of a stateless-era error that has one, else 200.
     status: u16,
 }
 
@@ -90,7 +95,45 @@ impl Reply {
     /// A reply in `mode`.
     #[must_use]
     pub const fn new(mode: ReplyMode) -> Self {
-        Self { mode, state: State::Waiting(None) }
+        Self { mode, stateless: false, state: State::Waiting(None) }
+    }
+
+    /// A reply to a request of the stateless era (2026-07-28), where an error answer that
+    /// comes first goes as a JSON body with its own status, in either mode: 404 for an unknown
+    /// method (-32601), 400 for a header mismatch, a missing client capability or an
+    /// unsupported revision (-32020, -32021, -32022).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::reply::{Reply, ReplyMode, ReplyStep};
+    /// use talaria_core::jsonrpc::{ErrorCode, RequestId};
+    /// use talaria_core::session::Carries;
+    ///
+    /// let mut reply = Reply::stateless(ReplyMode::Sse);
+    /// let unknown = Carries::Error { id: Some(RequestId::Number(1)), code: ErrorCode::METHOD_NOT_FOUND };
+    /// assert!(reply.frame(&unknown, b"{}".to_vec()).is_empty(), "held for its status");
+    /// assert_eq!(reply.done(), vec![ReplyStep::Json { status: 404, body: b"{}".to_vec() }]);
+    /// ```
+    #[must_use]
+    pub const fn stateless(mode: ReplyMode) -> Self {
+        Self { mode, stateless: true, state: State::Waiting(None) }
+    }
+
+    /// The HTTP status a response answers with when it is the whole reply.
+    fn status_of(&self, carries: &Carries) -> u16 {
+        if carries.is_undecodable_error() {
+            return 400;
+        }
+        match carries.error_code() {
+            Some(ErrorCode::METHOD_NOT_FOUND) if self.stateless => 404,
+            Some(
+                ErrorCode::HEADER_MISMATCH
+                | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+                | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            ) if self.stateless => 400,
+            _ => 200,
+        }
     }
 
     /// Turns the reply into an SSE stream now, if nothing was written yet (the server ends the
@@ -156,8 +199,10 @@ impl Reply {
     /// (from [`Output::Transmit`](crate::session::Output::Transmit)).
     pub fn frame(&mut self, carries: &Carries, payload: Vec<u8>) -> Vec<ReplyStep> {
         match std::mem::replace(&mut self.state, State::Finished) {
-            State::Waiting(None) if self.mode == ReplyMode::Json && carries.is_response() => {
-                let status = if carries.is_undecodable_error() { 400 } else { 200 };
+            State::Waiting(None)
+                if carries.is_response() && (self.mode == ReplyMode::Json || self.status_of(carries) != 200) =>
+            {
+                let status = self.status_of(carries);
                 self.state = State::Waiting(Some(Held { body: payload, status }));
                 Vec::new()
             }

@@ -1,7 +1,7 @@
 //! What a transmitted frame carries, as the session built it, so that a transport never parses
 //! its own outgoing bytes again to learn what they are.
 
-use crate::jsonrpc::{Message, RequestId};
+use crate::jsonrpc::{ErrorCode, Message, RequestId};
 
 /// The `notifications/cancelled` method.
 const CANCELLED: &str = "notifications/cancelled";
@@ -52,6 +52,8 @@ pub enum Carries {
         /// The id of the request it answers; `None` for an error about a message that had no
         /// usable id (a parse error, an invalid request).
         id: Option<RequestId>,
+        /// The error's code (an HTTP reply's status may follow from it).
+        code: ErrorCode,
     },
     /// A batch (2025-03-26): what each of its messages carries, in order.
     Batch(Vec<Self>),
@@ -64,9 +66,10 @@ impl Carries {
     /// # Examples
     ///
     /// ```
+    /// use talaria_core::jsonrpc::ErrorCode;
     /// use talaria_core::session::Carries;
     ///
-    /// assert!(Carries::Error { id: None }.is_response());
+    /// assert!(Carries::Error { id: None, code: ErrorCode::PARSE_ERROR }.is_response());
     /// assert!(!Carries::Notification { method: "notifications/progress".into(), cancels: None }.is_response());
     /// ```
     #[must_use]
@@ -84,15 +87,36 @@ impl Carries {
     /// # Examples
     ///
     /// ```
-    /// use talaria_core::jsonrpc::RequestId;
+    /// use talaria_core::jsonrpc::{ErrorCode, RequestId};
     /// use talaria_core::session::Carries;
     ///
-    /// assert!(Carries::Error { id: None }.is_undecodable_error());
-    /// assert!(!Carries::Error { id: Some(RequestId::Number(1)) }.is_undecodable_error());
+    /// assert!(Carries::Error { id: None, code: ErrorCode::PARSE_ERROR }.is_undecodable_error());
+    /// let answer = Carries::Error { id: Some(RequestId::Number(1)), code: ErrorCode::INTERNAL_ERROR };
+    /// assert!(!answer.is_undecodable_error());
     /// ```
     #[must_use]
     pub const fn is_undecodable_error(&self) -> bool {
-        matches!(self, Self::Error { id: None })
+        matches!(self, Self::Error { id: None, .. })
+    }
+
+    /// The code of a lone error response.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::jsonrpc::{ErrorCode, RequestId};
+    /// use talaria_core::session::Carries;
+    ///
+    /// let answer = Carries::Error { id: Some(RequestId::Number(1)), code: ErrorCode::METHOD_NOT_FOUND };
+    /// assert_eq!(answer.error_code(), Some(ErrorCode::METHOD_NOT_FOUND));
+    /// assert_eq!(Carries::Result { id: RequestId::Number(1) }.error_code(), None);
+    /// ```
+    #[must_use]
+    pub const fn error_code(&self) -> Option<ErrorCode> {
+        match self {
+            Self::Error { code, .. } => Some(*code),
+            _ => None,
+        }
     }
 
     /// The id of a lone request.
@@ -146,7 +170,7 @@ impl Carries {
         };
         items.iter().filter_map(|item| match item {
             Self::Result { id } => Some((id, true)),
-            Self::Error { id: Some(id) } => Some((id, false)),
+            Self::Error { id: Some(id), .. } => Some((id, false)),
             _ => None,
         })
     }
@@ -167,7 +191,7 @@ impl From<&Message> for Carries {
             Message::Request(r) => Self::Request { id: r.id.clone(), method: r.method.clone() },
             Message::Notification(n) => Self::Notification { method: n.method.clone(), cancels: cancelled(message) },
             Message::Response(r) => Self::Result { id: r.id.clone() },
-            Message::Error(e) => Self::Error { id: e.id.clone() },
+            Message::Error(e) => Self::Error { id: e.id.clone(), code: e.error.code },
         }
     }
 }
@@ -180,7 +204,7 @@ impl From<Message> for Carries {
             Message::Request(r) => Self::Request { id: r.id, method: r.method },
             Message::Notification(n) => Self::Notification { method: n.method, cancels },
             Message::Response(r) => Self::Result { id: r.id },
-            Message::Error(e) => Self::Error { id: e.id },
+            Message::Error(e) => Self::Error { id: e.id, code: e.error.code },
         }
     }
 }

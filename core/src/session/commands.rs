@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 
 use super::event::{Event, IncomingRequest, Output, ReplyToken, Route};
 use super::lifecycle::Transition;
-use super::meta::{stamp_result_type, with_meta};
+use super::meta::{stamp_result_type, with_meta, with_meta_defaults};
 use super::outbound::{Pending, Purpose};
 use super::{Client, ClientMode, Local, Phase, RequestOptions, Role, SendError, Server, Session};
 use crate::jsonrpc::{
@@ -206,7 +206,7 @@ impl<R: Role> Session<R> {
         let stateless = self.version.is_some_and(|v| v.supports(Feature::ResultType));
         let msg: Message = match result {
             Ok(result) => {
-                let result = if stateless { stamp_result_type(result) } else { result };
+                let result = if stateless { self.stamp_stateless_result(result) } else { result };
                 Response { id: reply.id, result }.into()
             }
             Err(error) => ErrorResponse { id: Some(reply.id), error }.into(),
@@ -219,6 +219,20 @@ impl<R: Role> Session<R> {
             self.out.push_back(Output::StreamDone(stream));
         }
         Ok(())
+    }
+
+    /// A stateless-era result as it goes out: its `resultType`, and (a server's, unless
+    /// configured not to) `_meta` naming the server.
+    fn stamp_stateless_result(&self, result: Box<RawValue>) -> Box<RawValue> {
+        let result = stamp_result_type(result);
+        let Local::Server(config) = &self.local else { return result };
+        if !config.server_info_in_results {
+            return result;
+        }
+        let Ok(info) = serde_json::to_value(&config.session.info) else { return result };
+        let mut entries = Meta::new();
+        entries.insert(meta_keys::SERVER_INFO.to_owned(), info);
+        with_meta_defaults(result, entries)
     }
 
     /// Serializes `result` and answers; see [`Session::respond`].

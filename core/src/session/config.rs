@@ -150,6 +150,9 @@ pub struct ServerConfig {
     pub instructions: Option<String>,
     /// Legacy era: the least severe level sent before `logging/setLevel` (default: all).
     pub default_log_level: Option<LoggingLevel>,
+    /// Stateless era: whether every result names this server in its `_meta`
+    /// (`io.modelcontextprotocol/serverInfo`, as the spec says a server should; default true).
+    pub server_info_in_results: bool,
 }
 
 impl ServerConfig {
@@ -161,6 +164,7 @@ impl ServerConfig {
             capabilities: ServerCapabilities::default(),
             instructions: None,
             default_log_level: None,
+            server_info_in_results: true,
         }
     }
 

@@ -72,6 +72,21 @@ fn has_member(raw: &RawValue, name: &str) -> bool {
 /// When the params have no `_meta` yet, the member is spliced into the text; otherwise the
 /// params are decoded, merged and encoded again.
 pub(super) fn with_meta(params: Option<Box<RawValue>>, entries: Meta) -> Result<Box<RawValue>, SendError> {
+    merge_meta(params, entries, true)
+}
+
+/// Adds to a result's `_meta` those of `entries` it does not have yet (what the application
+/// put there stays); a result that is not an object is left as it is.
+pub(super) fn with_meta_defaults(result: Box<RawValue>, entries: Meta) -> Box<RawValue> {
+    if !result.get().trim_start().starts_with('{') {
+        return result;
+    }
+    let fallback = result.clone();
+    merge_meta(Some(result), entries, false).unwrap_or(fallback)
+}
+
+/// [`with_meta`], the existing entries of `_meta` replaced by `entries` (`overwrite`) or kept.
+fn merge_meta(params: Option<Box<RawValue>>, entries: Meta, overwrite: bool) -> Result<Box<RawValue>, SendError> {
     let encode = |v: Value| serde_json::value::to_raw_value(&v).map_err(|e| SendError::Encode(e.to_string()));
     let Some(raw) = params else {
         let mut obj = Map::new();
@@ -91,7 +106,12 @@ pub(super) fn with_meta(params: Option<Box<RawValue>>, entries: Meta) -> Result<
     }
     let mut obj: Map<String, Value> = serde_json::from_str(text).map_err(|e| SendError::Encode(e.to_string()))?;
     match obj.entry("_meta").or_insert_with(|| Value::Object(Map::new())) {
-        Value::Object(existing) => existing.extend(entries),
+        Value::Object(existing) if overwrite => existing.extend(entries),
+        Value::Object(existing) => {
+            for (key, value) in entries {
+                existing.entry(key).or_insert(value);
+            }
+        }
         other => *other = Value::Object(entries),
     }
     encode(Value::Object(obj))
@@ -122,6 +142,22 @@ mod tests {
 
     fn entries(v: Value) -> Meta {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn defaults_join_a_result_meta_without_replacing_what_is_there() {
+        let defaults = || entries(json!({"io.modelcontextprotocol/serverInfo": {"name": "s"}, "b": 2}));
+        let spliced = with_meta_defaults(raw(&json!({"content": []})), defaults());
+        assert_eq!(
+            serde_json::from_str::<Value>(spliced.get()).unwrap(),
+            json!({"content": [], "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s"}, "b": 2}})
+        );
+        let kept = with_meta_defaults(raw(&json!({"_meta": {"b": 1}})), defaults());
+        assert_eq!(
+            serde_json::from_str::<Value>(kept.get()).unwrap(),
+            json!({"_meta": {"b": 1, "io.modelcontextprotocol/serverInfo": {"name": "s"}}})
+        );
+        assert_eq!(with_meta_defaults(raw(&json!([1])), defaults()).get(), "[1]", "not an object: as it was");
     }
 
     #[test]
