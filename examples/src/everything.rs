@@ -149,6 +149,13 @@ fn schema(value: Value) -> JsonObject {
     }
 }
 
+/// The `forecast` tool's arguments.
+#[derive(Debug, Deserialize)]
+struct Forecast {
+    region: String,
+    days: i64,
+}
+
 /// The per-connection state: how many calls this connection made.
 #[derive(Debug, Default)]
 pub struct Calls(pub u64);
@@ -171,6 +178,10 @@ pub fn router() -> Router<Calls> {
         "required": ["a", "b"], "additionalProperties": false}));
     let sum_schema = schema(json!({"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}));
     let empty = || schema(json!({"type": "object"}));
+    // 2026-07-28: both arguments are mirrored into headers (Mcp-Param-Region, Mcp-Param-Days).
+    let forecast_schema = schema(json!({"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "days": {"type": "integer", "x-mcp-header": "Days"}}, "required": ["region", "days"]}));
     let builder = Router::<Calls>::builder()
         .tool(Tool::new("echo", text_schema).with_description("Echoes the text back"), |ctx, args: Echo| {
             ctx.state().0 += 1;
@@ -211,6 +222,11 @@ pub fn router() -> Router<Calls> {
             let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
             Ok(CallToolResult::text(uris.join("\n")))
         })
+        .tool(
+            Tool::new("forecast", forecast_schema)
+                .with_description("A made-up forecast; its arguments travel as Mcp-Param-* headers over HTTP"),
+            |_ctx, args: Forecast| Ok(CallToolResult::text(format!("{}: sunny for {} days", args.region, args.days))),
+        )
         .prompt(
             Prompt::new("greet")
                 .with_description("Greets someone")

@@ -46,7 +46,7 @@ fn legacy_sessions_in_json_and_sse_modes() {
             assert_eq!(listening.sessions(), 1);
             client.ping().unwrap();
             assert_eq!(text_of(&client.call_tool("echo", json!({"text": "over http"})).unwrap()), "over http");
-            assert_eq!(client.list_all_tools().unwrap().len(), 11);
+            assert_eq!(client.list_all_tools().unwrap().len(), 12);
             let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
             let seen = std::sync::Arc::clone(&reports);
             let options = CallOptions::default().with_progress(move |p| seen.lock().unwrap().push(p.progress));
@@ -674,7 +674,7 @@ fn a_refused_handshake_reports_its_status_and_www_authenticate() {
         }
     }
     let client = Client::http(&url, &[("Authorization", "Bearer let-me-in")], ClientOptions::new("ok", "1")).unwrap();
-    assert_eq!(client.list_all_tools().unwrap().len(), 11);
+    assert_eq!(client.list_all_tools().unwrap().len(), 12);
     let sse = url.replace("/mcp", "/sse");
     let refused = Client::sse(&sse, &[], ClientOptions::new("no-credentials", "1")).unwrap_err();
     assert!(matches!(refused, ClientError::HttpStatus { status: 401, www_authenticate: Some(_), .. }), "{refused:?}");

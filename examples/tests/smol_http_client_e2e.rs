@@ -91,7 +91,7 @@ fn both_eras_and_reply_modes_against_both_servers() {
                     assert_eq!(client.to_blocking().session_id().map(|id| id.len()), Some(32), "{case}");
                     client.ping().await.unwrap();
                     assert_eq!(echo(&client, "over smol").await, "over smol", "{case}");
-                    assert_eq!(client.list_all_tools().await.unwrap().len(), 11, "{case}");
+                    assert_eq!(client.list_all_tools().await.unwrap().len(), 12, "{case}");
                     let (reports, options) = progress();
                     let slow = client.call_tool_with("slow", json!({"steps": 3, "step_ms": 1}), options).await.unwrap();
                     assert_eq!(text_of(&slow), "done after 3 steps", "{case}");

@@ -150,3 +150,51 @@ fn results_name_the_server_in_their_meta() {
         assert!(info["name"].is_string() && info["version"].is_string(), "{body}");
     });
 }
+
+#[test]
+fn a_call_without_its_mirrored_argument_headers_is_400_header_mismatch() {
+    on_both_servers(|addr| {
+        let body = call(
+            12,
+            "tools/call",
+            &json!({"name": "forecast", "arguments": {"region": "Zürich", "days": 3},
+            "_meta": meta()}),
+        );
+        type Headers<'a> = Vec<(&'a str, Option<&'a str>)>;
+        let rows: [(&str, Headers<'_>); 4] = [
+            ("none sent", vec![]),
+            ("one missing", vec![("Mcp-Param-Region", Some("=?base64?WsO8cmljaA==?="))]),
+            ("a wrong value", vec![("Mcp-Param-Region", Some("Bern")), ("Mcp-Param-Days", Some("3"))]),
+            ("not Base64-wrapped", vec![("Mcp-Param-Region", Some("Zürich")), ("Mcp-Param-Days", Some("3"))]),
+        ];
+        for (what, extra) in rows {
+            let (status, reply) = post(addr, &body, &extra);
+            assert_eq!(
+                (status, &reply["error"]["code"], &reply["id"]),
+                (400, &json!(-32020), &json!(12)),
+                "{what}: {reply}"
+            );
+        }
+        let both = [("Mcp-Param-Region", Some("=?base64?WsO8cmljaA==?=")), ("Mcp-Param-Days", Some("03"))];
+        let (status, reply) = post(addr, &body, &both);
+        assert_eq!(
+            (status, &reply["result"]["content"][0]["text"]),
+            (200, &json!("Zürich: sunny for 3 days")),
+            "{reply}"
+        );
+    });
+}
+
+#[test]
+fn the_sdk_client_mirrors_the_arguments_a_tool_marks_and_the_servers_accept_them() {
+    use talaria::client::{Client, ClientOptions};
+    use talaria::core::session::ClientMode;
+    on_both_servers(|addr| {
+        let url = format!("http://{addr}/mcp");
+        let client = Client::http(&url, &[], ClientOptions::new("musts", "1").mode(ClientMode::Stateless)).unwrap();
+        assert!(client.list_all_tools().unwrap().iter().any(|t| t.name == "forecast"));
+        let result = client.call_tool("forecast", json!({"region": "Zürich", "days": 3})).unwrap();
+        let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).collect();
+        assert_eq!(text, ["Zürich: sunny for 3 days"]);
+    });
+}

@@ -151,7 +151,19 @@ fn every_typed_call_under_every_legacy_revision() {
 fn the_stateless_era_works_over_stdio() {
     let client = Client::stdio(server_command(), ClientOptions::new("e2e", "1").mode(ClientMode::Stateless)).unwrap();
     assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
-    assert_eq!(text_of(&client.call_tool("echo", json!({"text": "stateless"})).unwrap()), "stateless");
+    let echoed = client.call_tool("echo", json!({"text": "stateless"})).unwrap();
+    assert_eq!(text_of(&echoed), "stateless");
+    let named = echoed.meta.as_ref().and_then(|m| m.get("io.modelcontextprotocol/serverInfo"));
+    assert_eq!(named.and_then(|info| info["name"].as_str()), Some("everything-server"), "results name the server");
+    // Over stdio the mirrored-argument headers do not exist: the call needs none.
+    assert_eq!(
+        text_of(&client.call_tool("forecast", json!({"region": "Bern", "days": 2})).unwrap()),
+        "Bern: sunny for 2 days"
+    );
+    match client.request("no/such/method", None) {
+        Err(ClientError::Call(CallError::Remote(e))) => assert_eq!(e.code.0, -32601),
+        other => panic!("an unknown method gave {other:?}"),
+    }
     match client.read_resource("file:///missing") {
         Err(ClientError::Call(CallError::Remote(e))) => assert_eq!(e.code.0, -32602),
         other => panic!("missing resource gave {other:?}"),
@@ -275,7 +287,7 @@ fn the_async_handle_makes_the_same_calls_and_cancels_on_drop() {
     smol::block_on(async {
         let echo = client.call_tool("echo", json!({"text": "async"})).await.unwrap();
         assert_eq!(text_of(&echo), "async");
-        assert_eq!(client.list_all_tools().await.unwrap().len(), 11);
+        assert_eq!(client.list_all_tools().await.unwrap().len(), 12);
         // Start a long call, give up on it after 50 ms: dropping the future cancels it.
         let slow = client.call_tool("slow", json!({"steps": 100, "step_ms": 20}));
         let gave_up = smol::future::or(async { Some(slow.await) }, async {

@@ -134,11 +134,11 @@ impl Link {
     }
 
     /// `builder` with the application's headers, `authorization` and the protocol's `headers`.
-    fn request_as<B>(
+    fn request_as<B, N: AsRef<str>>(
         &self,
         builder: ureq::RequestBuilder<B>,
         authorization: Option<&str>,
-        headers: Vec<(&'static str, String)>,
+        headers: Vec<(N, String)>,
     ) -> ureq::RequestBuilder<B> {
         let mut builder = builder;
         for (name, value) in &self.headers {
@@ -148,7 +148,7 @@ impl Link {
             builder = builder.header("Authorization", authorization);
         }
         for (name, value) in headers {
-            builder = builder.header(name, value);
+            builder = builder.header(name.as_ref(), value);
         }
         builder
     }

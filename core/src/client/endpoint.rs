@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 
 use super::mrtr::next_round;
 use super::{check_structured_output, Handlers};
+use crate::http::param_headers::without_invalid_mirroring;
 use crate::jsonrpc::{CallError, LocalError, RequestId};
 use crate::schema::tools::{CallToolResult, ListToolsResult, Tool};
 use crate::schema::{result_type_of, JsonObject, RequestMethod, ResultType};
@@ -478,6 +479,8 @@ impl Endpoint {
         };
         let outcome = match (&pending.check, outcome) {
             (Check::ListTools, Ok(raw)) => {
+                // 2026-07-28: a tool whose x-mcp-header annotations break the rules is left out.
+                let raw = if self.stateless() { without_invalid_mirroring(&raw).unwrap_or(raw) } else { raw };
                 self.learn_tools(&raw);
                 Ok(raw)
             }
@@ -521,6 +524,11 @@ impl Endpoint {
             .map_err(|e| CallError::Local(LocalError::MalformedResponse(format!("tools/call result: {e}"))))?;
         check_structured_output(tool, &result).map_err(|why| CallError::Local(LocalError::MalformedResponse(why)))?;
         Ok(raw)
+    }
+
+    /// Whether the session speaks the stateless era (2026-07-28).
+    fn stateless(&self) -> bool {
+        self.session.version().is_some_and(|v| v.supports(Feature::Stateless))
     }
 
     /// Whether the negotiated revision has `structuredContent` and `outputSchema`.

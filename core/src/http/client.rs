@@ -17,20 +17,24 @@
 //! let init = Outgoing::new(&Carries::from(&message), &message.to_vec());
 //! assert!(init.is_request());
 //! let headers = link.post_headers(&init);
-//! assert!(headers.contains(&("Accept", "application/json, text/event-stream".to_owned())));
+//! assert!(headers.iter().any(|(name, value)| name == "Accept" && value == "application/json, text/event-stream"));
 //!
 //! let head = ResponseHead { status: 200, content_type: Some("application/json"), session_id: Some("s1") };
 //! assert_eq!(link.answer(&init, &head), Answer::Json);
 //! assert_eq!(link.session_id(), Some("s1"));
 //! ```
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::codec::{SseDecoder, SseEvent};
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::session::Carries;
 
-use super::headers::{mirror, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
+use super::headers::{mirror_call, MirroredCall, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
+use super::param_headers::{annotations, param_headers, ParamHeader, ANNOTATION};
+use crate::schema::JsonObject;
 
 /// The `Accept` header of every POST: either kind of answer will do.
 pub const POST_ACCEPT: &str = "application/json, text/event-stream";
@@ -86,6 +90,11 @@ pub struct Outgoing {
     mirrored: Vec<(&'static str, String)>,
     /// Whether this is a 2026-07-28 message (its `_meta` names the protocol version).
     stateless: bool,
+    /// A stateless `tools/call`'s tool and arguments, for its `Mcp-Param-*` headers.
+    call: Option<MirroredCall>,
+    /// Whether this is a stateless `tools/list` (its answer says which arguments each tool
+    /// mirrors).
+    lists_tools: bool,
     initialize: bool,
     /// The request a `notifications/cancelled` cancels.
     cancels: Option<RequestId>,
@@ -97,11 +106,14 @@ impl Outgoing {
     /// notification is read, for the headers it mirrors.
     #[must_use]
     pub fn new(carries: &Carries, payload: &[u8]) -> Self {
-        let mirrored = if carries.method().is_some() { mirror(payload) } else { Vec::new() };
+        let (mirrored, call) = if carries.method().is_some() { mirror_call(payload) } else { (Vec::new(), None) };
+        let stateless = mirrored.iter().any(|(name, _)| *name == PROTOCOL_VERSION);
         Self {
             request_id: carries.request_id().cloned(),
             answers_due: carries.answers_due(),
-            stateless: mirrored.iter().any(|(name, _)| *name == PROTOCOL_VERSION),
+            stateless,
+            call,
+            lists_tools: stateless && carries.request_id().is_some() && carries.method() == Some("tools/list"),
             mirrored,
             initialize: carries.request_id().is_some() && carries.method() == Some("initialize"),
             cancels: carries.cancels().cloned(),
@@ -202,6 +214,8 @@ pub struct ClientLink {
     session_id: Option<String>,
     version: Option<String>,
     get_started: bool,
+    /// Stateless era: the arguments each tool mirrors into `Mcp-Param-*` headers, by tool.
+    mirrored_tools: BTreeMap<String, Vec<ParamHeader>>,
 }
 
 impl ClientLink {
@@ -220,21 +234,93 @@ impl ClientLink {
     /// The headers of the POST carrying `message` (besides the application's own and
     /// `Authorization`): content type, accept, session, protocol version (legacy era), and
     /// the mirrored method headers (requests, and every stateless message).
+    ///
+    /// A stateless `tools/call` also gets the `Mcp-Param-*` headers its tool's schema calls
+    /// for, as learnt from the `tools/list` answers this link saw
+    /// ([`ClientLink::learn_tools`]).
     #[must_use]
-    pub fn post_headers(&self, message: &Outgoing) -> Vec<(&'static str, String)> {
-        let mut headers = vec![("Content-Type", "application/json".to_owned()), ("Accept", POST_ACCEPT.to_owned())];
+    pub fn post_headers(&self, message: &Outgoing) -> Vec<(Cow<'static, str>, String)> {
+        let mut headers: Vec<(Cow<'static, str>, String)> = vec![
+            (Cow::Borrowed("Content-Type"), "application/json".to_owned()),
+            (Cow::Borrowed("Accept"), POST_ACCEPT.to_owned()),
+        ];
         if let Some(id) = &self.session_id {
-            headers.push((SESSION_ID, id.clone()));
+            headers.push((Cow::Borrowed(SESSION_ID), id.clone()));
         }
         if !message.stateless {
             if let Some(version) = &self.version {
-                headers.push((PROTOCOL_VERSION, version.clone()));
+                headers.push((Cow::Borrowed(PROTOCOL_VERSION), version.clone()));
             }
         }
         if message.stateless || message.request_id.is_some() {
-            headers.extend(message.mirrored.iter().cloned());
+            headers.extend(message.mirrored.iter().map(|(name, value)| (Cow::Borrowed(*name), value.clone())));
+        }
+        if let Some((tool, arguments)) = &message.call {
+            if let Some(mirrored) = self.mirrored_tools.get(tool) {
+                let arguments = serde_json::from_str::<JsonObject>(arguments).unwrap_or_default();
+                let params = param_headers(mirrored, &arguments);
+                headers.extend(params.into_iter().map(|(name, value)| (Cow::Owned(name), value)));
+            }
         }
         headers
+    }
+
+    /// Learns, from the answer `reply` to a stateless `tools/list` (`message`), which
+    /// arguments each listed tool mirrors into `Mcp-Param-*` headers. Other messages are
+    /// ignored, as are pages with no `x-mcp-header` when nothing was learnt before.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::client::{ClientLink, Outgoing};
+    /// use talaria_core::jsonrpc::{Message, Request};
+    /// use talaria_core::session::Carries;
+    /// use serde_json::json;
+    ///
+    /// let meta = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
+    /// let outgoing = |message: Message| Outgoing::new(&Carries::from(&message), &message.to_vec());
+    /// let list = outgoing(Request::new(1, "tools/list", Some(meta.clone())).unwrap().into());
+    /// let mut link = ClientLink::new();
+    /// let page = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "weather", "inputSchema":
+    ///     {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}}]}});
+    /// link.learn_tools(&list, page.to_string().as_bytes());
+    ///
+    /// let params = json!({"name": "weather", "arguments": {"region": "us-west1"}, "_meta": meta["_meta"]});
+    /// let call = outgoing(Request::new(2, "tools/call", Some(params)).unwrap().into());
+    /// let headers = link.post_headers(&call);
+    /// assert!(headers.iter().any(|(name, value)| name == "Mcp-Param-Region" && value == "us-west1"));
+    /// ```
+    pub fn learn_tools(&mut self, message: &Outgoing, reply: &[u8]) {
+        #[derive(serde::Deserialize)]
+        struct Page {
+            result: PageResult,
+        }
+        #[derive(serde::Deserialize)]
+        struct PageResult {
+            tools: Vec<ListedTool>,
+        }
+        #[derive(serde::Deserialize)]
+        struct ListedTool {
+            name: String,
+            #[serde(rename = "inputSchema", default)]
+            input_schema: JsonObject,
+        }
+        if !message.lists_tools
+            || (self.mirrored_tools.is_empty() && memchr::memmem::find(reply, ANNOTATION.as_bytes()).is_none())
+        {
+            return;
+        }
+        let Ok(page) = serde_json::from_slice::<Page>(reply) else { return };
+        for tool in page.result.tools {
+            match annotations(&tool.input_schema) {
+                Ok(mirrored) if !mirrored.is_empty() => {
+                    self.mirrored_tools.insert(tool.name, mirrored);
+                }
+                _ => {
+                    self.mirrored_tools.remove(&tool.name);
+                }
+            }
+        }
     }
 
     /// The headers of a GET opening (or resuming, after `last_event_id`) an event stream.
@@ -591,7 +677,7 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
         );
         let headers = link.post_headers(&stateless);
-        let names: Vec<_> = headers.iter().map(|(n, _)| *n).collect();
+        let names: Vec<&str> = headers.iter().map(|(n, _)| n.as_ref()).collect();
         assert!(stateless.is_stateless(), "{names:?}");
         assert!(names.contains(&"Mcp-Method") && names.contains(&"Mcp-Name"), "{names:?}");
         assert_eq!(
@@ -601,7 +687,7 @@ mod tests {
         );
         let legacy = Outgoing::parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         let headers = link.post_headers(&legacy);
-        assert!(headers.contains(&(PROTOCOL_VERSION, "2025-06-18".to_owned())), "{headers:?}");
+        assert!(headers.iter().any(|(n, v)| n == PROTOCOL_VERSION && v == "2025-06-18"), "{headers:?}");
         assert!(!headers.iter().any(|(n, _)| *n == "Mcp-Method"), "notifications carry no mirror: {headers:?}");
     }
 

@@ -187,6 +187,9 @@ struct Mirrored<'a> {
 struct MirroredParams<'a> {
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
+    /// A `tools/call`'s arguments, read only for the `Mcp-Param-*` headers they may need.
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
     #[serde(borrow, default)]
     uri: Option<Cow<'a, str>>,
     #[serde(rename = "_meta", default)]
@@ -336,7 +339,16 @@ fn check_parsed(
 /// ```
 #[must_use]
 pub fn mirror(body: &[u8]) -> Vec<(&'static str, String)> {
-    let Ok(mirrored) = serde_json::from_slice::<Mirrored<'_>>(body) else { return Vec::new() };
+    mirror_call(body).0
+}
+
+/// A stateless `tools/call`: the tool's name and its arguments (JSON text), for the
+/// `Mcp-Param-*` headers the tool's schema may call for.
+pub(crate) type MirroredCall = (String, String);
+
+/// [`mirror`], with the name and arguments of a stateless `tools/call`.
+pub(crate) fn mirror_call(body: &[u8]) -> (Vec<(&'static str, String)>, Option<MirroredCall>) {
+    let Ok(mirrored) = serde_json::from_slice::<Mirrored<'_>>(body) else { return (Vec::new(), None) };
     let mut headers = vec![(METHOD, mirrored.method.clone().into_owned())];
     let params = mirrored.params.as_ref();
     let name = match mirrored.method.as_ref() {
@@ -351,10 +363,17 @@ pub fn mirror(body: &[u8]) -> Vec<(&'static str, String)> {
         .and_then(|p| p.meta.as_deref())
         .and_then(|m| serde_json::from_str::<MirroredMeta<'_>>(m.get()).ok())
         .and_then(|m| m.version);
+    let stateless = version.is_some();
     if let Some(version) = version {
         headers.push((PROTOCOL_VERSION, version.into_owned()));
     }
-    headers
+    let call = match (mirrored.method.as_ref(), params) {
+        ("tools/call", Some(MirroredParams { name: Some(name), arguments: Some(arguments), .. })) if stateless => {
+            Some((name.clone().into_owned(), arguments.get().to_owned()))
+        }
+        _ => None,
+    };
+    (headers, call)
 }
 
 #[cfg(test)]

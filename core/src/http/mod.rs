@@ -28,6 +28,7 @@ pub mod headers;
 pub mod ids;
 pub mod legacy;
 pub mod outcome;
+pub mod param_headers;
 pub mod post;
 pub mod reply;
 pub mod sessions;

@@ -254,6 +254,7 @@ impl<'a> PostExchange<'a> {
         match std::mem::replace(&mut self.state, State::Done) {
             State::Reading => {
                 link.learn_version(&body);
+                link.learn_tools(self.message, &body);
                 self.steps.push_back(PostStep::Feed(body));
             }
             State::ReadingRefusal { status } => self.refused(status, &body),
@@ -265,10 +266,11 @@ impl<'a> PostExchange<'a> {
     /// up to the response (the server may keep it open); the POST's own, to its end.
     pub fn sse(&mut self, link: &mut ClientLink, bytes: &[u8]) {
         let (State::Following(reading) | State::Resumed(_, reading)) = &mut self.state else { return };
-        let steps = &mut self.steps;
+        let (steps, message) = (&mut self.steps, self.message);
         reading.feed_owned(bytes, |event| {
             if !event.data.is_empty() {
                 link.learn_version(event.data.as_bytes());
+                link.learn_tools(message, event.data.as_bytes());
             }
             steps.push_back(PostStep::Event(event));
         });

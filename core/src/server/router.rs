@@ -11,6 +11,7 @@ use super::pagination::paginate;
 use super::prompts::{error_of, PromptEntry};
 use super::resources::{find, ResourceEntry, TemplateEntry};
 use super::tools::{register, typed, upsert, ToolEntry, ToolError};
+use crate::http::param_headers::check_param_headers;
 use crate::jsonrpc::ErrorObject;
 use crate::schema::completion::{CompleteRequestParams, CompleteResult, Completion, CompletionReference};
 use crate::schema::lifecycle::RequestMeta;
@@ -331,6 +332,9 @@ impl<S> Router<S> {
             return session.respond(req.reply, Err(error));
         };
         let entry = &self.tools[index];
+        if let Err(error) = check_mirrored_arguments(session, &req.extras, entry, call.arguments.as_ref()) {
+            return session.respond(req.reply, Err(error));
+        }
         let arguments = serde_json::Value::Object(call.arguments.unwrap_or_default());
         let violations = super::validate::validate(&entry.tool.input_schema, &arguments);
         let arguments = match arguments {
@@ -504,6 +508,25 @@ macro_rules! listed {
 }
 
 listed!(ListToolsResult, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult);
+
+/// A stateless-era call over HTTP: its `Mcp-Param-*` headers must match the `arguments`
+/// the tool's schema mirrors (a `-32020` error, HTTP 400, when they do not).
+fn check_mirrored_arguments<S>(
+    session: &Session<Server>,
+    extras: &Extras,
+    entry: &ToolEntry<S>,
+    arguments: Option<&JsonObject>,
+) -> Result<(), ErrorObject> {
+    let stateless = session.version().is_some_and(|v| v.supports(crate::version::Feature::Stateless));
+    let Some(transport) = extras.transport.as_deref().filter(|t| t.kind == "http" && stateless) else {
+        return Ok(());
+    };
+    if entry.mirrored.is_empty() {
+        return Ok(());
+    }
+    let none = JsonObject::new();
+    check_param_headers(&entry.mirrored, arguments.unwrap_or(&none), &transport.headers)
+}
 
 /// A request on its way to a handler.
 struct Req {

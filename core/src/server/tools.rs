@@ -1,5 +1,6 @@
 //! Tool registrations: typed handlers behind one erased signature.
 
+use crate::http::param_headers::{annotations, ParamHeader};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -62,6 +63,9 @@ pub(super) type ToolFn<S> =
 pub(super) struct ToolEntry<S> {
     pub(super) tool: Tool,
     pub(super) call: ToolFn<S>,
+    /// The arguments its input schema mirrors into `Mcp-Param-*` headers (2026-07-28 over
+    /// HTTP); none when its annotations are invalid (clients leave such a tool out).
+    pub(super) mirrored: Vec<ParamHeader>,
 }
 
 /// Wraps a handler taking typed arguments: arguments that do not fit `A` become an execution
@@ -108,7 +112,8 @@ pub(super) fn normalized(mut tool: Tool) -> Tool {
 pub(super) fn register<S>(tools: &mut Vec<ToolEntry<S>>, tool: Tool, make: impl FnOnce(String) -> ToolFn<S>) {
     let tool = normalized(tool);
     let call = make(tool.name.clone());
-    upsert(tools, ToolEntry { tool, call }, |a, b| a.tool.name == b.tool.name);
+    let mirrored = annotations(&tool.input_schema).unwrap_or_default();
+    upsert(tools, ToolEntry { tool, call, mirrored }, |a, b| a.tool.name == b.tool.name);
 }
 
 /// Puts `item` last, removing any entry `same` says it replaces.

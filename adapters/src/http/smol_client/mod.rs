@@ -80,10 +80,10 @@ impl Link {
 
     /// Sends one request with the application's headers, `authorization` and the protocol's
     /// `headers`, tracing both heads.
-    async fn request(
+    async fn request<N: AsRef<str>>(
         &self,
         method: &str,
-        headers: Vec<(&'static str, String)>,
+        headers: Vec<(N, String)>,
         authorization: Option<&str>,
         body: &[u8],
     ) -> std::io::Result<Response> {
@@ -91,7 +91,7 @@ impl Link {
         if let Some(authorization) = authorization {
             all.push(("Authorization".to_owned(), authorization.to_owned()));
         }
-        all.extend(headers.into_iter().map(|(name, value)| (name.to_owned(), value)));
+        all.extend(headers.into_iter().map(|(name, value)| (name.as_ref().to_owned(), value)));
         if let Some(trace) = &self.trace {
             trace(&TraceEvent::HttpRequest { method, url: &self.url, headers: &all });
         }
@@ -104,10 +104,10 @@ impl Link {
 
     /// [`request`](Self::request) with the authenticator's credentials, renewed and sent
     /// again on a `401` or a `403` it can answer, at most [`AUTH_RETRIES`] times.
-    async fn request_authorized(
+    async fn request_authorized<N: AsRef<str>>(
         &self,
         method: &str,
-        headers: impl Fn() -> Vec<(&'static str, String)>,
+        headers: impl Fn() -> Vec<(N, String)>,
         body: &[u8],
     ) -> Result<Response, AuthorizedError> {
         let mut attempts = 0;
