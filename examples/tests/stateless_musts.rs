@@ -198,3 +198,14 @@ fn the_sdk_client_mirrors_the_arguments_a_tool_marks_and_the_servers_accept_them
         assert_eq!(text, ["Zürich: sunny for 3 days"]);
     });
 }
+
+#[test]
+fn a_tool_that_needs_an_undeclared_client_capability_is_400_with_the_capability_named() {
+    on_both_servers(|addr| {
+        // The `roots` tool asks the client for its roots; this client declared no capability.
+        let body = call(13, "tools/call", &json!({"name": "roots", "arguments": {}, "_meta": meta()}));
+        let (status, reply) = post(addr, &body, &[]);
+        assert_eq!((status, &reply["error"]["code"], &reply["id"]), (400, &json!(-32021), &json!(13)), "{reply}");
+        assert_eq!(reply["error"]["data"]["requiredCapabilities"], json!({"roots": {}}), "{reply}");
+    });
+}

@@ -160,6 +160,13 @@ fn the_stateless_era_works_over_stdio() {
         text_of(&client.call_tool("forecast", json!({"region": "Bern", "days": 2})).unwrap()),
         "Bern: sunny for 2 days"
     );
+    // This client answers no elicitation: a tool that asks for one is refused with -32021.
+    match client.call_tool("elicit", json!({"question": "?"})) {
+        Err(ClientError::Call(CallError::Remote(e))) => {
+            assert_eq!((e.code.0, e.data), (-32021, Some(json!({"requiredCapabilities": {"elicitation": {}}}))));
+        }
+        other => panic!("a tool needing undeclared elicitation gave {other:?}"),
+    }
     match client.request("no/such/method", None) {
         Err(ClientError::Call(CallError::Remote(e))) => assert_eq!(e.code.0, -32601),
         other => panic!("an unknown method gave {other:?}"),

@@ -3,6 +3,7 @@
 
 use super::common::{Annotations, Icon, Meta};
 use super::macros::{duplicate, mcp_struct, tagged_union, FromMap, Key, MapVisitor};
+use crate::version::{Feature, ProtocolVersion};
 
 mcp_struct! {
     /// Text content.
@@ -350,6 +351,55 @@ impl ContentBlock {
     #[must_use]
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text(TextContent::new(text))
+    }
+
+    /// The block as `version` can carry it: a kind of content the revision does not define
+    /// becomes a text block saying what it was, so that an older client never receives a
+    /// block it cannot read. The table:
+    ///
+    /// | block | since | before it, the client gets |
+    /// |---|---|---|
+    /// | `audio` | 2025-03-26 | text: `[audio (<mimeType>) not shown: ...]` |
+    /// | `resource_link` | 2025-06-18 | text: `<title or name>: <uri>`, and the description |
+    ///
+    /// `text`, `image` and embedded `resource` blocks exist in every revision and are kept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::{AudioContent, ContentBlock};
+    /// use talaria_core::version::ProtocolVersion;
+    ///
+    /// let audio = ContentBlock::Audio(AudioContent::new("UklGRg==", "audio/wav"));
+    /// assert!(matches!(audio.clone().for_revision(ProtocolVersion::V2025_03_26), ContentBlock::Audio(_)));
+    /// let text = audio.for_revision(ProtocolVersion::V2024_11_05);
+    /// assert!(text.as_text().unwrap().contains("audio/wav"));
+    /// ```
+    #[must_use]
+    pub fn for_revision(self, version: ProtocolVersion) -> Self {
+        match self {
+            Self::Audio(audio) if !version.supports(Feature::AudioContent) => Self::text(format!(
+                "[audio ({}) not shown: this client's protocol revision ({version}) has no audio content]",
+                audio.mime_type
+            )),
+            Self::ResourceLink(link) if !version.supports(Feature::ResourceLinks) => {
+                let name = link.title.as_deref().unwrap_or(&link.name);
+                let mut text = format!("{name}: {}", link.uri);
+                if let Some(description) = &link.description {
+                    text.push_str(&format!("\n{description}"));
+                }
+                Self::text(text)
+            }
+            block => block,
+        }
+    }
+
+    /// Each of `blocks` as `version` can carry it ([`ContentBlock::for_revision`]).
+    pub fn adapt_all(blocks: &mut Vec<Self>, version: ProtocolVersion) {
+        if version.supports(Feature::ResourceLinks) {
+            return;
+        }
+        *blocks = std::mem::take(blocks).into_iter().map(|block| block.for_revision(version)).collect();
     }
 
     /// The text of a text block.

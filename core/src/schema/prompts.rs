@@ -281,8 +281,14 @@ impl GetPromptResult {
 }
 
 impl ForRevision for GetPromptResult {
+    /// Sets `resultType` for 2026-07-28, and turns each message's content into what the
+    /// revision can carry ([`ContentBlock::for_revision`]).
     fn adapt_to(&mut self, version: ProtocolVersion) {
         adapt_result_type(&mut self.result_type, version);
+        for message in &mut self.messages {
+            let content = std::mem::replace(&mut message.content, ContentBlock::text(""));
+            message.content = content.for_revision(version);
+        }
     }
 }
 

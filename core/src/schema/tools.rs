@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::common::{Icon, JsonObject, Meta, NotificationParams, PaginatedRequestParams, ResultType};
-use super::content::ContentBlock;
+use super::content::{AudioContent, ContentBlock, EmbeddedResource, ImageContent, ResourceContents, ResourceLink};
 use super::macros::{cacheable_list, mcp_struct};
 use super::methods::{notification_method, request_method};
 use super::mrtr::InputResponses;
@@ -323,6 +323,72 @@ impl CallToolResult {
         Self::new(vec![ContentBlock::text(text)])
     }
 
+    /// A successful result holding one image (base64 `data` of type `mime_type`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tools::CallToolResult;
+    /// use talaria_core::schema::ContentBlock;
+    ///
+    /// let r = CallToolResult::image("iVBORw0KGgo=", "image/png");
+    /// assert!(matches!(&r.content[0], ContentBlock::Image(i) if i.mime_type == "image/png"));
+    /// ```
+    #[must_use]
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self::new(vec![ContentBlock::Image(ImageContent::new(data, mime_type))])
+    }
+
+    /// A successful result holding one audio clip (base64 `data` of type `mime_type`;
+    /// clients before 2025-03-26 get a text block saying so instead).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tools::CallToolResult;
+    /// use talaria_core::schema::ContentBlock;
+    ///
+    /// let r = CallToolResult::audio("UklGRg==", "audio/wav");
+    /// assert!(matches!(&r.content[0], ContentBlock::Audio(a) if a.mime_type == "audio/wav"));
+    /// ```
+    #[must_use]
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self::new(vec![ContentBlock::Audio(AudioContent::new(data, mime_type))])
+    }
+
+    /// A successful result holding a link to the resource `uri`, named `name` (clients
+    /// before 2025-06-18 get a text block with the name and URI instead).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tools::CallToolResult;
+    /// use talaria_core::schema::ContentBlock;
+    ///
+    /// let r = CallToolResult::resource_link("file:///report.pdf", "report");
+    /// assert!(matches!(&r.content[0], ContentBlock::ResourceLink(l) if l.uri == "file:///report.pdf"));
+    /// ```
+    #[must_use]
+    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Self::new(vec![ContentBlock::ResourceLink(ResourceLink::new(uri, name))])
+    }
+
+    /// A successful result embedding a resource's `contents`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tools::CallToolResult;
+    /// use talaria_core::schema::{ContentBlock, TextResourceContents};
+    ///
+    /// let r = CallToolResult::resource(TextResourceContents::new("file:///a.txt", "hello").into());
+    /// assert!(matches!(&r.content[0], ContentBlock::Resource(_)));
+    /// ```
+    #[must_use]
+    pub fn resource(contents: ResourceContents) -> Self {
+        Self::new(vec![ContentBlock::Resource(EmbeddedResource::new(contents))])
+    }
+
     /// A tool error, described by one text block, with `isError: true`.
     ///
     /// # Examples
@@ -365,11 +431,13 @@ impl CallToolResult {
 }
 
 impl ForRevision for CallToolResult {
-    /// Sets `resultType` for 2026-07-28, and removes `structuredContent` where the revision
+    /// Sets `resultType` for 2026-07-28, turns content blocks the revision lacks into text
+    /// ([`ContentBlock::for_revision`]), and removes `structuredContent` where the revision
     /// cannot carry it: before 2025-06-18, and, through 2025-11-25, when it is not an object.
     /// When it is removed and `content` is empty, a text block with its JSON takes its place.
     fn adapt_to(&mut self, version: ProtocolVersion) {
         adapt_result_type(&mut self.result_type, version);
+        ContentBlock::adapt_all(&mut self.content, version);
         let fits = |value: &serde_json::Value| {
             version.supports(Feature::StructuredOutput)
                 && (value.is_object() || structured_content_may_be_any_value(version))

@@ -25,8 +25,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::jsonrpc::{CallError, ErrorObject, LocalError};
 use crate::schema::lifecycle::ClientCapabilities;
-use crate::schema::method_info;
 use crate::schema::mrtr::{InputRequest, InputRequests, InputRequiredResult, InputResponses};
+use crate::schema::{method_info, Capability};
+use crate::session::client_capability_name;
 
 /// What `requestState` carries between a job's rounds.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -44,6 +45,8 @@ pub(super) struct Rounds {
     capabilities: Option<ClientCapabilities>,
     asked: AtomicUsize,
     missing: Mutex<InputRequests>,
+    /// The first client capability an ask needed and the client had not declared.
+    undeclared: Mutex<Option<Capability>>,
 }
 
 impl Rounds {
@@ -69,7 +72,13 @@ impl Rounds {
                 answers.push(serde_json::to_value(answer).unwrap_or_default());
             }
         }
-        Ok(Self { answers, capabilities, asked: AtomicUsize::new(0), missing: Mutex::new(InputRequests::new()) })
+        Ok(Self {
+            answers,
+            capabilities,
+            asked: AtomicUsize::new(0),
+            missing: Mutex::new(InputRequests::new()),
+            undeclared: Mutex::new(None),
+        })
     }
 
     /// The answer to the job's next ask, or [`LocalError::InputRequired`] after noting the ask
@@ -82,6 +91,7 @@ impl Rounds {
         }
         if let Some(capability) = method_info(method).and_then(|info| info.capability) {
             if !self.capabilities.as_ref().is_some_and(|c| c.has(capability)) {
+                self.undeclared.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(capability);
                 let why = format!("the client did not declare the capability {method} needs ({capability:?})");
                 return Err(CallError::Local(LocalError::NotSent(why)));
             }
@@ -91,6 +101,18 @@ impl Rounds {
             .map_err(|e| CallError::Local(LocalError::NotSent(format!("cannot ask {method}: {e}"))))?;
         self.missing.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(ask_key(index), request);
         Err(CallError::Local(LocalError::InputRequired(method.to_owned())))
+    }
+
+    /// The error the call ends with if the job asked for something the client did not
+    /// declare the capability for: -32021 with `requiredCapabilities` naming it, whatever the
+    /// job made of the failed ask.
+    pub(super) fn undeclared_capability(&self) -> Option<ErrorObject> {
+        let capability = (*self.undeclared.lock().unwrap_or_else(std::sync::PoisonError::into_inner))?;
+        let name = client_capability_name(capability);
+        let mut required = serde_json::Map::new();
+        required.insert(name.to_owned(), serde_json::Value::Object(serde_json::Map::new()));
+        let message = format!("This request requires the client capability {name:?}");
+        Some(ErrorObject::missing_required_client_capability(message, serde_json::Value::Object(required)))
     }
 
     /// The `input_required` answer the call ends with, if the job asked for anything the

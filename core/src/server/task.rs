@@ -262,9 +262,13 @@ impl<S> Context<'_, S> {
     }
 }
 
-/// A job's outcome, unless it asked for something the client has yet to answer: then the
-/// call is answered with `input_required`.
+/// A job's outcome, unless it asked for something the client did not declare the capability
+/// for (the call is answered with -32021) or has yet to answer (answered with
+/// `input_required`).
 fn settle(outcome: Result<CallToolResult, ToolError>, rounds: Option<&Rounds>) -> Result<CallToolResult, ToolError> {
+    if let Some(undeclared) = rounds.and_then(Rounds::undeclared_capability) {
+        return Err(ToolError::Protocol(undeclared));
+    }
     match rounds.and_then(Rounds::input_required) {
         Some(needed) => Err(ToolError::InputRequired(Box::new(needed))),
         None => outcome,

@@ -602,7 +602,8 @@ fn a_blocking_tool_asks_in_rounds_in_the_stateless_era() {
     assert_eq!(call.rounds(), 2, "one round per ask");
     assert_eq!(runs.load(Ordering::Relaxed), 3, "the job runs once per round");
 
-    // A client without elicitation gets the tool's error, not an input request it cannot answer.
+    // A client without elicitation gets -32021 naming it (spec 2026-07-28, basic/index), not an
+    // input request it cannot answer, whatever the tool made of the failed ask.
     let mut bare = Handlers::default();
     bare.add_root(Root::new("file:///work"));
     let router = Router::<u32>::builder()
@@ -616,9 +617,9 @@ fn a_blocking_tool_asks_in_rounds_in_the_stateless_era() {
         })
         .build();
     let mut w = World::with_client(ProtocolVersion::V2026_07_28, router, bare.capabilities());
-    let answer = w.call("tools/call", &json!({"name": "ask"}), RequestOptions::default()).unwrap();
-    assert_eq!(answer["isError"], true, "{answer}");
-    assert!(answer["content"][0]["text"].as_str().unwrap().contains("did not declare"), "{answer}");
+    let refused = w.call("tools/call", &json!({"name": "ask"}), RequestOptions::default()).unwrap_err();
+    assert_eq!(refused["code"], -32021, "{refused}");
+    assert_eq!(refused["data"], json!({"requiredCapabilities": {"elicitation": {}}}), "{refused}");
 }
 
 #[test]
@@ -699,4 +700,36 @@ fn forecast_router() -> Router<u32> {
         .prompt(greet_prompt(), |_ctx, _| Ok(GetPromptResult::new(vec![])))
         .resource(Resource::new("file:///a", "a"), |_ctx, uri, _| Ok(vec![TextResourceContents::new(uri, "").into()]))
         .build()
+}
+
+#[test]
+fn content_a_revision_lacks_reaches_its_clients_as_text() {
+    use crate::schema::{AudioContent, ContentBlock, ResourceLink};
+    let blocks = || {
+        vec![
+            ContentBlock::Audio(AudioContent::new("UklGRg==", "audio/wav")),
+            ContentBlock::ResourceLink(ResourceLink::new("file:///notes.md", "notes")),
+            ContentBlock::text("plain"),
+        ]
+    };
+    let router = || {
+        Router::<u32>::builder()
+            .tool(Tool::new("media", schema(json!({}))), move |_ctx, _: Value| {
+                let mut result = CallToolResult::text("");
+                result.content = blocks();
+                Ok(result)
+            })
+            .build()
+    };
+    let kinds = |version: ProtocolVersion| -> Vec<String> {
+        let mut w = World::with(version, router());
+        let result = w.call("tools/call", &json!({"name": "media"}), RequestOptions::default()).unwrap();
+        result["content"].as_array().unwrap().iter().map(|b| b["type"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(kinds(ProtocolVersion::V2024_11_05), ["text", "text", "text"], "no audio, no links in 2024-11-05");
+    assert_eq!(kinds(ProtocolVersion::V2025_03_26), ["audio", "text", "text"], "audio from 2025-03-26");
+    assert_eq!(kinds(ProtocolVersion::V2025_06_18), ["audio", "resource_link", "text"], "links from 2025-06-18");
+    let mut old = World::with(ProtocolVersion::V2024_11_05, router());
+    let result = old.call("tools/call", &json!({"name": "media"}), RequestOptions::default()).unwrap();
+    assert_eq!(result["content"][1]["text"], "notes: file:///notes.md", "{result}");
 }

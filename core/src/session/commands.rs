@@ -713,7 +713,7 @@ impl Session<Server> {
 }
 
 /// The member of `ClientCapabilities` that declares `capability`.
-const fn client_capability_name(capability: Capability) -> &'static str {
+pub(crate) const fn client_capability_name(capability: Capability) -> &'static str {
     match capability {
         Capability::Roots | Capability::RootsListChanged => "roots",
         Capability::Sampling => "sampling",
