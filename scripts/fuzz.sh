@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(jsonrpc_decode line_decode sse_decode typed_decode session_ops auth_inputs)
+[ ${#targets[@]} -gt 0 ] || targets=(jsonrpc_decode line_decode sse_decode typed_decode session_ops auth_inputs http_requests)
 
 if ! rustup toolchain list | grep -q '^nightly'; then
   rustup toolchain install nightly --profile minimal

@@ -362,3 +362,46 @@ fn auth_flow(data: &[u8]) {
     }
     panic!("the authorization did not end within 64 steps");
 }
+
+/// Reads the input as an HTTP request to the MCP endpoint: header lines (`Name: value`, up to
+/// an empty line), then the body. Classifying it, checking a stateless body against its
+/// headers, and reading the mirrored headers a client would send must not panic. When the body
+/// is a JSON object, it is also read as a tool's input schema (its `x-mcp-header`
+/// annotations) with its `arguments` member as a call's arguments: the `Mcp-Param-*` headers a
+/// client builds from them are always accepted by the server's check, and header values
+/// round-trip through their encoding.
+pub fn http_requests(data: &[u8]) {
+    use crate::http::exchange::{classify, EndpointConfig, HttpMethod, HttpRequest};
+    use crate::http::headers::{check_mirrored, check_stateless_request, decode_value, encode_value, mirror};
+    use crate::http::param_headers::{annotations, check_param_headers, param_headers};
+
+    let (head, body) = match data.windows(2).position(|w| w == b"\n\n") {
+        Some(at) => (&data[..at], &data[at + 2..]),
+        None => (data, &[][..]),
+    };
+    let head = String::from_utf8_lossy(head);
+    let headers: Vec<(&str, &str)> =
+        head.lines().filter_map(|line| line.split_once(':')).map(|(n, v)| (n.trim(), v.trim())).collect();
+    let method =
+        [HttpMethod::Post, HttpMethod::Get, HttpMethod::Delete][data.first().map_or(0, |b| usize::from(*b % 3))];
+    let _ = classify(&HttpRequest { method, headers: &headers[..], body }, &EndpointConfig::default());
+    let _ = check_mirrored(&headers[..], body);
+    let _ = check_stateless_request(&headers[..], body);
+    let _ = mirror(body);
+    for (_, value) in &headers {
+        if let Ok(decoded) = decode_value(value) {
+            let again = encode_value(&decoded).into_owned();
+            assert_eq!(decode_value(&again).ok().as_deref(), Some(&*decoded), "a header value does not round-trip");
+        }
+    }
+    let Ok(serde_json::Value::Object(schema)) = serde_json::from_slice::<serde_json::Value>(body) else { return };
+    let Ok(mirrored) = annotations(&schema) else { return };
+    let arguments = schema.get("arguments").and_then(serde_json::Value::as_object).cloned().unwrap_or_default();
+    let _ = check_param_headers(&mirrored, &arguments, &headers[..]);
+    let sent = param_headers(&mirrored, &arguments);
+    if let Err(e) = check_param_headers(&mirrored, &arguments, &sent[..]) {
+        // Only a value the client cannot mirror (not a string, safe integer or boolean) may
+        // leave a header out; the server then rightly refuses.
+        assert!(e.message.contains("is missing"), "what a client sends, the server refuses: {}", e.message);
+    }
+}

@@ -209,3 +209,24 @@ fn a_tool_that_needs_an_undeclared_client_capability_is_400_with_the_capability_
         assert_eq!(reply["error"]["data"]["requiredCapabilities"], json!({"roots": {}}), "{reply}");
     });
 }
+
+#[test]
+fn a_call_made_before_listing_the_tools_lists_them_and_goes_again() {
+    use talaria::client::{Client, ClientOptions};
+    use talaria::core::session::ClientMode;
+    let options = || ClientOptions::new("musts", "1").mode(ClientMode::Stateless);
+    on_both_servers(|addr| {
+        let url = format!("http://{addr}/mcp");
+        // The first call goes without Mcp-Param-* headers (nothing listed yet), is refused
+        // with -32020, and goes again after the client lists the tools, as the spec advises.
+        let blocking = Client::http(&url, &[], options()).unwrap();
+        let result = blocking.call_tool("forecast", json!({"region": "Bern", "days": 1})).unwrap();
+        assert_eq!(result.content[0].as_text(), Some("Bern: sunny for 1 days"));
+        let smol = smol::block_on(talaria::smol::http(&url, &[], options())).unwrap();
+        let result = smol::block_on(smol.call_tool("forecast", json!({"region": "Bern", "days": 2}))).unwrap();
+        assert_eq!(result.content[0].as_text(), Some("Bern: sunny for 2 days"));
+        // A call that still disagrees after the listing ends with the refusal.
+        let refused = blocking.call_tool("forecast", json!({"region": "Bern", "days": 1.5}));
+        assert!(refused.is_err() || refused.as_ref().is_ok_and(|r| r.is_error()), "{refused:?}");
+    });
+}

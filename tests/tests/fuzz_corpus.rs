@@ -56,3 +56,8 @@ fn session_ops_corpus() {
 fn auth_inputs_corpus() {
     replay("auth_inputs", talaria_core::fuzzing::auth_inputs);
 }
+
+#[test]
+fn http_requests_corpus() {
+    replay("http_requests", talaria_core::fuzzing::http_requests);
+}

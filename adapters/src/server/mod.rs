@@ -309,6 +309,19 @@ impl<S: Send + 'static> Link for ConnLink<S> {
             .is_some_and(|conn| conn.with(|s, _| s.endpoint.session_mut().close_sse_stream(deferred.reply())))
     }
 
+    fn notify(&self, deferred: &Deferred, method: &str, params: Option<Box<RawValue>>) -> bool {
+        self.conn.upgrade().is_some_and(|conn| {
+            conn.with(|s, _| {
+                let session = s.endpoint.session_mut();
+                if session.is_in_flight(deferred.reply()) {
+                    session.notify_related(deferred.reply(), method, params).is_ok()
+                } else {
+                    session.notify(method, params).is_ok()
+                }
+            })
+        })
+    }
+
     fn complete(&self, deferred: Deferred, outcome: Result<CallToolResult, ToolError>) {
         if let Some(conn) = self.conn.upgrade() {
             let _ = conn.with(|s, _| {

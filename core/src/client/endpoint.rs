@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use super::mrtr::next_round;
 use super::{check_structured_output, Handlers};
 use crate::http::param_headers::without_invalid_mirroring;
-use crate::jsonrpc::{CallError, LocalError, RequestId};
+use crate::jsonrpc::{CallError, ErrorCode, ErrorObject, LocalError, RequestId};
 use crate::schema::tools::{CallToolResult, ListToolsResult, Tool};
 use crate::schema::{result_type_of, JsonObject, RequestMethod, ResultType};
 use crate::session::{BatchItem, Client, ClientConfig, ClientMode, Event, Output, RequestOptions, SendError, Session};
@@ -109,6 +109,9 @@ enum Check {
     ListTools,
     /// Check structured content against this tool's output schema.
     CallTool(String),
+    /// A `tools/list` sent on behalf of this call, refused with this header mismatch: once it
+    /// is answered (the transport learnt which arguments to mirror), the call goes again.
+    Relist(Box<Pending>, ErrorObject),
 }
 
 struct Retry {
@@ -116,6 +119,8 @@ struct Retry {
     params: JsonObject,
     options: RequestOptions,
     rounds: usize,
+    /// The call went again after a `tools/list` (see [`Check::Relist`]); once is enough.
+    relisted: bool,
 }
 
 /// A client connection: a [`Session<Client>`], the [`Handlers`] that answer the server, and a
@@ -373,6 +378,7 @@ impl Endpoint {
             params: params.as_deref().and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default(),
             options: options.request,
             rounds: 0,
+            relisted: false,
         });
         let id = self.session.send_request(now, method, params, options.request)?;
         let pending = Pending { origin: id.clone(), done, progress: options.on_progress, check, retry };
@@ -459,11 +465,32 @@ impl Endpoint {
                 let _ = self.handlers.dispatch(&mut self.session, request);
                 None
             }
+            // A completion this client cannot place is ignored; one it can goes to the
+            // completion callback, or on to the application if there is none.
+            Event::Notification { method, params } if method == "notifications/elicitation/complete" => {
+                let known = self.handlers.elicitation_completed(params.as_deref());
+                (known && !self.handlers.has_elicitation_complete()).then_some(Event::Notification { method, params })
+            }
             other => Some(other),
         }
     }
 
     fn finish(&mut self, mut pending: Pending, outcome: Result<Box<RawValue>, CallError>) {
+        let outcome = match outcome {
+            Err(CallError::Remote(error)) if self.relists_for(&pending, &error) => match self.relist(pending, error) {
+                Ok(()) => return,
+                Err((refused, error)) => {
+                    pending = *refused;
+                    Err(CallError::Remote(error))
+                }
+            },
+            outcome => outcome,
+        };
+        if let Check::Relist(..) = pending.check {
+            let Check::Relist(call, error) = std::mem::replace(&mut pending.check, Check::Nothing) else { return };
+            self.resume_after_relist(*call, error, outcome);
+            return;
+        }
         let mrtr = self.session.version().is_some_and(|v| v.supports(Feature::Mrtr));
         let outcome = match (outcome, &mut pending.retry) {
             (Ok(raw), Some(retry)) if mrtr && result_type_of(&raw) == Some(ResultType::InputRequired) => {
@@ -488,6 +515,51 @@ impl Endpoint {
             (_, outcome) => outcome,
         };
         (pending.done)(outcome);
+    }
+
+    /// Whether a call refused with `error` should go again after a `tools/list`: a stateless
+    /// `tools/call` refused for a header mismatch (its tool's mirrored arguments were not
+    /// known yet), the first time. The spec says a client should.
+    fn relists_for(&self, pending: &Pending, error: &ErrorObject) -> bool {
+        error.code == ErrorCode::HEADER_MISMATCH
+            && self.stateless()
+            && pending.retry.as_ref().is_some_and(|r| r.method == "tools/call" && !r.relisted)
+    }
+
+    /// Sends a `tools/list` on behalf of the refused call `pending`; gives the call back if
+    /// it cannot.
+    fn relist(&mut self, pending: Pending, error: ErrorObject) -> Result<(), (Box<Pending>, ErrorObject)> {
+        let options = pending.retry.as_ref().map(|r| r.options).unwrap_or_default();
+        match self.session.send_request(self.now, "tools/list", None, options) {
+            Ok(id) => {
+                // Known by the call's id: cancelling the call cancels the listing.
+                let origin = pending.origin.clone();
+                let check = Check::Relist(Box::new(pending), error);
+                let relist = Pending { origin, done: Box::new(|_| {}), progress: None, check, retry: None };
+                self.pending.insert(id, relist);
+                Ok(())
+            }
+            Err(_) => Err((Box::new(pending), error)),
+        }
+    }
+
+    /// The `tools/list` sent for `call` ended (`listed`): once listed, the call goes again;
+    /// a cancelled listing cancels the call; otherwise the call ends with its first refusal.
+    fn resume_after_relist(&mut self, mut call: Pending, error: ErrorObject, listed: Result<Box<RawValue>, CallError>) {
+        let raw = match listed {
+            Ok(raw) => raw,
+            Err(cancelled @ CallError::Local(LocalError::Cancelled { .. })) => return (call.done)(Err(cancelled)),
+            Err(_) => return (call.done)(Err(CallError::Remote(error))),
+        };
+        self.learn_tools(&without_invalid_mirroring(&raw).unwrap_or(raw));
+        let Some(retry) = call.retry.as_mut() else { return (call.done)(Err(CallError::Remote(error))) };
+        retry.relisted = true;
+        match self.session.send(self.now, &retry.method, &retry.params, retry.options) {
+            Ok(next) => {
+                self.pending.insert(next, call);
+            }
+            Err(_) => (call.done)(Err(CallError::Remote(error))),
+        }
     }
 
     /// Answers the server's input requests and sends the request again.

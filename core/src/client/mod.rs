@@ -37,7 +37,7 @@ use serde_json::value::RawValue;
 
 pub use crate::session::{FrameDirection, FrameObserver};
 pub use endpoint::{CallOptions, Completion, Endpoint, Progress, ProgressFn, DEFAULT_MAX_INPUT_ROUNDS};
-pub use handlers::{ElicitationFn, Handlers, SamplingFn};
+pub use handlers::{ElicitationCompleteFn, ElicitationFn, Handlers, SamplingFn};
 pub use list_all::{ListAll, ListStep};
 pub use mrtr::{MrtrCall, MrtrStep};
 pub use structured::check_structured_output;

@@ -111,6 +111,8 @@ impl ClientCapabilities {
             Capability::Sampling => self.sampling.is_some(),
             Capability::Elicitation => self.elicitation.is_some(),
             Capability::Tasks => self.tasks.is_some(),
+            Capability::SamplingTools => self.sampling.as_ref().is_some_and(|s| s.tools.is_some()),
+            Capability::ElicitationUrl => self.supports_url_elicitation(),
             _ => false,
         }
     }

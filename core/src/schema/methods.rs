@@ -109,6 +109,10 @@ pub enum Capability {
     Elicitation,
     /// `tasks` on either side (2025-11-25).
     Tasks,
+    /// Client `sampling.tools`: tools in a sampling request (2025-11-25+).
+    SamplingTools,
+    /// Client `elicitation.url`: URL-mode elicitation (2025-11-25+).
+    ElicitationUrl,
 }
 
 impl Capability {
@@ -116,9 +120,43 @@ impl Capability {
     #[must_use]
     pub const fn advertised_by(self) -> Side {
         match self {
-            Self::Roots | Self::RootsListChanged | Self::Sampling | Self::Elicitation | Self::Tasks => Side::Client,
+            Self::Roots
+            | Self::RootsListChanged
+            | Self::Sampling
+            | Self::Elicitation
+            | Self::Tasks
+            | Self::SamplingTools
+            | Self::ElicitationUrl => Side::Client,
             _ => Side::Server,
         }
+    }
+}
+
+/// The capability a request's `params` call for beyond its method's own: tools in a
+/// `sampling/createMessage` need `sampling.tools`, a URL-mode `elicitation/create` needs
+/// `elicitation.url`. A sender must not send such a request to a peer that did not declare it.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// use talaria_core::schema::{params_capability, Capability};
+///
+/// let with_tools = json!({"messages": [], "maxTokens": 5, "tools": [{"name": "t", "inputSchema": {"type": "object"}}]});
+/// assert_eq!(params_capability("sampling/createMessage", &with_tools), Some(Capability::SamplingTools));
+/// let url = json!({"mode": "url", "message": "Sign in", "url": "https://example.com", "elicitationId": "e1"});
+/// assert_eq!(params_capability("elicitation/create", &url), Some(Capability::ElicitationUrl));
+/// assert_eq!(params_capability("elicitation/create", &json!({"message": "Name?"})), None);
+/// ```
+#[must_use]
+pub fn params_capability(method: &str, params: &serde_json::Value) -> Option<Capability> {
+    let present = |key: &str| params.get(key).is_some_and(|v| !v.is_null());
+    match method {
+        "sampling/createMessage" if present("tools") || present("toolChoice") => Some(Capability::SamplingTools),
+        "elicitation/create" if params.get("mode").and_then(serde_json::Value::as_str) == Some("url") => {
+            Some(Capability::ElicitationUrl)
+        }
+        _ => None,
     }
 }
 

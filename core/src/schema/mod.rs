@@ -59,5 +59,6 @@ pub use content::{
 };
 pub use dispatch::{result_type_of, AnyParams, AnyResult, McpPayloads};
 pub use methods::{
-    method_info, Capability, MethodInfo, MethodKind, NotificationMethod, RequestMethod, SentBy, Side, METHODS,
+    method_info, params_capability, Capability, MethodInfo, MethodKind, NotificationMethod, RequestMethod, SentBy,
+    Side, METHODS,
 };

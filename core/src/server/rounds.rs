@@ -26,8 +26,8 @@ use serde::{Deserialize, Serialize};
 use crate::jsonrpc::{CallError, ErrorObject, LocalError};
 use crate::schema::lifecycle::ClientCapabilities;
 use crate::schema::mrtr::{InputRequest, InputRequests, InputRequiredResult, InputResponses};
-use crate::schema::{method_info, Capability};
-use crate::session::client_capability_name;
+use crate::schema::{method_info, params_capability, Capability};
+use crate::session::required_capabilities;
 
 /// What `requestState` carries between a job's rounds.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -89,12 +89,18 @@ impl Rounds {
             return R::deserialize(answer)
                 .map_err(|e| CallError::Local(LocalError::MalformedResponse(format!("{method} result: {e}"))));
         }
-        if let Some(capability) = method_info(method).and_then(|info| info.capability) {
+        let needed = method_info(method).and_then(|info| info.capability).into_iter();
+        for capability in needed.chain(params_capability(method, params)) {
             if !self.capabilities.as_ref().is_some_and(|c| c.has(capability)) {
                 self.undeclared.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(capability);
                 let why = format!("the client did not declare the capability {method} needs ({capability:?})");
                 return Err(CallError::Local(LocalError::NotSent(why)));
             }
+        }
+        let mut params = params.clone();
+        if let Some(page) = params.as_object_mut().filter(|_| method == "elicitation/create") {
+            // 2026-07-28 has no elicitationId: a server correlates through requestState.
+            page.remove("elicitationId");
         }
         let request = serde_json::json!({ "method": method, "params": params });
         let request: InputRequest = serde_json::from_value(request)
@@ -108,11 +114,9 @@ impl Rounds {
     /// job made of the failed ask.
     pub(super) fn undeclared_capability(&self) -> Option<ErrorObject> {
         let capability = (*self.undeclared.lock().unwrap_or_else(std::sync::PoisonError::into_inner))?;
-        let name = client_capability_name(capability);
-        let mut required = serde_json::Map::new();
-        required.insert(name.to_owned(), serde_json::Value::Object(serde_json::Map::new()));
-        let message = format!("This request requires the client capability {name:?}");
-        Some(ErrorObject::missing_required_client_capability(message, serde_json::Value::Object(required)))
+        let required = required_capabilities(capability);
+        let message = format!("This request requires the client capability {required}");
+        Some(ErrorObject::missing_required_client_capability(message, required))
     }
 
     /// The `input_required` answer the call ends with, if the job asked for anything the

@@ -18,6 +18,7 @@ use super::rounds::Rounds;
 use super::router::Deferred;
 use super::tools::ToolError;
 use crate::jsonrpc::{CallError, ErrorObject, LocalError};
+use crate::schema::elicitation::ElicitationCompleteNotificationParams;
 use crate::schema::tools::{CallToolResult, Tool};
 use crate::schema::{LoggingLevel, RequestMethod};
 use crate::version::Feature;
@@ -39,6 +40,11 @@ pub trait Link: Send + Sync {
     /// rest (see `Session::close_sse_stream`); returns whether it was ended. The default does
     /// nothing: transports without response streams have nothing to end.
     fn close_sse_stream(&self, _deferred: &Deferred) -> bool {
+        false
+    }
+    /// Sends a notification about the deferred request (on its route while it is in flight,
+    /// else on the connection); returns whether it went. The default sends nothing.
+    fn notify(&self, _deferred: &Deferred, _method: &str, _params: Option<Box<RawValue>>) -> bool {
         false
     }
     /// Answers the deferred request.
@@ -196,6 +202,39 @@ impl Job<'_> {
         let answer = link.ask(deferred, M::INFO.name, raw)?;
         serde_json::from_str(answer.get())
             .map_err(|e| CallError::Local(LocalError::MalformedResponse(format!("{} result: {e}", M::INFO.name))))
+    }
+
+    /// Tells the client that the URL-mode elicitation `elicitation_id` (which this job asked
+    /// with [`Job::ask`]) is complete: the user finished what the page asked
+    /// (`notifications/elicitation/complete`, 2025-11-25). Returns whether it was sent: not in
+    /// other revisions (2026-07-28 correlates through `requestState` instead), nor where the
+    /// job has no connection.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::elicitation::{Elicit, ElicitRequestParams, ElicitRequestUrlParams};
+    /// use talaria_core::schema::tools::{CallToolResult, Tool};
+    /// use talaria_core::server::{Router, ToolError};
+    ///
+    /// let router = Router::<()>::builder()
+    ///     .blocking_tool(Tool::new("connect_account", Default::default()), |job, _: serde_json::Value| {
+    ///         let mut page = ElicitRequestUrlParams::new("Sign in to link your account", "https://example.com/link");
+    ///         page.elicitation_id = Some("link-1".into());
+    ///         job.ask::<Elicit>(&ElicitRequestParams::Url(page)).map_err(|e| ToolError::execution(e.to_string()))?;
+    ///         // ... the user signs in on the page; the server learns it out of band ...
+    ///         job.elicitation_complete("link-1");
+    ///         Ok(CallToolResult::text("linked"))
+    ///     })
+    ///     .build();
+    /// assert_eq!(router.tools().count(), 1);
+    /// ```
+    pub fn elicitation_complete(&self, elicitation_id: &str) -> bool {
+        let (Some(link), Some(deferred)) = (self.link, self.deferred) else { return false };
+        let params =
+            ElicitationCompleteNotificationParams { elicitation_id: elicitation_id.to_owned(), ..Default::default() };
+        let Ok(params) = serde_json::value::to_raw_value(&params) else { return false };
+        link.notify(deferred, "notifications/elicitation/complete", Some(params))
     }
 
     /// Ends this call's SSE response stream now, while the work goes on (2025-11-25 SSE

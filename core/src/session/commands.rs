@@ -15,7 +15,7 @@ use crate::jsonrpc::{
 };
 use crate::schema::logging::LoggingMessageNotificationParams;
 use crate::schema::utilities::{CancelledNotificationParams, ProgressNotificationParams};
-use crate::schema::{meta_keys, method_info, Capability, LoggingLevel, Meta, Side};
+use crate::schema::{meta_keys, method_info, params_capability, Capability, LoggingLevel, Meta, Side};
 use crate::version::{Feature, ProtocolVersion};
 
 impl<R: Role> Session<R> {
@@ -112,6 +112,7 @@ impl<R: Role> Session<R> {
         }
         if self.phase.is_ready() || matches!(method, "initialize" | "notifications/initialized") {
             self.check_outgoing(method)?;
+            self.check_params_capability(method, params.as_deref())?;
         }
         let (id, params) = self.register(now, method, params, options)?;
         if self.phase.is_ready() {
@@ -291,6 +292,23 @@ impl<R: Role> Session<R> {
         match (&self.local, self.phase) {
             (Local::Server(_), Phase::AwaitingPeer) => Err(SendError::NotReady),
             (Local::Server(_), Phase::Initializing) if method != "notifications/message" => Err(SendError::NotReady),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks the capability a request's params call for ([`params_capability`]): tools in
+    /// a sampling request, a URL-mode elicitation.
+    fn check_params_capability(&self, method: &str, params: Option<&RawValue>) -> Result<(), SendError> {
+        if !matches!(method, "sampling/createMessage" | "elicitation/create") {
+            return Ok(());
+        }
+        let Some(params) = params.and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok()) else {
+            return Ok(());
+        };
+        match params_capability(method, &params) {
+            Some(capability) if !self.capability_present(capability) => {
+                Err(SendError::MissingCapability { method: method.to_owned(), capability })
+            }
             _ => Ok(()),
         }
     }
@@ -544,15 +562,20 @@ impl Session<Server> {
         if declared {
             return Ok(());
         }
-        let name = client_capability_name(capability);
+        let required = required_capabilities(capability);
         if self.version.is_some_and(|v| v.supports(Feature::Stateless)) {
-            let mut required = serde_json::Map::new();
-            required.insert(name.to_owned(), serde_json::Value::Object(serde_json::Map::new()));
-            let message = format!("This request requires the client capability {name:?}");
-            Err(ErrorObject::missing_required_client_capability(message, serde_json::Value::Object(required)))
+            let message = format!("This request requires the client capability {required}");
+            Err(ErrorObject::missing_required_client_capability(message, required))
         } else {
-            Err(ErrorObject::invalid_request(&format!("the client did not declare the {name:?} capability")))
+            Err(ErrorObject::invalid_request(&format!("the client did not declare the {required} capability")))
         }
+    }
+
+    /// Whether the peer request `reply` answers is still in flight (not answered, not
+    /// cancelled).
+    #[must_use]
+    pub fn is_in_flight(&self, reply: &ReplyToken) -> bool {
+        self.inbound.contains(&reply.id)
     }
 
     /// Sends a notification about a peer request on that request's route (its HTTP response
@@ -712,14 +735,25 @@ impl Session<Server> {
     }
 }
 
-/// The member of `ClientCapabilities` that declares `capability`.
-pub(crate) const fn client_capability_name(capability: Capability) -> &'static str {
-    match capability {
-        Capability::Roots | Capability::RootsListChanged => "roots",
-        Capability::Sampling => "sampling",
-        Capability::Elicitation => "elicitation",
-        _ => "tasks",
-    }
+/// The `ClientCapabilities` object that declares `capability`, as the -32021 error's
+/// `requiredCapabilities` names it: `{"sampling": {}}`, `{"sampling": {"tools": {}}}`, ...
+pub(crate) fn required_capabilities(capability: Capability) -> serde_json::Value {
+    let (member, sub) = match capability {
+        Capability::Roots => ("roots", None),
+        Capability::RootsListChanged => ("roots", Some("listChanged")),
+        Capability::Sampling => ("sampling", None),
+        Capability::SamplingTools => ("sampling", Some("tools")),
+        Capability::Elicitation => ("elicitation", None),
+        Capability::ElicitationUrl => ("elicitation", Some("url")),
+        _ => ("tasks", None),
+    };
+    let inner = match sub {
+        // `listChanged` is a flag, the others objects.
+        Some("listChanged") => serde_json::json!({"listChanged": true}),
+        Some(sub) => serde_json::json!({ sub: {} }),
+        None => serde_json::json!({}),
+    };
+    serde_json::json!({ member: inner })
 }
 
 fn id_value(id: &RequestId) -> serde_json::Value {

@@ -86,7 +86,7 @@ use std::time::Instant;
 
 pub use batch::BatchItem;
 pub use carries::Carries;
-pub(crate) use commands::client_capability_name;
+pub(crate) use commands::required_capabilities;
 pub use config::{ClientConfig, ClientMode, ServerConfig, SessionConfig};
 pub use error::{ProtocolError, SendError};
 pub use event::{
