@@ -214,6 +214,35 @@ impl ClientOptions {
         self
     }
 
+    /// Declares the extension `id` (2026-07-28) with `settings` (an empty object for none) in
+    /// the client's capabilities. Whether the server declared it too:
+    /// `client.server_capabilities().and_then(|c| c.extension(id))`. Revisions with a
+    /// handshake have no extensions: they are not sent there.
+    ///
+    /// # Errors
+    ///
+    /// [`ExtensionIdError`](talaria_core::schema::lifecycle::ExtensionIdError) if `id` breaks
+    /// the naming rule.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::client::ClientOptions;
+    ///
+    /// let options = ClientOptions::new("me", "1").extension("com.example/verbose", Default::default())?;
+    /// # let _ = options;
+    /// # Ok::<(), talaria::core::schema::lifecycle::ExtensionIdError>(())
+    /// ```
+    pub fn extension(
+        mut self,
+        id: &str,
+        settings: talaria_core::schema::JsonObject,
+    ) -> Result<Self, talaria_core::schema::lifecycle::ExtensionIdError> {
+        let capabilities = std::mem::take(&mut self.config.capabilities);
+        self.config.capabilities = capabilities.with_extension(id, settings)?;
+        Ok(self)
+    }
+
     /// The session configuration, for settings without a method here.
     pub const fn config_mut(&mut self) -> &mut ClientConfig {
         &mut self.config

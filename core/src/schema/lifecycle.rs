@@ -122,6 +122,80 @@ impl ClientCapabilities {
     pub fn supports_url_elicitation(&self) -> bool {
         self.elicitation.as_ref().is_some_and(|e| e.url.is_some())
     }
+
+    /// The settings of the extension `id` (2026-07-28), if the client declared it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use talaria_core::schema::lifecycle::ClientCapabilities;
+    ///
+    /// let caps: ClientCapabilities =
+    ///     serde_json::from_value(json!({"extensions": {"com.example/trace": {"depth": 2}}})).unwrap();
+    /// assert_eq!(caps.extension("com.example/trace"), Some(&json!({"depth": 2})));
+    /// assert_eq!(caps.extension("com.example/other"), None);
+    /// ```
+    #[must_use]
+    pub fn extension(&self, id: &str) -> Option<&serde_json::Value> {
+        self.extensions.as_ref()?.get(id)
+    }
+
+    /// With the extension `id` declared, with `settings` (an empty object for none).
+    ///
+    /// # Errors
+    ///
+    /// [`ExtensionIdError`] if `id` does not follow the naming rule ([`check_extension_id`]).
+    pub fn with_extension(mut self, id: &str, settings: JsonObject) -> Result<Self, ExtensionIdError> {
+        check_extension_id(id)?;
+        self.extensions.get_or_insert_with(JsonObject::new).insert(id.to_owned(), settings.into());
+        Ok(self)
+    }
+}
+
+/// An extension id that breaks the naming rule (see [`check_extension_id`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not an extension id: use a reverse-DNS prefix, a slash and a name, e.g. \"com.example/feature\"")]
+pub struct ExtensionIdError(pub String);
+
+/// Checks the 2026-07-28 rule for extension ids (the `_meta` key rule with a mandatory
+/// prefix): a prefix of dot-separated labels (each a letter, then letters, digits or
+/// hyphens, not ending with a hyphen), a `/`, and a name that starts and ends with a letter
+/// or digit, with `-`, `_` and `.` inside.
+///
+/// # Errors
+///
+/// [`ExtensionIdError`] naming the id.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::schema::lifecycle::check_extension_id;
+///
+/// assert!(check_extension_id("io.modelcontextprotocol/tasks").is_ok());
+/// assert!(check_extension_id("com.example/my_feature.v2").is_ok());
+/// assert!(check_extension_id("tasks").is_err(), "the prefix is mandatory");
+/// assert!(check_extension_id("com..example/x").is_err());
+/// assert!(check_extension_id("com.example/-x").is_err());
+/// ```
+pub fn check_extension_id(id: &str) -> Result<(), ExtensionIdError> {
+    let bad = || ExtensionIdError(id.to_owned());
+    let (prefix, name) = id.split_once('/').ok_or_else(bad)?;
+    let label_ok = |label: &str| {
+        let bytes = label.as_bytes();
+        bytes.first().is_some_and(u8::is_ascii_alphabetic)
+            && bytes.last().is_none_or(|b| *b != b'-')
+            && bytes.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+    };
+    let name_bytes = name.as_bytes();
+    let name_ok = name_bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+        && name_bytes.last().is_some_and(u8::is_ascii_alphanumeric)
+        && name_bytes.iter().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b));
+    if prefix.split('.').all(label_ok) && name_ok {
+        Ok(())
+    } else {
+        Err(bad())
+    }
 }
 
 mcp_struct! {
@@ -162,6 +236,12 @@ mcp_struct! {
 }
 
 impl ServerCapabilities {
+    /// The settings of the extension `id` (2026-07-28), if the server declared it.
+    #[must_use]
+    pub fn extension(&self, id: &str) -> Option<&serde_json::Value> {
+        self.extensions.as_ref()?.get(id)
+    }
+
     /// Whether the capability is advertised here. Client capabilities are never advertised by
     /// a server.
     #[must_use]

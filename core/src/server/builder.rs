@@ -12,10 +12,11 @@ use super::router::{CompleteFn, Router, SubscribeFn};
 use super::tools::{register, structured, typed, upsert, ToolEntry, ToolError};
 use super::uri_template::{TemplateError, UriTemplate};
 use crate::schema::completion::{CompleteRequestParams, Completion};
+use crate::schema::lifecycle::{check_extension_id, ExtensionIdError};
 use crate::schema::prompts::{GetPromptResult, Prompt};
 use crate::schema::resources::{Resource, ResourceTemplate};
 use crate::schema::tools::{CallToolResult, Tool};
-use crate::schema::{CacheScope, ResourceContents};
+use crate::schema::{CacheScope, JsonObject, ResourceContents};
 
 /// Builds a [`Router`].
 ///
@@ -43,9 +44,35 @@ pub struct RouterBuilder<S> {
     list_changes: bool,
     cache: Option<(u64, CacheScope)>,
     page_size: usize,
+    extensions: BTreeMap<String, serde_json::Value>,
 }
 
 impl<S> RouterBuilder<S> {
+    /// Declares the extension `id` (2026-07-28) with `settings` (an empty object for none)
+    /// in the server's capabilities. Handlers see whether the client declared it too with
+    /// [`Context::client_extension`](super::Context::client_extension): an extension is in
+    /// use when both sides declare it.
+    ///
+    /// # Errors
+    ///
+    /// [`ExtensionIdError`] if `id` breaks the naming rule
+    /// ([`check_extension_id`](crate::schema::lifecycle::check_extension_id)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::server::Router;
+    ///
+    /// let router = Router::<()>::builder().extension("com.example/trace", Default::default()).unwrap().build();
+    /// assert!(router.capabilities().extension("com.example/trace").is_some());
+    /// assert!(Router::<()>::builder().extension("trace", Default::default()).is_err());
+    /// ```
+    pub fn extension(mut self, id: &str, settings: JsonObject) -> Result<Self, ExtensionIdError> {
+        check_extension_id(id)?;
+        self.extensions.insert(id.to_owned(), settings.into());
+        Ok(self)
+    }
+
     /// Lists at most `n` items per page (0, the default: everything on one page).
     pub const fn page_size(mut self, n: usize) -> Self {
         self.page_size = n;
@@ -273,6 +300,7 @@ impl<S> RouterBuilder<S> {
             list_changes: self.list_changes,
             cache: self.cache,
             page_size: self.page_size,
+            extensions: self.extensions,
         }
     }
 }
@@ -291,6 +319,7 @@ impl<S> Router<S> {
             list_changes: false,
             cache: None,
             page_size: 0,
+            extensions: BTreeMap::new(),
         }
     }
 }

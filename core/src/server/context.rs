@@ -104,6 +104,31 @@ impl<S> Context<'_, S> {
         self.meta.as_ref().and_then(|m| m.client_capabilities.as_ref()).or_else(|| self.session.client_capabilities())
     }
 
+    /// The settings of the extension `id` (2026-07-28) if the client declared it for this
+    /// request: gate an extension's behaviour on it. The server declares its own with
+    /// [`RouterBuilder::extension`](super::RouterBuilder::extension).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tools::{CallToolResult, Tool};
+    /// use talaria_core::server::Router;
+    ///
+    /// let router = Router::<()>::builder()
+    ///     .extension("com.example/verbose", Default::default())
+    ///     .unwrap()
+    ///     .tool(Tool::new("hello", Default::default()), |ctx, _: serde_json::Value| {
+    ///         let verbose = ctx.client_extension("com.example/verbose").is_some();
+    ///         Ok(CallToolResult::text(if verbose { "Hello! Nice to meet you." } else { "Hello" }))
+    ///     })
+    ///     .build();
+    /// assert_eq!(router.tools().count(), 1);
+    /// ```
+    #[must_use]
+    pub fn client_extension(&self, id: &str) -> Option<&serde_json::Value> {
+        self.client_capabilities()?.extension(id)
+    }
+
     /// Whether the client asked for progress on this request.
     #[must_use]
     pub const fn wants_progress(&self) -> bool {

@@ -41,6 +41,8 @@ pub struct Router<S> {
     pub(super) subscriptions: Option<(SubscribeFn<S>, SubscribeFn<S>)>,
     pub(super) logging: bool,
     pub(super) list_changes: bool,
+    /// The extensions the server declares (2026-07-28), by id.
+    pub(super) extensions: BTreeMap<String, serde_json::Value>,
     pub(super) cache: Option<(u64, CacheScope)>,
     pub(super) page_size: usize,
 }
@@ -135,6 +137,8 @@ impl<S> Router<S> {
             }),
             completions: self.completion.is_some().then(JsonObject::new),
             logging: self.logging.then(JsonObject::new),
+            extensions: (!self.extensions.is_empty())
+                .then(|| self.extensions.iter().map(|(id, settings)| (id.clone(), settings.clone())).collect()),
             ..ServerCapabilities::default()
         }
     }

@@ -10,7 +10,9 @@ use super::lifecycle::{Phase, Transition};
 use super::outbound::{Pending, Purpose};
 use super::{ClientMode, Local, ProtocolError, Role, Session};
 use crate::jsonrpc::{CallError, ErrorObject, ErrorResponse, LocalError, Notification, Request, RequestId, Response};
-use crate::schema::lifecycle::{DiscoverResult, InitializeRequestParams, InitializeResult};
+use crate::schema::lifecycle::{
+    ClientCapabilities, DiscoverResult, InitializeRequestParams, InitializeResult, ServerCapabilities,
+};
 use crate::schema::{meta_keys, CacheScope, ForRevision, Implementation, Meta};
 use crate::version::{accept_server_version, negotiate_initialize, Feature, ProtocolVersion};
 
@@ -35,8 +37,9 @@ impl<R: Role> Session<R> {
             self.shutdown(Some("no protocol revision with an initialize handshake is configured".into()));
             return;
         };
-        let params =
-            InitializeRequestParams::new(version.as_str(), config.capabilities.clone(), config.session.info.clone());
+        // `extensions` is 2026-07-28's: no revision with a handshake defines it.
+        let capabilities = ClientCapabilities { extensions: None, ..config.capabilities.clone() };
+        let params = InitializeRequestParams::new(version.as_str(), capabilities, config.session.info.clone());
         let pending =
             Pending::new("initialize".into(), Purpose::Initialize, now, config.session.request_timeout, None, false);
         let id = self.outbound.next_id();
@@ -253,7 +256,8 @@ impl<R: Role> Session<R> {
         };
         let result = InitializeResult {
             protocol_version: version.as_str().into(),
-            capabilities: config.capabilities.clone(),
+            // `extensions` is 2026-07-28's: no revision with a handshake defines it.
+            capabilities: ServerCapabilities { extensions: None, ..config.capabilities.clone() },
             server_info: config.session.info.clone(),
             instructions: config.instructions.clone(),
             meta: None,
