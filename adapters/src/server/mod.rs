@@ -220,6 +220,7 @@ impl<S: Send + 'static> Server<S> {
         endpoint.set_transport(transport);
         let spawner = Arc::new(PoolSpawn { shared: Arc::clone(&self.shared), conn: OnceLock::new() });
         endpoint.set_spawner(Arc::clone(&spawner) as Arc<dyn Spawn>);
+        endpoint.set_wall_clock(Arc::new(std::time::SystemTime::now));
         let served = Served { endpoint, shared: Arc::clone(&self.shared) };
         let conn = Conn::start(served, sink, self.shared.outbox_limit, events)?;
         let _ = spawner.conn.set(Arc::downgrade(&conn));

@@ -368,7 +368,8 @@ impl Endpoint {
         }
         let check = match method {
             "tools/list" => Check::ListTools,
-            "tools/call" if !self.tools.is_empty() => {
+            // A call run as a task is answered with the task, not the tool's result.
+            "tools/call" if !self.tools.is_empty() && !asks_task(params.as_deref()) => {
                 tool_name(params.as_deref()).map_or(Check::Nothing, Check::CallTool)
             }
             _ => Check::Nothing,
@@ -615,6 +616,15 @@ impl Endpoint {
             None => !self.legacy_only,
         }
     }
+}
+
+/// Whether `tools/call` params ask for the call to run as a task (2025-11-25).
+fn asks_task(params: Option<&RawValue>) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        task: Option<serde::de::IgnoredAny>,
+    }
+    params.and_then(|p| serde_json::from_str::<Probe>(p.get()).ok()).is_some_and(|p| p.task.is_some())
 }
 
 /// The `name` of `tools/call` params.

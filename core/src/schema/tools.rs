@@ -119,6 +119,30 @@ mcp_struct! {
 }
 
 impl Tool {
+    /// With `execution.taskSupport` set (2025-11-25): whether the tool may, must or must not
+    /// be called as a task.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tools::{TaskSupport, Tool};
+    ///
+    /// let tool = Tool::new("research", Default::default()).with_task_support(TaskSupport::Required);
+    /// assert_eq!(tool.task_support(), TaskSupport::Required);
+    /// assert_eq!(Tool::new("echo", Default::default()).task_support(), TaskSupport::Forbidden);
+    /// ```
+    #[must_use]
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.execution.get_or_insert_with(ToolExecution::default).task_support = Some(support);
+        self
+    }
+
+    /// Whether the tool may be called as a task (`forbidden` when it does not say).
+    #[must_use]
+    pub fn task_support(&self) -> TaskSupport {
+        self.execution.as_ref().and_then(|e| e.task_support).unwrap_or(TaskSupport::Forbidden)
+    }
+
     /// A tool named `name` whose arguments follow `input_schema` (a JSON Schema object whose
     /// `type` is `"object"`).
     ///

@@ -9,19 +9,24 @@ use std::time::Instant;
 use serde_json::value::RawValue;
 
 use super::extras::{CancelFlag, Extras, TransportInfo};
-use super::router::{Deferred, ListChanged, Router};
+use super::router::{task_outcome, Deferred, ListChanged, Router, ToolRun};
 use super::task::Spawn;
+use super::tasks::{unknown_task, Ended, TaskOutcome, TaskTable, WallClock, MAX_TASKS};
 use super::tools::ToolError;
-use crate::jsonrpc::{CallError, ErrorObject, LocalError, RequestId};
+use crate::jsonrpc::{CallError, ErrorCode, ErrorObject, LocalError, RequestId};
 use crate::schema::resources::{ResourceUpdatedNotificationParams, SubscribeRequestParams};
 use crate::schema::subscriptions::{
     SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
 };
+use crate::schema::tasks::{CreateTaskResult, GetTaskRequestParams, ListTasksResult, TaskMetadata};
 use crate::schema::tools::CallToolResult;
+use crate::schema::tools::TaskSupport;
 use crate::schema::RequestMethod;
+use crate::schema::{meta_keys, JsonObject};
 use crate::session::{
     Carries, Event, IncomingRequest, Output, ReplyToken, RequestOptions, Route, SendError, Server, Session,
 };
+use crate::version::Feature;
 
 /// What the client answered to a request the server sent it (see [`Endpoint::ask`]).
 pub type ClientAnswer = Box<dyn FnOnce(Result<Box<RawValue>, CallError>) + Send>;
@@ -82,6 +87,43 @@ pub struct Endpoint<S> {
     listens: Vec<(ReplyToken, SubscriptionFilter)>,
     /// Requests sent to the client, with what to do with the answer.
     asked: BTreeMap<RequestId, ClientAnswer>,
+    /// 2025-11-25: the tool calls run as tasks, and their outcomes.
+    tasks: TaskTable,
+    /// The tasks whose tool runs on: its detached request id, to the task's id.
+    task_runs: BTreeMap<RequestId, String>,
+    /// The time of the latest input (tasks expire by it).
+    now: Option<Instant>,
+}
+
+/// What a `tools/call` asking to run as a task names: the tool and the TTL asked for.
+struct TaskAsked {
+    name: String,
+    ttl: Option<u64>,
+}
+
+/// The tool and TTL of `tools/call` params that carry `task`; `None` for a normal call.
+fn task_asked(params: Option<&RawValue>) -> Option<TaskAsked> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        name: String,
+        task: Option<TaskMetadata>,
+    }
+    let probe: Probe = serde_json::from_str(params?.get()).ok()?;
+    probe.task.map(|task| TaskAsked { name: probe.name, ttl: task.ttl })
+}
+
+/// A task's outcome as `tasks/result` answers it: a result carries the task's id in
+/// `_meta["io.modelcontextprotocol/related-task"]`.
+fn related_to(task_id: &str, outcome: TaskOutcome) -> TaskOutcome {
+    let raw = outcome?;
+    let Ok(serde_json::Value::Object(mut result)) = serde_json::from_str::<serde_json::Value>(raw.get()) else {
+        return Ok(raw);
+    };
+    let meta = result.entry("_meta").or_insert_with(|| serde_json::Value::Object(JsonObject::new()));
+    if let serde_json::Value::Object(meta) = meta {
+        meta.insert(meta_keys::RELATED_TASK.into(), serde_json::json!({ "taskId": task_id }));
+    }
+    Ok(serde_json::value::to_raw_value(&result).unwrap_or(raw))
 }
 
 impl<S> std::fmt::Debug for Endpoint<S> {
@@ -127,7 +169,16 @@ impl<S> Endpoint<S> {
             subscribing: BTreeMap::new(),
             listens: Vec::new(),
             asked: BTreeMap::new(),
+            tasks: TaskTable::new(),
+            task_runs: BTreeMap::new(),
+            now: None,
         }
+    }
+
+    /// Where task timestamps (`createdAt`, `lastUpdatedAt`) are read from: the adapter's wall
+    /// clock (the core reads none; without one they read 1970-01-01).
+    pub fn set_wall_clock(&mut self, wall: WallClock) {
+        self.tasks.set_wall_clock(wall);
     }
 
     /// Tells handlers about the transport (see [`Context::transport`](super::Context::transport)).
@@ -193,21 +244,25 @@ impl<S> Endpoint<S> {
 
     /// Bytes from a stream transport (stdio, WebSocket, legacy SSE POST bodies).
     pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) {
+        self.now = Some(now);
         self.session.handle_bytes(now, bytes);
     }
 
     /// One complete JSON text from `route`.
     pub fn handle_frame(&mut self, now: Instant, route: Route, frame: &[u8]) {
+        self.now = Some(now);
         self.session.handle_frame(now, route, frame);
     }
 
     /// The transport is gone.
     pub fn handle_closed(&mut self, now: Instant) {
+        self.now = Some(now);
         self.session.handle_closed(now);
     }
 
     /// A deadline from [`Endpoint::poll_timeout`] has passed.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.now = Some(now);
         self.session.handle_timeout(now);
     }
 
@@ -267,6 +322,7 @@ impl<S> Endpoint<S> {
                 for flag in std::mem::take(&mut self.running).into_values() {
                     flag.cancel();
                 }
+                self.tasks.cancel_all();
                 self.listens.clear();
                 self.subscribing.clear();
                 Some(Event::Closed { reason })
@@ -276,8 +332,17 @@ impl<S> Endpoint<S> {
     }
 
     fn on_request(&mut self, router: &Router<S>, request: IncomingRequest) {
+        let tasks = router.offers_tasks() && self.session.version().is_some_and(|v| v.supports(Feature::Tasks));
         match request.method.as_str() {
             "subscriptions/listen" => return self.listen(router, request),
+            "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" if tasks => {
+                return self.on_task_request(request);
+            }
+            "tools/call" if tasks => {
+                if let Some(asked) = task_asked(request.params.as_deref()) {
+                    return self.call_as_task(router, request, &asked);
+                }
+            }
             "resources/subscribe" | "resources/unsubscribe" if router.subscriptions.is_some() => {
                 self.track_subscription(router, &request);
             }
@@ -417,7 +482,115 @@ impl<S> Endpoint<S> {
         outcome: Result<CallToolResult, ToolError>,
     ) -> Result<(), SendError> {
         self.running.remove(deferred.reply.id());
+        if let Some(task_id) = self.task_runs.remove(deferred.reply.id()) {
+            let (outcome, failed) = task_outcome(self.session.version(), outcome);
+            if let Some(ended) = self.tasks.finish(&task_id, outcome, failed) {
+                self.task_ended(ended, true);
+            }
+            return Ok(());
+        }
         router.complete_tool(&mut self.session, deferred, outcome)
+    }
+
+    /// A `tools/call` asking to run as a task (2025-11-25): the task is created and answered
+    /// at once (`CreateTaskResult`); the tool runs on, its outcome kept for `tasks/result`.
+    fn call_as_task(&mut self, router: &Router<S>, request: IncomingRequest, asked: &TaskAsked) {
+        let IncomingRequest { reply, method, params, progress_token, meta } = request;
+        let refusal = match router.task_support(&asked.name) {
+            None => Some(ErrorObject::invalid_params(format!("Unknown tool: {}", asked.name))),
+            Some(TaskSupport::Forbidden) => Some(ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("tool {} cannot be called as a task", asked.name),
+            )),
+            Some(_) => None,
+        };
+        if let Some(error) = refusal {
+            let _ = self.session.respond(reply, Err(error));
+            return;
+        }
+        let (Some(now), cancel) = (self.now, CancelFlag::default()) else {
+            let _ = self.session.respond(reply, Err(ErrorObject::internal("no time known yet")));
+            return;
+        };
+        let Some(task) = self.tasks.create(now, asked.ttl, cancel.clone()) else {
+            let error = ErrorObject::internal(format!("too many tasks (at most {MAX_TASKS} per session)"));
+            let _ = self.session.respond(reply, Err(error));
+            return;
+        };
+        let run = RequestId::String(format!("talaria-task/{}", task.task_id));
+        let detached =
+            IncomingRequest { reply: ReplyToken::detached(run.clone()), method, params, progress_token, meta };
+        let extras = Extras { cancel, transport: self.transport.clone(), spawner: self.spawner.clone() };
+        let task = match router.run_tool_as_task(&mut self.session, &mut self.state, detached, extras) {
+            ToolRun::Deferred => {
+                self.task_runs.insert(run, task.task_id.clone());
+                task
+            }
+            ToolRun::Answer(_, outcome) => {
+                let (outcome, failed) = task_outcome(self.session.version(), outcome);
+                // Over before its id was given out: nobody waits, nobody is told.
+                self.tasks.finish(&task.task_id, outcome, failed).map_or(task, |ended| ended.task)
+            }
+            ToolRun::InputRequired(..) => {
+                let error = ErrorObject::internal("the tool asked for input_required outside 2026-07-28");
+                self.tasks.finish(&task.task_id, Err(error), true).map_or(task, |ended| ended.task)
+            }
+        };
+        let _ = self.session.respond_with(reply, &CreateTaskResult::new(task));
+    }
+
+    /// `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` (2025-11-25).
+    fn on_task_request(&mut self, request: IncomingRequest) {
+        let IncomingRequest { reply, method, params, .. } = request;
+        let Some(now) = self.now else {
+            let _ = self.session.respond(reply, Err(ErrorObject::internal("no time known yet")));
+            return;
+        };
+        if method == "tasks/list" {
+            let tasks = self.tasks.list(now);
+            let _ = self.session.respond_with(reply, &ListTasksResult { tasks, ..ListTasksResult::default() });
+            return;
+        }
+        let id = match serde_json::from_str::<GetTaskRequestParams>(params.as_deref().map_or("{}", RawValue::get)) {
+            Ok(p) => p.task_id,
+            Err(e) => {
+                let _ = self.session.respond(reply, Err(ErrorObject::invalid_params(format!("{method}: {e}"))));
+                return;
+            }
+        };
+        match method.as_str() {
+            "tasks/get" => match self.tasks.get(now, &id) {
+                Some(task) => drop(self.session.respond_with(reply, &task)),
+                None => drop(self.session.respond(reply, Err(unknown_task(&id)))),
+            },
+            "tasks/result" => match self.tasks.result_or_wait(now, &id, reply) {
+                Ok(Some((reply, outcome))) => drop(self.session.respond(reply, related_to(&id, outcome))),
+                Ok(None) => {}
+                Err(reply) => drop(self.session.respond(reply, Err(unknown_task(&id)))),
+            },
+            _ => match self.tasks.cancel(now, &id) {
+                Ok(ended) => {
+                    let task = ended.task.clone();
+                    self.task_ended(ended, false);
+                    let _ = self.session.respond_with(reply, &task);
+                }
+                Err(error) => drop(self.session.respond(reply, Err(error))),
+            },
+        }
+    }
+
+    /// A task ended: the `tasks/result` requests waiting get its outcome, and (if `tell`)
+    /// the client is told its new status.
+    fn task_ended(&mut self, ended: Ended, tell: bool) {
+        let Ended { task, outcome, waiters } = ended;
+        for waiter in waiters {
+            let _ = self.session.respond(waiter, related_to(&task.task_id, outcome.clone()));
+        }
+        if tell {
+            if let Ok(params) = serde_json::value::to_raw_value(&task) {
+                let _ = self.session.notify("notifications/tasks/status", Some(params));
+            }
+        }
     }
 
     /// Sends request `M` to the client (legacy era: `sampling/createMessage`,
@@ -473,6 +646,6 @@ impl<S> Endpoint<S> {
     }
 
     fn is_stateless(&self) -> bool {
-        self.session.version().is_some_and(|v| v.supports(crate::version::Feature::Stateless))
+        self.session.version().is_some_and(|v| v.supports(Feature::Stateless))
     }
 }

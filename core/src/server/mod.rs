@@ -42,6 +42,7 @@ mod resources;
 mod rounds;
 mod router;
 mod task;
+mod tasks;
 mod tools;
 pub mod uri_template;
 pub mod validate;
@@ -53,6 +54,7 @@ pub use extras::{CancelFlag, TransportInfo};
 pub use headers::{Headers, Iter as HeaderIter};
 pub use router::{Deferred, ListChanged, Router};
 pub use task::{Job, Link, Spawn, Task};
+pub use tasks::{iso8601, WallClock, DEFAULT_TASK_TTL_MS, MAX_TASKS, MAX_TASK_TTL_MS, POLL_INTERVAL_MS};
 pub use tools::ToolError;
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use crate::schema::resources::{
     resource_not_found, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
     ReadResourceResult, Resource, ResourceTemplate, ResourceUpdatedNotificationParams, SubscribeRequestParams,
 };
-use crate::schema::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool};
+use crate::schema::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, TaskSupport, Tool};
 use crate::schema::ResourceContents;
 use crate::schema::{CacheScope, ForRevision, JsonObject, PaginatedRequestParams, ProgressToken};
 use crate::session::{IncomingRequest, ReplyToken, SendError, Server, Session};
@@ -137,6 +137,11 @@ impl<S> Router<S> {
             }),
             completions: self.completion.is_some().then(JsonObject::new),
             logging: self.logging.then(JsonObject::new),
+            // 2025-11-25: tools may run as tasks, which can be listed and cancelled.
+            tasks: self.offers_tasks().then(|| {
+                let tasks = serde_json::json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
+                tasks.as_object().cloned().unwrap_or_default()
+            }),
             extensions: (!self.extensions.is_empty())
                 .then(|| self.extensions.iter().map(|(id, settings)| (id.clone(), settings.clone())).collect()),
             ..ServerCapabilities::default()
@@ -300,7 +305,7 @@ impl<S> Router<S> {
         extras: Extras,
     ) -> Result<(), SendError> {
         let IncomingRequest { reply, method, params, progress_token, meta } = request;
-        let req = Req { reply, method, params, progress_token, meta, extras };
+        let req = Req { reply, method, params, progress_token, meta, extras, as_task: false };
         match req.method.as_str() {
             "tools/list" if self.list_changes || !self.tools.is_empty() => self.list_tools(session, req),
             "tools/call" if self.list_changes || !self.tools.is_empty() => self.call_tool(session, state, req),
@@ -327,17 +332,31 @@ impl<S> Router<S> {
     }
 
     fn call_tool(&self, session: &mut Session<Server>, state: &mut S, req: Req) -> Result<(), SendError> {
+        match self.run_tool(session, state, req) {
+            ToolRun::Answer(reply, outcome) => answer(session, reply, outcome),
+            ToolRun::InputRequired(reply, needed) => respond_adapted(session, reply, needed),
+            ToolRun::Deferred => Ok(()),
+        }
+    }
+
+    /// Runs the tool a `tools/call` names (checking its params, headers and arguments
+    /// first), as a task when `as_task`: a tool whose `taskSupport` does not fit how it is
+    /// called is refused with -32601 (2025-11-25).
+    fn run_tool(&self, session: &mut Session<Server>, state: &mut S, req: Req) -> ToolRun {
+        let protocol = |reply, error| ToolRun::Answer(reply, Err(ToolError::Protocol(error)));
         let call: CallToolRequestParams = match decode(req.params.as_deref()) {
             Ok(c) => c,
-            Err(e) => return session.respond(req.reply, Err(invalid_params(&req.method, &e))),
+            Err(e) => return protocol(req.reply, invalid_params(&req.method, &e)),
         };
         let Some(&index) = self.tools_by_name.get(&call.name) else {
-            let error = ErrorObject::invalid_params(format!("Unknown tool: {}", call.name));
-            return session.respond(req.reply, Err(error));
+            return protocol(req.reply, ErrorObject::invalid_params(format!("Unknown tool: {}", call.name)));
         };
         let entry = &self.tools[index];
+        if let Err(error) = check_task_support(session, &entry.tool, req.as_task) {
+            return protocol(req.reply, error);
+        }
         if let Err(error) = check_mirrored_arguments(session, &req.extras, entry, call.arguments.as_ref()) {
-            return session.respond(req.reply, Err(error));
+            return protocol(req.reply, error);
         }
         let arguments = serde_json::Value::Object(call.arguments.unwrap_or_default());
         let violations = super::validate::validate(&entry.tool.input_schema, &arguments);
@@ -347,7 +366,7 @@ impl<S> Router<S> {
         };
         if let Some(problems) = super::validate::describe(&violations) {
             let message = format!("Invalid arguments for tool {}: {problems}", call.name);
-            return answer(session, req.reply, Err(ToolError::Execution(message)));
+            return ToolRun::Answer(req.reply, Err(ToolError::Execution(message)));
         }
         let mut ctx = req.context(session, state, call.name);
         ctx.input_responses = call.input_responses;
@@ -355,10 +374,34 @@ impl<S> Router<S> {
         let outcome = (entry.call)(&mut ctx, arguments);
         let input_required = ctx.input_required.take();
         match (ctx.reply.take(), input_required) {
-            (Some(reply), Some(needed)) => respond_adapted(session, reply, needed),
-            (Some(reply), None) => answer(session, reply, outcome),
-            (None, _) => Ok(()),
+            (Some(reply), Some(needed)) => ToolRun::InputRequired(reply, needed),
+            (Some(reply), None) => ToolRun::Answer(reply, outcome),
+            (None, _) => ToolRun::Deferred,
         }
+    }
+
+    /// Runs a `tools/call` as a task (2025-11-25): its answer goes to the task, not to the
+    /// wire, so `request` carries a detached reply token.
+    pub(crate) fn run_tool_as_task(
+        &self,
+        session: &mut Session<Server>,
+        state: &mut S,
+        request: IncomingRequest,
+        extras: Extras,
+    ) -> ToolRun {
+        let IncomingRequest { reply, method, params, progress_token, meta } = request;
+        let req = Req { reply, method, params, progress_token, meta, extras, as_task: true };
+        self.run_tool(session, state, req)
+    }
+
+    /// The `taskSupport` of the tool `name`, if the router has it.
+    pub(crate) fn task_support(&self, name: &str) -> Option<TaskSupport> {
+        self.tools_by_name.get(name).map(|&index| self.tools[index].tool.task_support())
+    }
+
+    /// Whether any tool may be called as a task.
+    pub(crate) fn offers_tasks(&self) -> bool {
+        self.tools.iter().any(|entry| entry.tool.task_support() != TaskSupport::Forbidden)
     }
 
     fn list_prompts(&self, session: &mut Session<Server>, req: Req) -> Result<(), SendError> {
@@ -513,6 +556,61 @@ macro_rules! listed {
 
 listed!(ListToolsResult, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult);
 
+/// How a tool call ran.
+pub(crate) enum ToolRun {
+    /// The tool (or a check before it) answered.
+    Answer(ReplyToken, Result<CallToolResult, ToolError>),
+    /// The tool needs the client's input first (2026-07-28).
+    InputRequired(ReplyToken, crate::schema::mrtr::InputRequiredResult),
+    /// The tool runs on; it answers through its [`Deferred`] later.
+    Deferred,
+}
+
+/// 2025-11-25: a tool that must be called as a task, called otherwise, or one that must not,
+/// called as a task, is refused with -32601, as the spec says a server must (should, for the
+/// latter). Other revisions have no tasks, and call every tool normally.
+fn check_task_support(session: &Session<Server>, tool: &Tool, as_task: bool) -> Result<(), ErrorObject> {
+    if !session.version().is_some_and(|v| v.supports(crate::version::Feature::Tasks)) {
+        return Ok(());
+    }
+    match (tool.task_support(), as_task) {
+        (TaskSupport::Required, false) => Err(ErrorObject::new(
+            crate::jsonrpc::ErrorCode::METHOD_NOT_FOUND,
+            format!("tool {} must be called as a task", tool.name),
+        )),
+        (TaskSupport::Forbidden, true) => Err(ErrorObject::new(
+            crate::jsonrpc::ErrorCode::METHOD_NOT_FOUND,
+            format!("tool {} cannot be called as a task", tool.name),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The outcome of a tool call as a task keeps it: the result as the revision encodes it (an
+/// execution error as an `isError` result), or the JSON-RPC error; and whether the task
+/// failed (an error, or an `isError` result).
+pub(crate) fn task_outcome(
+    version: Option<crate::version::ProtocolVersion>,
+    outcome: Result<CallToolResult, ToolError>,
+) -> (Result<Box<serde_json::value::RawValue>, ErrorObject>, bool) {
+    let mut result = match outcome {
+        Ok(result) => result,
+        Err(ToolError::Execution(message)) => CallToolResult::error(message),
+        Err(ToolError::Protocol(error)) => return (Err(error), true),
+        Err(ToolError::InputRequired(_)) => {
+            return (Err(ErrorObject::internal("the tool asked for input_required outside 2026-07-28")), true);
+        }
+    };
+    if let Some(version) = version {
+        result.adapt_to(version);
+    }
+    let failed = result.is_error();
+    match serde_json::value::to_raw_value(&result) {
+        Ok(raw) => (Ok(raw), failed),
+        Err(e) => (Err(ErrorObject::internal(e.to_string())), true),
+    }
+}
+
 /// A stateless-era call over HTTP: its `Mcp-Param-*` headers must match the `arguments`
 /// the tool's schema mirrors (a `-32020` error, HTTP 400, when they do not).
 fn check_mirrored_arguments<S>(
@@ -540,6 +638,8 @@ struct Req {
     progress_token: Option<ProgressToken>,
     meta: Option<Box<RequestMeta>>,
     extras: Extras,
+    /// A `tools/call` run as a task (2025-11-25).
+    as_task: bool,
 }
 
 impl Req {

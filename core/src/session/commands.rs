@@ -338,6 +338,11 @@ impl<R: Role> Session<R> {
     /// Whether `capability` is advertised by the side that must advertise it (as far as
     /// known: an unknown peer does not block).
     pub(super) fn capability_present(&self, capability: Capability) -> bool {
+        // Tasks run either way (2025-11-25): whether a side may ask about them, or tell of
+        // them, is the task host's to decide, not a gate on the method.
+        if capability == Capability::Tasks {
+            return true;
+        }
         let version = self.version.unwrap_or(ProtocolVersion::LATEST);
         match (capability.advertised_by(), &self.local) {
             (Side::Server, Local::Server(s)) => s.capabilities.allows(capability, version),

@@ -70,6 +70,13 @@ pub struct ReplyToken {
 }
 
 impl ReplyToken {
+    /// A token for work answered elsewhere than on the wire (a tool call run as a task: its
+    /// outcome goes to the task, not to a request). The session knows no request with `id`,
+    /// so answering it sends nothing.
+    pub(crate) const fn detached(id: RequestId) -> Self {
+        Self { id, route: Route::Connection }
+    }
+
     /// The id of the request this answers.
     #[must_use]
     pub const fn id(&self) -> &RequestId {

@@ -256,8 +256,13 @@ impl<R: Role> Session<R> {
         };
         let result = InitializeResult {
             protocol_version: version.as_str().into(),
-            // `extensions` is 2026-07-28's: no revision with a handshake defines it.
-            capabilities: ServerCapabilities { extensions: None, ..config.capabilities.clone() },
+            // `extensions` is 2026-07-28's: no revision with a handshake defines it; core
+            // tasks came with 2025-11-25.
+            capabilities: ServerCapabilities {
+                extensions: None,
+                tasks: config.capabilities.tasks.clone().filter(|_| version.supports(Feature::Tasks)),
+                ..config.capabilities.clone()
+            },
             server_info: config.session.info.clone(),
             instructions: config.instructions.clone(),
             meta: None,
@@ -288,7 +293,8 @@ impl<R: Role> Session<R> {
         }
         let mut result = DiscoverResult {
             supported_versions: config.session.versions.iter().rev().map(|v| v.as_str().to_owned()).collect(),
-            capabilities: config.capabilities.clone(),
+            // Core tasks are 2025-11-25's; from 2026-07-28 they are an extension.
+            capabilities: ServerCapabilities { tasks: None, ..config.capabilities.clone() },
             instructions: config.instructions.clone(),
             meta: Some(meta),
             cache_scope: Some(CacheScope::Public),
