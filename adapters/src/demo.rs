@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use talaria_core::schema::elicitation::{Elicit, ElicitRequestParams};
 use talaria_core::schema::sampling::{CreateMessage, CreateMessageRequestParams};
-use talaria_core::schema::tools::{CallToolResult, Tool};
+use talaria_core::schema::tools::{CallToolResult, TaskSupport, Tool};
 use talaria_core::schema::JsonObject;
 use talaria_core::server::{RouterBuilder, ToolError};
 
@@ -60,7 +60,9 @@ pub fn slow<S: 'static>(builder: RouterBuilder<S>, default_step_ms: u64) -> Rout
         "steps": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 5},
         "step_ms": {"type": "integer", "minimum": 0, "maximum": 60000, "default": default_step_ms}}}));
     builder.blocking_tool(
-        Tool::new("slow", input).with_description("Counts steps with progress; honours cancellation"),
+        Tool::new("slow", input)
+            .with_description("Counts steps with progress; honours cancellation")
+            .with_task_support(TaskSupport::Optional),
         move |job, args: Slow| {
             SLOW_CALLS.started.fetch_add(1, Ordering::Relaxed);
             let pause = Duration::from_millis(args.step_ms.unwrap_or(default_step_ms));

@@ -481,3 +481,22 @@ fn trace_shows_http_heads_and_redacts_credentials() {
     assert!(err.contains(r#"→ {"jsonrpc":"2.0","id":1,"method":"ping""#), "{err}");
     assert!(err.contains("mcp-session-id: "), "{err}");
 }
+
+#[test]
+fn tools_run_as_tasks_from_the_command_line() {
+    let commands =
+        "task slow steps=2 step_ms=1 ::: task-result task-1 ::: task-status task-1 ::: tasks ::: cancel-task task-1";
+    let output = stdio(&["--protocol-version", "2025-11-25"], commands);
+    assert_eq!(code(&output), 3, "the last command is refused: the task has ended; {}", stderr(&output));
+    let values = json_lines(&output);
+    assert_eq!(values[0]["task"]["taskId"], "task-1", "{values:?}");
+    assert_eq!(values[1]["content"][0]["text"], "done after 2 steps");
+    assert_eq!(values[2]["status"], "completed");
+    assert_eq!(values[3]["tasks"][0]["taskId"], "task-1");
+    assert_eq!(
+        (values[4]["code"].as_i64(), values[4]["kind"].as_str()),
+        (Some(-32602), Some("protocol")),
+        "{values:?}"
+    );
+    assert!(values[4]["message"].as_str().unwrap().contains("already completed"), "{values:?}");
+}

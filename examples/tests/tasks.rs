@@ -122,3 +122,18 @@ fn revisions_without_tasks_call_every_tool_normally() {
     let tools = client.list_all_tools().unwrap();
     assert!(tools.iter().all(|t| t.execution.is_none()), "taskSupport is not shown before 2025-11-25");
 }
+
+#[test]
+fn the_async_handle_runs_tasks_too() {
+    let (client, _release) = connect(ProtocolVersion::V2025_11_25);
+    let client = client.to_async();
+    smol::block_on(async {
+        let quick = client.call_tool_as_task("quick", json!({}), None).await.unwrap().task;
+        assert_eq!(quick.status, TaskStatus::Completed);
+        let result = client.task_result(&quick.task_id, talaria::core::client::CallOptions::default()).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("quick answer"));
+        let running = client.call_tool_as_task("research", json!({}), None).await.unwrap().task;
+        assert_eq!(client.get_task(&running.task_id).await.unwrap().status, TaskStatus::Working);
+        assert_eq!(client.cancel_task(&running.task_id).await.unwrap().status, TaskStatus::Cancelled);
+    });
+}

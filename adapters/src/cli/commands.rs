@@ -31,6 +31,21 @@ pub(crate) const COMMANDS: &[Spec] = &[
         usage: "NAME [key=value | key:=json | @file.json | {json}]...",
         summary: "call a tool (values typed by its input schema)",
     },
+    Spec {
+        name: "call_tool_as_task",
+        aliases: &["task"],
+        usage: "NAME [key=value | key:=json | @file.json | {json}]...",
+        summary: "call a tool as a task (2025-11-25): the task comes back at once",
+    },
+    Spec { name: "list_tasks", aliases: &["tasks"], usage: "", summary: "list the server's tasks for this session" },
+    Spec { name: "task_status", aliases: &["get_task"], usage: "TASK-ID", summary: "show a task's status" },
+    Spec {
+        name: "task_result",
+        aliases: &[],
+        usage: "TASK-ID",
+        summary: "wait for a task to end and show its tool's result",
+    },
+    Spec { name: "cancel_task", aliases: &["task_cancel"], usage: "TASK-ID", summary: "cancel a task" },
     Spec { name: "list_prompts", aliases: &["prompts"], usage: "", summary: "list the server's prompts" },
     Spec { name: "get_prompt", aliases: &["prompt"], usage: "NAME [key=value]...", summary: "get a prompt filled in" },
     Spec { name: "list_resources", aliases: &["resources"], usage: "", summary: "list the server's resources" },
@@ -97,6 +112,21 @@ pub(crate) enum Command {
         /// The argument words.
         args: Vec<String>,
     },
+    /// `call_tool_as_task NAME ARGS...` (2025-11-25).
+    CallToolAsTask {
+        /// The tool.
+        name: String,
+        /// The argument words.
+        args: Vec<String>,
+    },
+    /// `list_tasks`.
+    ListTasks,
+    /// `task_status TASK-ID`.
+    TaskStatus(String),
+    /// `task_result TASK-ID`.
+    TaskResult(String),
+    /// `cancel_task TASK-ID`.
+    CancelTask(String),
     /// `list_prompts`.
     ListPrompts,
     /// `get_prompt NAME k=v...`.
@@ -187,6 +217,14 @@ pub(crate) fn parse(words: &[String]) -> Result<Command, Failure> {
             [name, args @ ..] => Ok(Command::CallTool { name: name.clone(), args: args.to_vec() }),
             [] => Err(usage()),
         },
+        "call_tool_as_task" => match rest {
+            [name, args @ ..] => Ok(Command::CallToolAsTask { name: name.clone(), args: args.to_vec() }),
+            [] => Err(usage()),
+        },
+        "list_tasks" => none(Command::ListTasks),
+        "task_status" => one().map(Command::TaskStatus),
+        "task_result" => one().map(Command::TaskResult),
+        "cancel_task" => one().map(Command::CancelTask),
         "list_prompts" => none(Command::ListPrompts),
         "get_prompt" => match rest {
             [name, args @ ..] => Ok(Command::GetPrompt { name: name.clone(), args: pairs(args)? }),

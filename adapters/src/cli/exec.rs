@@ -18,6 +18,10 @@ use talaria_core::schema::resources::{
     Unsubscribe, UnsubscribeRequestParams,
 };
 use talaria_core::schema::roots::Root;
+use talaria_core::schema::tasks::{
+    CallToolAsTask, CancelTask, CancelTaskRequestParams, GetTask, GetTaskPayload, GetTaskPayloadRequestParams,
+    GetTaskRequestParams, ListTasks,
+};
 use talaria_core::schema::tools::{ListTools, Tool};
 use talaria_core::schema::{Paginated, PaginatedRequestParams, RequestMethod, RequestParams};
 use talaria_core::version::Era;
@@ -29,7 +33,7 @@ use super::exit::{Failure, Kind};
 use super::printer::Printer;
 use super::progress::ProgressView;
 use super::wait::{self, Ui};
-use crate::client::MAX_LIST_PAGES;
+use crate::client::{task_call, task_payload, MAX_LIST_PAGES};
 
 /// What a command produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,6 +115,31 @@ impl Exec<'_> {
                 (json!({"tools": tools}), Shape::Tools, false)
             }
             Command::CallTool { name, args } => return self.call_tool(name, args, started),
+            Command::CallToolAsTask { name, args } => {
+                let args = self.tool_arguments(name, args)?;
+                let created = self.typed::<CallToolAsTask>(&task_call(name, Value::Object(args), None))?;
+                (to_json(&created)?, Shape::Raw, false)
+            }
+            Command::ListTasks => {
+                let tasks = self.typed::<ListTasks>(&PaginatedRequestParams::default())?;
+                (to_json(&tasks)?, Shape::Raw, false)
+            }
+            Command::TaskStatus(id) => {
+                (to_json(&self.typed::<GetTask>(&GetTaskRequestParams::new(id.as_str()))?)?, Shape::Raw, false)
+            }
+            Command::TaskResult(id) => {
+                let payload = self.typed::<GetTaskPayload>(&GetTaskPayloadRequestParams::new(id.as_str()))?;
+                let result = task_payload(payload).map_err(Failure::from)?;
+                return Ok(Outcome {
+                    value: to_json(&result)?,
+                    shape: Shape::ToolResult,
+                    tool_error: result.is_error(),
+                    elapsed: started.elapsed(),
+                });
+            }
+            Command::CancelTask(id) => {
+                (to_json(&self.typed::<CancelTask>(&CancelTaskRequestParams::new(id.as_str()))?)?, Shape::Raw, false)
+            }
             Command::ListPrompts => {
                 let prompts = self.list_all::<ListPrompts>()?;
                 self.session.catalog.update(|l| l.prompts = Some(prompts.clone()));
@@ -244,6 +273,24 @@ impl Exec<'_> {
     }
 
     fn call_tool(&mut self, name: &str, words: &[String], started: Instant) -> Result<Outcome, Failure> {
+        let args = self.tool_arguments(name, words)?;
+        let view = ProgressView::new(self.printer, name, std::io::stderr().is_terminal());
+        let options = CallOptions::default().with_progress(view.callback());
+        let client = self.session.client.to_async();
+        let result = self.wait(|| client.call_tool_with(name, Value::Object(args), options));
+        view.finish();
+        let result = result?;
+        Ok(Outcome {
+            value: to_json(&result)?,
+            shape: Shape::ToolResult,
+            tool_error: result.is_error(),
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// A tool's arguments from `words`, typed by its input schema (the missing required ones
+    /// asked for at the prompt, and all checked, unless validation is off).
+    fn tool_arguments(&mut self, name: &str, words: &[String]) -> Result<JsonObject, Failure> {
         let tool = match self.tool(name) {
             Ok(tool) => tool,
             Err(failure) if failure.kind == Kind::Protocol => None,
@@ -270,18 +317,7 @@ impl Exec<'_> {
         if self.validate {
             coerce::check(name, schema, &args)?;
         }
-        let view = ProgressView::new(self.printer, name, std::io::stderr().is_terminal());
-        let options = CallOptions::default().with_progress(view.callback());
-        let client = self.session.client.to_async();
-        let result = self.wait(|| client.call_tool_with(name, Value::Object(args), options));
-        view.finish();
-        let result = result?;
-        Ok(Outcome {
-            value: to_json(&result)?,
-            shape: Shape::ToolResult,
-            tool_error: result.is_error(),
-            elapsed: started.elapsed(),
-        })
+        Ok(args)
     }
 
     /// Prompts for each required argument that is missing, from the schema.

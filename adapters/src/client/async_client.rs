@@ -17,6 +17,10 @@ use talaria_core::schema::resources::{
     ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Subscribe, SubscribeRequestParams,
     Unsubscribe, UnsubscribeRequestParams,
 };
+use talaria_core::schema::tasks::{
+    CallToolAsTask, CancelTask, CancelTaskRequestParams, CreateTaskResult, GetTask, GetTaskPayload,
+    GetTaskPayloadRequestParams, GetTaskRequestParams, Task,
+};
 use talaria_core::schema::tools::{CallTool, CallToolResult, ListTools, ListToolsResult, Tool};
 use talaria_core::schema::utilities::Ping;
 use talaria_core::schema::{
@@ -25,8 +29,8 @@ use talaria_core::schema::{
 use talaria_core::version::ProtocolVersion;
 
 use super::{
-    flatten, page, prompt_get, start, start_mapped, too_many_pages, tool_call, ClientError, Inner, Started,
-    MAX_LIST_PAGES,
+    flatten, page, prompt_get, start, start_mapped, task_call, task_payload, too_many_pages, tool_call, ClientError,
+    Inner, Started, MAX_LIST_PAGES,
 };
 use crate::oneshot;
 
@@ -201,6 +205,37 @@ impl AsyncClient {
         options: CallOptions,
     ) -> CallFuture<CallToolResult> {
         self.call::<CallTool>(&tool_call(name, arguments), options)
+    }
+
+    /// Calls a tool as a task (2025-11-25); see [`Client::call_tool_as_task`](super::Client::call_tool_as_task).
+    /// Sent at once; the future resolves to the task.
+    pub fn call_tool_as_task(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+        ttl: Option<std::time::Duration>,
+    ) -> CallFuture<CreateTaskResult> {
+        self.call::<CallToolAsTask>(&task_call(name, arguments, ttl), CallOptions::default())
+    }
+
+    /// The task `task_id` as the server has it now (`tasks/get`, 2025-11-25).
+    pub fn get_task(&self, task_id: &str) -> CallFuture<Task> {
+        self.call::<GetTask>(&GetTaskRequestParams::new(task_id), CallOptions::default())
+    }
+
+    /// The outcome of the tool call the task runs (`tasks/result`, 2025-11-25), once the task
+    /// has ended.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::task_result`](super::Client::task_result).
+    pub async fn task_result(&self, task_id: &str, options: CallOptions) -> Result<CallToolResult, ClientError> {
+        task_payload(self.call::<GetTaskPayload>(&GetTaskPayloadRequestParams::new(task_id), options).await?)
+    }
+
+    /// Cancels the task `task_id` (`tasks/cancel`, 2025-11-25).
+    pub fn cancel_task(&self, task_id: &str) -> CallFuture<Task> {
+        self.call::<CancelTask>(&CancelTaskRequestParams::new(task_id), CallOptions::default())
     }
 
     async fn list_all<M>(&self) -> Result<Vec<<M::Result as Paginated>::Item>, ClientError>

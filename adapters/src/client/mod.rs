@@ -30,7 +30,7 @@ use talaria_core::schema::resources::{
 };
 use talaria_core::schema::roots::Root;
 use talaria_core::schema::tasks::{
-    CancelTask, CancelTaskRequestParams, CreateTaskResult, GetTask, GetTaskPayload, GetTaskPayloadRequestParams,
+    CallToolAsTask, CancelTask, CancelTaskRequestParams, GetTask, GetTaskPayload, GetTaskPayloadRequestParams,
     GetTaskRequestParams, ListTasks, Task, TaskMetadata,
 };
 use talaria_core::schema::tools::{CallTool, CallToolRequestParams, CallToolResult, ListTools, ListToolsResult, Tool};
@@ -710,17 +710,7 @@ impl Client {
         arguments: serde_json::Value,
         ttl: Option<Duration>,
     ) -> Result<Task, ClientError> {
-        let mut params = tool_call(name, arguments);
-        params.task = Some(TaskMetadata {
-            ttl: ttl.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
-            ..TaskMetadata::default()
-        });
-        let params = serde_json::value::to_raw_value(&params).map_err(|e| ClientError::Connect(e.to_string()))?;
-        let raw = self.request("tools/call", Some(params))?;
-        let created: CreateTaskResult = serde_json::from_str(raw.get()).map_err(|e| {
-            ClientError::Call(CallError::Local(LocalError::MalformedResponse(format!("CreateTaskResult: {e}"))))
-        })?;
-        Ok(created.task)
+        Ok(self.call::<CallToolAsTask>(&task_call(name, arguments, ttl), CallOptions::default())?.task)
     }
 
     /// The task `task_id` as the server has it now (`tasks/get`, 2025-11-25).
@@ -750,10 +740,7 @@ impl Client {
     ///
     /// As [`Client::task_result`].
     pub fn task_result_with(&self, task_id: &str, options: CallOptions) -> Result<CallToolResult, ClientError> {
-        let payload = self.call::<GetTaskPayload>(&GetTaskPayloadRequestParams::new(task_id), options)?;
-        serde_json::from_value(serde_json::Value::Object(payload)).map_err(|e| {
-            ClientError::Call(CallError::Local(LocalError::MalformedResponse(format!("tasks/result: {e}"))))
-        })
+        task_payload(self.call::<GetTaskPayload>(&GetTaskPayloadRequestParams::new(task_id), options)?)
     }
 
     /// The server's tasks for this session (`tasks/list`, 2025-11-25), following cursors (at
@@ -848,6 +835,22 @@ impl Client {
         }
         Err(too_many_pages(M::INFO.name))
     }
+}
+
+/// `tools/call` params asking for the call to run as a task kept `ttl` (2025-11-25).
+pub(crate) fn task_call(name: &str, arguments: serde_json::Value, ttl: Option<Duration>) -> CallToolRequestParams {
+    let mut params = tool_call(name, arguments);
+    params.task = Some(TaskMetadata {
+        ttl: ttl.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+        ..TaskMetadata::default()
+    });
+    params
+}
+
+/// A `tasks/result` payload as the tool's result.
+pub(crate) fn task_payload(payload: talaria_core::schema::JsonObject) -> Result<CallToolResult, ClientError> {
+    serde_json::from_value(serde_json::Value::Object(payload))
+        .map_err(|e| ClientError::Call(CallError::Local(LocalError::MalformedResponse(format!("tasks/result: {e}")))))
 }
 
 pub(crate) fn too_many_pages(method: &str) -> ClientError {

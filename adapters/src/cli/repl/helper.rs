@@ -309,8 +309,8 @@ mod tests {
     #[test]
     fn commands_complete_without_a_server() {
         let helper = ReplHelper { catalog: Arc::new(Catalog::default()), client: Arc::new(Mutex::new(None)) };
-        assert_eq!(helper.candidates(&[], "list_t"), ["list_tools", "list_templates"]);
-        assert_eq!(helper.candidates(&[], "call-"), ["call_tool"]);
+        assert_eq!(helper.candidates(&[], "list_t"), ["list_tools", "list_tasks", "list_templates"]);
+        assert_eq!(helper.candidates(&[], "call-"), ["call_tool", "call_tool_as_task"]);
         assert_eq!(helper.candidates(&["set_log_level".into()], "w"), ["warning"]);
         assert!(helper.candidates(&["call_tool".into()], "").is_empty());
     }

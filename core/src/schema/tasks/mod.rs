@@ -380,6 +380,20 @@ request_method! {
     ListTasks, "tasks/list", PaginatedRequestParams => ListTasksResult
 }
 
+request_method! {
+    /// `tools/call` run as a task (2025-11-25): the params carry `task`, and the answer is
+    /// the task ([`CreateTaskResult`]), not the tool's result.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::{tasks::CallToolAsTask, RequestMethod};
+    ///
+    /// assert_eq!(CallToolAsTask::INFO.name, "tools/call");
+    /// ```
+    CallToolAsTask, "tools/call", super::tools::CallToolRequestParams => CreateTaskResult
+}
+
 notification_method! {
     /// `notifications/tasks/status` (2025-11-25): a task changed state.
     ///
