@@ -484,8 +484,8 @@ fn trace_shows_http_heads_and_redacts_credentials() {
 
 #[test]
 fn tools_run_as_tasks_from_the_command_line() {
-    let commands =
-        "task slow steps=2 step_ms=1 ::: task-result task-1 ::: task-status task-1 ::: tasks ::: cancel-task task-1";
+    // Without an id, the task commands mean the task started last.
+    let commands = "task slow steps=2 step_ms=1 ::: task-result ::: task-status task-1 ::: tasks ::: cancel-task";
     let output = stdio(&["--protocol-version", "2025-11-25"], commands);
     assert_eq!(code(&output), 3, "the last command is refused: the task has ended; {}", stderr(&output));
     let values = json_lines(&output);

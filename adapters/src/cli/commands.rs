@@ -38,14 +38,19 @@ pub(crate) const COMMANDS: &[Spec] = &[
         summary: "call a tool as a task (2025-11-25): the task comes back at once",
     },
     Spec { name: "list_tasks", aliases: &["tasks"], usage: "", summary: "list the server's tasks for this session" },
-    Spec { name: "task_status", aliases: &["get_task"], usage: "TASK-ID", summary: "show a task's status" },
+    Spec {
+        name: "task_status",
+        aliases: &["get_task"],
+        usage: "[TASK-ID]",
+        summary: "show a task's status (the last one started, without an id)",
+    },
     Spec {
         name: "task_result",
         aliases: &[],
-        usage: "TASK-ID",
+        usage: "[TASK-ID]",
         summary: "wait for a task to end and show its tool's result",
     },
-    Spec { name: "cancel_task", aliases: &["task_cancel"], usage: "TASK-ID", summary: "cancel a task" },
+    Spec { name: "cancel_task", aliases: &["task_cancel"], usage: "[TASK-ID]", summary: "cancel a task" },
     Spec { name: "list_prompts", aliases: &["prompts"], usage: "", summary: "list the server's prompts" },
     Spec { name: "get_prompt", aliases: &["prompt"], usage: "NAME [key=value]...", summary: "get a prompt filled in" },
     Spec { name: "list_resources", aliases: &["resources"], usage: "", summary: "list the server's resources" },
@@ -121,12 +126,12 @@ pub(crate) enum Command {
     },
     /// `list_tasks`.
     ListTasks,
-    /// `task_status TASK-ID`.
-    TaskStatus(String),
-    /// `task_result TASK-ID`.
-    TaskResult(String),
-    /// `cancel_task TASK-ID`.
-    CancelTask(String),
+    /// `task_status [TASK-ID]` (`None`: the task this session started last).
+    TaskStatus(Option<String>),
+    /// `task_result [TASK-ID]`.
+    TaskResult(Option<String>),
+    /// `cancel_task [TASK-ID]`.
+    CancelTask(Option<String>),
     /// `list_prompts`.
     ListPrompts,
     /// `get_prompt NAME k=v...`.
@@ -222,9 +227,18 @@ pub(crate) fn parse(words: &[String]) -> Result<Command, Failure> {
             [] => Err(usage()),
         },
         "list_tasks" => none(Command::ListTasks),
-        "task_status" => one().map(Command::TaskStatus),
-        "task_result" => one().map(Command::TaskResult),
-        "cancel_task" => one().map(Command::CancelTask),
+        "task_status" | "task_result" | "cancel_task" => {
+            let id = match rest {
+                [] => None,
+                [id] => Some(id.clone()),
+                _ => return Err(usage()),
+            };
+            Ok(match spec.name {
+                "task_status" => Command::TaskStatus(id),
+                "task_result" => Command::TaskResult(id),
+                _ => Command::CancelTask(id),
+            })
+        }
         "list_prompts" => none(Command::ListPrompts),
         "get_prompt" => match rest {
             [name, args @ ..] => Ok(Command::GetPrompt { name: name.clone(), args: pairs(args)? }),

@@ -146,6 +146,8 @@ pub(crate) struct Session {
     pub(crate) catalog: Arc<Catalog>,
     /// How long the connection and handshake took.
     pub(crate) connect_time: Duration,
+    /// The task this session started last (what `task-status` and friends mean without an id).
+    pub(crate) last_task: std::sync::Mutex<Option<String>>,
 }
 
 impl Session {
@@ -219,6 +221,7 @@ impl Connector {
             stderr,
             catalog: Arc::clone(&hooks.catalog),
             connect_time: started.elapsed(),
+            last_task: std::sync::Mutex::new(None),
         };
         if let Some(level) = self.log_level.filter(|_| session.client.protocol_version().era() == Era::Legacy) {
             if let Err(e) = session.client.set_log_level(level) {

@@ -118,6 +118,8 @@ impl Exec<'_> {
             Command::CallToolAsTask { name, args } => {
                 let args = self.tool_arguments(name, args)?;
                 let created = self.typed::<CallToolAsTask>(&task_call(name, Value::Object(args), None))?;
+                *self.session.last_task.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                    Some(created.task.task_id.clone());
                 (to_json(&created)?, Shape::Raw, false)
             }
             Command::ListTasks => {
@@ -125,10 +127,12 @@ impl Exec<'_> {
                 (to_json(&tasks)?, Shape::Raw, false)
             }
             Command::TaskStatus(id) => {
-                (to_json(&self.typed::<GetTask>(&GetTaskRequestParams::new(id.as_str()))?)?, Shape::Raw, false)
+                let id = self.task_id(id.as_deref())?;
+                (to_json(&self.typed::<GetTask>(&GetTaskRequestParams::new(id))?)?, Shape::Raw, false)
             }
             Command::TaskResult(id) => {
-                let payload = self.typed::<GetTaskPayload>(&GetTaskPayloadRequestParams::new(id.as_str()))?;
+                let id = self.task_id(id.as_deref())?;
+                let payload = self.typed::<GetTaskPayload>(&GetTaskPayloadRequestParams::new(id))?;
                 let result = task_payload(payload).map_err(Failure::from)?;
                 return Ok(Outcome {
                     value: to_json(&result)?,
@@ -138,7 +142,8 @@ impl Exec<'_> {
                 });
             }
             Command::CancelTask(id) => {
-                (to_json(&self.typed::<CancelTask>(&CancelTaskRequestParams::new(id.as_str()))?)?, Shape::Raw, false)
+                let id = self.task_id(id.as_deref())?;
+                (to_json(&self.typed::<CancelTask>(&CancelTaskRequestParams::new(id))?)?, Shape::Raw, false)
             }
             Command::ListPrompts => {
                 let prompts = self.list_all::<ListPrompts>()?;
@@ -286,6 +291,13 @@ impl Exec<'_> {
             tool_error: result.is_error(),
             elapsed: started.elapsed(),
         })
+    }
+
+    /// The task `id` names, or without one the task this session started last.
+    fn task_id(&self, id: Option<&str>) -> Result<String, Failure> {
+        id.map(str::to_owned)
+            .or_else(|| self.session.last_task.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone())
+            .ok_or_else(|| Failure::usage("no task started yet: name one").with_hint("start one with `task TOOL ...`"))
     }
 
     /// A tool's arguments from `words`, typed by its input schema (the missing required ones

@@ -264,6 +264,14 @@ def everything_groups() -> list[Group]:
     def sampling(r: Run) -> None:
         expect("rejected sampling" in short(r.value(0), 1000), f"trigger-sampling-request gave {short(r.value(0))}")
 
+    def tasks(r: Run) -> None:
+        task = r.ok(0).get("task", {})
+        expect(task.get("taskId") and task.get("status") == "working", f"task gave {short(r.ok(0))}")
+        expect("tides" in texts(r.ok(1)), f"task-result gave {short(r.ok(1))}")
+        expect(r.ok(2).get("status") == "completed", f"task-status after the result gave {short(r.ok(2))}")
+        listed = [t.get("taskId") for t in r.ok(3).get("tasks", [])]
+        expect(task.get("taskId") in listed, f"tasks gave {short(r.ok(3))}")
+
     return [
         Group("list", [["list-tools"], ["list-prompts"], ["list-resources"], ["list-templates"]], listing),
         Group(
@@ -297,6 +305,12 @@ def everything_groups() -> list[Group]:
         Group("ping", [["ping"]], lambda r: expect(r.ok(0) == {}, f"ping gave {short(r.ok(0))}")),
         Group("roots", [["roots", "add", ROOT_URI], ["call-tool", "get-roots-list"]], roots),
         Group("sampling", [["call-tool", "trigger-sampling-request", "prompt=hi"]], sampling, want_rc=-1),
+        # 2025-11-25 tasks: simulate-research-query must be called as a task (about 4 s).
+        Group(
+            "tasks",
+            [["task", "simulate-research-query", "topic=tides"], ["task-result"], ["task-status"], ["tasks"]],
+            tasks,
+        ),
     ]
 
 
