@@ -73,12 +73,10 @@ impl Handlers {
     /// client does not declare `sampling.tools`); see [`Handlers::with_sampling_tools`].
     #[must_use]
     pub fn with_sampling(
-        mut self,
+        self,
         handler: impl Fn(&CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> + Send + Sync + 'static,
     ) -> Self {
-        self.sampling = Some(std::sync::Arc::new(handler));
-        self.sampling_tools = false;
-        self
+        self.sampling_handler(std::sync::Arc::new(handler), false)
     }
 
     /// Installs a sampling handler that also takes tools (2025-11-25+): the client declares
@@ -100,11 +98,16 @@ impl Handlers {
     /// ```
     #[must_use]
     pub fn with_sampling_tools(
-        mut self,
+        self,
         handler: impl Fn(&CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> + Send + Sync + 'static,
     ) -> Self {
-        self.sampling = Some(std::sync::Arc::new(handler));
-        self.sampling_tools = true;
+        self.sampling_handler(std::sync::Arc::new(handler), true)
+    }
+
+    /// Installs the sampling `handler`, taking tools or not.
+    fn sampling_handler(mut self, handler: SamplingFn, tools: bool) -> Self {
+        self.sampling = Some(handler);
+        self.sampling_tools = tools;
         self
     }
 
