@@ -137,3 +137,14 @@ fn the_async_handle_runs_tasks_too() {
         assert_eq!(client.cancel_task(&running.task_id).await.unwrap().status, TaskStatus::Cancelled);
     });
 }
+
+#[test]
+fn a_task_whose_ttl_runs_out_while_awaited_answers_its_waiter() {
+    let (client, _release) = connect(ProtocolVersion::V2025_11_25);
+    // The tool never finishes; the task is kept 100 ms.
+    let task = client.call_tool_as_task("research", json!({}), Some(Duration::from_millis(100))).unwrap();
+    let started = std::time::Instant::now();
+    assert_eq!(remote_code(client.task_result(&task.task_id)), -32602, "the task is gone, and so is its outcome");
+    assert!(started.elapsed() < Duration::from_secs(10), "answered at the expiry, not at the call's timeout");
+    assert_eq!(remote_code(client.get_task(&task.task_id)), -32602);
+}

@@ -264,12 +264,18 @@ impl<S> Endpoint<S> {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.now = Some(now);
         self.session.handle_timeout(now);
+        self.expire_tasks(now);
     }
 
-    /// When to call [`Endpoint::handle_timeout`] next.
+    /// When to call [`Endpoint::handle_timeout`] next (the session's deadlines, and the
+    /// expiry of a task someone waits for).
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.session.poll_timeout()
+        let session = self.session.poll_timeout();
+        match (session, self.tasks.next_awaited_expiry()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The next output: frames to transmit, streams done, and the events the endpoint does not
@@ -512,6 +518,7 @@ impl<S> Endpoint<S> {
             let _ = self.session.respond(reply, Err(ErrorObject::internal("no time known yet")));
             return;
         };
+        self.expire_tasks(now);
         let Some(task) = self.tasks.create(now, asked.ttl, cancel.clone()) else {
             let error = ErrorObject::internal(format!("too many tasks (at most {MAX_TASKS} per session)"));
             let _ = self.session.respond(reply, Err(error));
@@ -546,8 +553,9 @@ impl<S> Endpoint<S> {
             let _ = self.session.respond(reply, Err(ErrorObject::internal("no time known yet")));
             return;
         };
+        self.expire_tasks(now);
         if method == "tasks/list" {
-            let tasks = self.tasks.list(now);
+            let tasks = self.tasks.list();
             let _ = self.session.respond_with(reply, &ListTasksResult { tasks, ..ListTasksResult::default() });
             return;
         }
@@ -559,16 +567,16 @@ impl<S> Endpoint<S> {
             }
         };
         match method.as_str() {
-            "tasks/get" => match self.tasks.get(now, &id) {
+            "tasks/get" => match self.tasks.get(&id) {
                 Some(task) => drop(self.session.respond_with(reply, &task)),
                 None => drop(self.session.respond(reply, Err(unknown_task(&id)))),
             },
-            "tasks/result" => match self.tasks.result_or_wait(now, &id, reply) {
+            "tasks/result" => match self.tasks.result_or_wait(&id, reply) {
                 Ok(Some((reply, outcome))) => drop(self.session.respond(reply, related_to(&id, outcome))),
                 Ok(None) => {}
                 Err(reply) => drop(self.session.respond(reply, Err(unknown_task(&id)))),
             },
-            _ => match self.tasks.cancel(now, &id) {
+            _ => match self.tasks.cancel(&id) {
                 Ok(ended) => {
                     let task = ended.task.clone();
                     self.task_ended(ended, false);
@@ -576,6 +584,14 @@ impl<S> Endpoint<S> {
                 }
                 Err(error) => drop(self.session.respond(reply, Err(error))),
             },
+        }
+    }
+
+    /// Forgets the tasks whose TTL ran out, answering the `tasks/result` requests that
+    /// waited for them (-32602: the task is gone).
+    fn expire_tasks(&mut self, now: Instant) {
+        for (id, waiter) in self.tasks.expire(now) {
+            let _ = self.session.respond(waiter, Err(unknown_task(&id)));
         }
     }
 

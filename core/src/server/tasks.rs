@@ -84,15 +84,30 @@ impl TaskTable {
         iso8601(self.wall.as_ref().map_or(SystemTime::UNIX_EPOCH, |wall| wall()))
     }
 
-    /// Forgets the tasks whose TTL ran out.
-    pub(super) fn expire(&mut self, now: Instant) {
-        self.records.retain(|_, record| record.expires > now);
+    /// Forgets the tasks whose TTL ran out; the `tasks/result` requests that were waiting for
+    /// them, with the task's id, to be answered (the outcome is gone).
+    pub(super) fn expire(&mut self, now: Instant) -> Vec<(String, ReplyToken)> {
+        let mut orphans = Vec::new();
+        self.records.retain(|id, record| {
+            let keep = record.expires > now;
+            if !keep {
+                record.cancel.cancel();
+                orphans.extend(record.waiters.drain(..).map(|waiter| (id.clone(), waiter)));
+            }
+            keep
+        });
+        orphans
+    }
+
+    /// When the first task that a `tasks/result` waits for expires (its waiters are then
+    /// answered), if any.
+    pub(super) fn next_awaited_expiry(&self) -> Option<Instant> {
+        self.records.values().filter(|record| !record.waiters.is_empty()).map(|record| record.expires).min()
     }
 
     /// A new working task kept for `ttl_ms` (the default if `None`, at most the maximum);
     /// `None` when the connection holds too many.
     pub(super) fn create(&mut self, now: Instant, ttl_ms: Option<u64>, cancel: CancelFlag) -> Option<Task> {
-        self.expire(now);
         if self.records.len() >= MAX_TASKS {
             return None;
         }
@@ -107,15 +122,13 @@ impl TaskTable {
         Some(task)
     }
 
-    /// The task `id`, if it is known (and not expired).
-    pub(super) fn get(&mut self, now: Instant, id: &str) -> Option<Task> {
-        self.expire(now);
+    /// The task `id`, if it is known (call [`TaskTable::expire`] first).
+    pub(super) fn get(&self, id: &str) -> Option<Task> {
         self.records.get(id).map(|record| record.task.clone())
     }
 
     /// Every task, oldest first.
-    pub(super) fn list(&mut self, now: Instant) -> Vec<Task> {
-        self.expire(now);
+    pub(super) fn list(&self) -> Vec<Task> {
         let mut tasks: Vec<Task> = self.records.values().map(|record| record.task.clone()).collect();
         tasks.sort_by_key(|task| task.task_id.trim_start_matches("task-").parse::<u64>().unwrap_or(u64::MAX));
         tasks
@@ -125,11 +138,9 @@ impl TaskTable {
     /// unknown task.
     pub(super) fn result_or_wait(
         &mut self,
-        now: Instant,
         id: &str,
         reply: ReplyToken,
     ) -> Result<Option<(ReplyToken, TaskOutcome)>, ReplyToken> {
-        self.expire(now);
         let Some(record) = self.records.get_mut(id) else { return Err(reply) };
         match &record.outcome {
             Some(outcome) => Ok(Some((reply, outcome.clone()))),
@@ -159,8 +170,7 @@ impl TaskTable {
     /// # Errors
     ///
     /// -32602 for an unknown task or one that already ended.
-    pub(super) fn cancel(&mut self, now: Instant, id: &str) -> Result<Ended, ErrorObject> {
-        self.expire(now);
+    pub(super) fn cancel(&mut self, id: &str) -> Result<Ended, ErrorObject> {
         let stamp = self.stamp();
         let Some(record) = self.records.get_mut(id) else { return Err(unknown_task(id)) };
         if record.task.status.is_terminal() {
@@ -262,11 +272,11 @@ mod tests {
             (TaskStatus::Working, Some(10_000), "1971-01-01T00:00:00.000Z")
         );
         let waiting = ReplyToken::detached(crate::jsonrpc::RequestId::Number(9));
-        assert!(matches!(tasks.result_or_wait(now, &task.task_id, waiting), Ok(None)));
+        assert!(matches!(tasks.result_or_wait(&task.task_id, waiting), Ok(None)));
         let ended = tasks.finish(&task.task_id, Ok(RawValue::from_string("{}".into()).unwrap()), false).unwrap();
         assert_eq!((ended.task.status, ended.waiters.len()), (TaskStatus::Completed, 1));
         assert!(tasks.finish(&task.task_id, Ok(RawValue::from_string("{}".into()).unwrap()), true).is_none(), "once");
-        assert!(tasks.cancel(now, &task.task_id).is_err(), "a task that ended cannot be cancelled");
+        assert!(tasks.cancel(&task.task_id).is_err(), "a task that ended cannot be cancelled");
     }
 
     #[test]
@@ -275,13 +285,30 @@ mod tests {
         let mut tasks = table();
         let flag = CancelFlag::default();
         let task = tasks.create(now, Some(1_000), flag.clone()).unwrap();
-        let ended = tasks.cancel(now, &task.task_id).unwrap();
+        let ended = tasks.cancel(&task.task_id).unwrap();
         assert!(flag.is_cancelled());
         assert_eq!(ended.task.status, TaskStatus::Cancelled);
         assert!(tasks.finish(&task.task_id, Ok(RawValue::from_string("{}".into()).unwrap()), false).is_none());
-        assert!(tasks.get(now + Duration::from_millis(999), &task.task_id).is_some());
-        assert!(tasks.get(now + Duration::from_millis(1_000), &task.task_id).is_none(), "its TTL ran out");
-        assert!(tasks.cancel(now, "task-404").is_err());
+        assert!(tasks.expire(now + Duration::from_millis(999)).is_empty());
+        assert!(tasks.get(&task.task_id).is_some());
+        tasks.expire(now + Duration::from_millis(1_000));
+        assert!(tasks.get(&task.task_id).is_none(), "its TTL ran out");
+        assert!(tasks.cancel("task-404").is_err());
+    }
+
+    #[test]
+    fn a_task_that_expires_while_awaited_hands_its_waiters_back() {
+        let now = crate::test_clock::t0();
+        let mut tasks = table();
+        let flag = CancelFlag::default();
+        let task = tasks.create(now, Some(50), flag.clone()).unwrap();
+        let waiting = ReplyToken::detached(crate::jsonrpc::RequestId::Number(3));
+        assert!(matches!(tasks.result_or_wait(&task.task_id, waiting), Ok(None)));
+        assert_eq!(tasks.next_awaited_expiry(), Some(now + Duration::from_millis(50)), "a deadline to keep");
+        let orphans = tasks.expire(now + Duration::from_millis(50));
+        assert_eq!(orphans.len(), 1, "the waiter is answered, not dropped");
+        assert_eq!(orphans[0].0, task.task_id);
+        assert!(flag.is_cancelled(), "and the tool told to stop");
     }
 
     #[test]
@@ -292,7 +319,7 @@ mod tests {
             assert!(tasks.create(now, None, CancelFlag::default()).is_some());
         }
         assert!(tasks.create(now, None, CancelFlag::default()).is_none());
-        assert_eq!(tasks.list(now).len(), MAX_TASKS);
-        assert_eq!(tasks.list(now)[0].task_id, "task-1", "oldest first");
+        assert_eq!(tasks.list().len(), MAX_TASKS);
+        assert_eq!(tasks.list()[0].task_id, "task-1", "oldest first");
     }
 }
