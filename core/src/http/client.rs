@@ -25,7 +25,6 @@
 //! ```
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::codec::{SseDecoder, SseEvent};
@@ -33,8 +32,7 @@ use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::session::Carries;
 
 use super::headers::{mirror_call, MirroredCall, LAST_EVENT_ID, PROTOCOL_VERSION, SESSION_ID};
-use super::param_headers::{annotations, param_headers, ParamHeader, ANNOTATION};
-use crate::schema::JsonObject;
+use super::param_headers::MirroredTools;
 
 /// The `Accept` header of every POST: either kind of answer will do.
 pub const POST_ACCEPT: &str = "application/json, text/event-stream";
@@ -215,7 +213,7 @@ pub struct ClientLink {
     version: Option<String>,
     get_started: bool,
     /// Stateless era: the arguments each tool mirrors into `Mcp-Param-*` headers, by tool.
-    mirrored_tools: BTreeMap<String, Vec<ParamHeader>>,
+    mirrored_tools: MirroredTools,
 }
 
 impl ClientLink {
@@ -256,11 +254,8 @@ impl ClientLink {
             headers.extend(message.mirrored.iter().map(|(name, value)| (Cow::Borrowed(*name), value.clone())));
         }
         if let Some((tool, arguments)) = &message.call {
-            if let Some(mirrored) = self.mirrored_tools.get(tool) {
-                let arguments = serde_json::from_str::<JsonObject>(arguments).unwrap_or_default();
-                let params = param_headers(mirrored, &arguments);
-                headers.extend(params.into_iter().map(|(name, value)| (Cow::Owned(name), value)));
-            }
+            let params = self.mirrored_tools.headers(tool, arguments);
+            headers.extend(params.into_iter().map(|(name, value)| (Cow::Owned(name), value)));
         }
         headers
     }
@@ -291,35 +286,8 @@ impl ClientLink {
     /// assert!(headers.iter().any(|(name, value)| name == "Mcp-Param-Region" && value == "us-west1"));
     /// ```
     pub fn learn_tools(&mut self, message: &Outgoing, reply: &[u8]) {
-        #[derive(serde::Deserialize)]
-        struct Page {
-            result: PageResult,
-        }
-        #[derive(serde::Deserialize)]
-        struct PageResult {
-            tools: Vec<ListedTool>,
-        }
-        #[derive(serde::Deserialize)]
-        struct ListedTool {
-            name: String,
-            #[serde(rename = "inputSchema", default)]
-            input_schema: JsonObject,
-        }
-        if !message.lists_tools
-            || (self.mirrored_tools.is_empty() && memchr::memmem::find(reply, ANNOTATION.as_bytes()).is_none())
-        {
-            return;
-        }
-        let Ok(page) = serde_json::from_slice::<Page>(reply) else { return };
-        for tool in page.result.tools {
-            match annotations(&tool.input_schema) {
-                Ok(mirrored) if !mirrored.is_empty() => {
-                    self.mirrored_tools.insert(tool.name, mirrored);
-                }
-                _ => {
-                    self.mirrored_tools.remove(&tool.name);
-                }
-            }
+        if message.lists_tools {
+            self.mirrored_tools.learn(reply);
         }
     }
 

@@ -8,6 +8,8 @@
 //! (case-insensitively) in the schema. A client over HTTP must not offer a tool whose
 //! annotations break these rules.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value};
 
 use super::headers::{decode_value, encode_value, HeaderLookup, PARAM_PREFIX};
@@ -241,6 +243,68 @@ pub fn check_param_headers(
         }
     }
     Ok(())
+}
+
+/// What a client learnt of the arguments each tool mirrors into `Mcp-Param-*` headers, from
+/// the `tools/list` answers it saw.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::http::param_headers::MirroredTools;
+///
+/// let mut tools = MirroredTools::default();
+/// tools.learn(br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"w","inputSchema":
+///     {"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]}}"#);
+/// assert_eq!(tools.headers("w", r#"{"region":"eu"}"#), [("Mcp-Param-Region".to_owned(), "eu".to_owned())]);
+/// assert!(tools.headers("other", "{}").is_empty());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct MirroredTools(BTreeMap<String, Vec<ParamHeader>>);
+
+impl MirroredTools {
+    /// Learns from `reply`, the JSON-RPC answer to a `tools/list`: each listed tool's
+    /// mirrored arguments replace what was known of it. A page without any `x-mcp-header` is
+    /// not decoded while nothing is known.
+    pub fn learn(&mut self, reply: &[u8]) {
+        #[derive(serde::Deserialize)]
+        struct Page {
+            result: PageResult,
+        }
+        #[derive(serde::Deserialize)]
+        struct PageResult {
+            tools: Vec<ListedTool>,
+        }
+        #[derive(serde::Deserialize)]
+        struct ListedTool {
+            name: String,
+            #[serde(rename = "inputSchema", default)]
+            input_schema: Map<String, Value>,
+        }
+        if self.0.is_empty() && memchr::memmem::find(reply, ANNOTATION.as_bytes()).is_none() {
+            return;
+        }
+        let Ok(page) = serde_json::from_slice::<Page>(reply) else { return };
+        for tool in page.result.tools {
+            match annotations(&tool.input_schema) {
+                Ok(mirrored) if !mirrored.is_empty() => {
+                    self.0.insert(tool.name, mirrored);
+                }
+                _ => {
+                    self.0.remove(&tool.name);
+                }
+            }
+        }
+    }
+
+    /// The `Mcp-Param-*` headers of a call of `tool` with `arguments` (JSON text); none for
+    /// a tool not known to mirror any.
+    #[must_use]
+    pub fn headers(&self, tool: &str, arguments: &str) -> Vec<(String, String)> {
+        let Some(mirrored) = self.0.get(tool) else { return Vec::new() };
+        let arguments = serde_json::from_str::<Map<String, Value>>(arguments).unwrap_or_default();
+        param_headers(mirrored, &arguments)
+    }
 }
 
 /// A `tools/list` result without the tools whose `x-mcp-header` annotations are invalid, as
