@@ -91,16 +91,34 @@ impl<S: Send + 'static> Server<S> {
         router: Router<S>,
         new_state: impl Fn() -> S + Send + Sync + 'static,
     ) -> Self {
-        Self {
-            shared: Arc::new(Shared {
-                router: RwLock::new(router),
-                config: Arc::new(config),
-                new_state: Box::new(new_state),
-                conns: Mutex::new(Vec::new()),
-                pool: Pool::new(64),
-                outbox_limit: crate::DEFAULT_OUTBOX_LIMIT,
-            }),
-        }
+        let board = Arc::clone(router.task_board());
+        let shared = Arc::new(Shared {
+            router: RwLock::new(router),
+            config: Arc::new(config),
+            new_state: Box::new(new_state),
+            conns: Mutex::new(Vec::new()),
+            pool: Pool::new(64),
+            outbox_limit: crate::DEFAULT_OUTBOX_LIMIT,
+        });
+        board.set_wall_clock(Arc::new(std::time::SystemTime::now));
+        #[cfg(feature = "http")]
+        board.set_entropy(|buf: &mut [u8]| getrandom::fill(buf).is_ok());
+        // A task changes on a tool's thread or a request's, which may hold a connection:
+        // the connections following it are told from the pool.
+        let weak = Arc::downgrade(&shared);
+        board.watch(move |task| {
+            let Some(shared) = weak.upgrade() else { return };
+            let (task, target) = (task.clone(), Arc::downgrade(&shared));
+            shared.pool.run(Box::new(move || {
+                if let Some(shared) = target.upgrade() {
+                    broadcast(&shared, |served| {
+                        served.endpoint.task_changed(&task);
+                        Ok::<(), ()>(())
+                    });
+                }
+            }));
+        });
+        Self { shared }
     }
 
     /// Adds the server's instructions for the model.
@@ -186,12 +204,8 @@ impl<S: Send + 'static> Server<S> {
         self.broadcast(|served| served.endpoint.resource_updated(uri).map(drop));
     }
 
-    fn broadcast<E>(&self, mut f: impl FnMut(&mut Served<S>) -> Result<(), E>) {
-        let conns: Vec<_> =
-            self.shared.conns.lock().unwrap_or_else(PoisonError::into_inner).iter().filter_map(Weak::upgrade).collect();
-        for conn in conns {
-            let _ = conn.with(|served, _| f(served));
-        }
+    fn broadcast<E>(&self, f: impl FnMut(&mut Served<S>) -> Result<(), E>) {
+        broadcast(&self.shared, f);
     }
 
     /// Starts serving one connection whose frames go to `sink`; the caller feeds it.
@@ -229,6 +243,15 @@ impl<S: Send + 'static> Server<S> {
         conns.retain(|c| c.strong_count() > 0);
         conns.push(Arc::downgrade(&conn));
         Ok(conn)
+    }
+}
+
+/// Runs `f` on every open connection of the server.
+fn broadcast<S: Send + 'static, E>(shared: &Shared<S>, mut f: impl FnMut(&mut Served<S>) -> Result<(), E>) {
+    let conns: Vec<_> =
+        shared.conns.lock().unwrap_or_else(PoisonError::into_inner).iter().filter_map(Weak::upgrade).collect();
+    for conn in conns {
+        let _ = conn.with(|served, _| f(served));
     }
 }
 

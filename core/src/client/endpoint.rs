@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::ext_tasks::TaskCalls;
 use super::mrtr::next_round;
 use super::{check_structured_output, Handlers};
 use crate::http::param_headers::without_invalid_mirroring;
@@ -92,14 +93,14 @@ impl CallOptions {
 }
 
 /// A request in flight.
-struct Pending {
+pub(super) struct Pending {
     /// The id the caller knows it by (the first attempt's, when an MRTR retry re-sent it).
-    origin: RequestId,
+    pub(super) origin: RequestId,
     done: Completion,
     progress: Option<ProgressFn>,
     check: Check,
     /// Kept for an MRTR retry (stateless era only).
-    retry: Option<Retry>,
+    pub(super) retry: Option<Retry>,
 }
 
 /// What to look at in a result before handing it over.
@@ -114,10 +115,12 @@ enum Check {
     Relist(Box<Pending>, ErrorObject),
 }
 
-struct Retry {
-    method: String,
+pub(super) struct Retry {
+    pub(super) method: String,
     params: JsonObject,
-    options: RequestOptions,
+    pub(super) options: RequestOptions,
+    /// When the call was first sent (a task it became ends by its `max_time` from then).
+    pub(super) started: Instant,
     rounds: usize,
     /// The call went again after a `tools/list` (see [`Check::Relist`]); once is enough.
     relisted: bool,
@@ -156,8 +159,8 @@ struct Retry {
 /// # let _ = id;
 /// ```
 pub struct Endpoint {
-    session: Session<Client>,
-    handlers: Handlers,
+    pub(super) session: Session<Client>,
+    pub(super) handlers: Handlers,
     pending: BTreeMap<RequestId, Pending>,
     /// Tools with an output schema, as the last `tools/list` pages described them.
     tools: BTreeMap<String, Tool>,
@@ -165,7 +168,9 @@ pub struct Endpoint {
     /// The mode forbids the stateless era, so no result can be `input_required`.
     legacy_only: bool,
     /// The time of the latest input or command (retries are sent at it).
-    now: Instant,
+    pub(super) now: Instant,
+    /// Calls answered with a task (2026-07-28 tasks extension), followed to their end.
+    pub(super) tasks: TaskCalls,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -202,6 +207,7 @@ impl Endpoint {
             max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
             legacy_only,
             now,
+            tasks: TaskCalls::default(),
         }
     }
 
@@ -269,7 +275,7 @@ impl Endpoint {
     /// How many calls wait for their outcome.
     #[must_use]
     pub fn pending(&self) -> usize {
-        self.pending.len()
+        self.pending.len() + self.tasks.len()
     }
 
     /// Bytes from a stream transport (stdio, WebSocket).
@@ -294,12 +300,17 @@ impl Endpoint {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.now = now;
         self.session.handle_timeout(now);
+        self.poll_due_tasks(now);
     }
 
-    /// When to call [`Endpoint::handle_timeout`] next.
+    /// When to call [`Endpoint::handle_timeout`] next: the session's next deadline, or the
+    /// next poll of a task a call waits for.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.session.poll_timeout()
+        match (self.session.poll_timeout(), self.tasks.next_poll()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Sends requests and notifications as one JSON-RPC batch (2025-03-26 only). Each request
@@ -378,6 +389,7 @@ impl Endpoint {
             method: method.to_owned(),
             params: params.as_deref().and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default(),
             options: options.request,
+            started: now,
             rounds: 0,
             relisted: false,
         });
@@ -425,7 +437,10 @@ impl Endpoint {
         };
         match current {
             Some(current) => self.session.cancel(&current, reason),
-            None => Ok(()),
+            None => {
+                self.cancel_task_call(id, reason, Err(CallError::Local(LocalError::Cancelled { reason: None })));
+                Ok(())
+            }
         }
     }
 
@@ -452,7 +467,13 @@ impl Endpoint {
                     self.finish(pending, outcome);
                     None
                 }
-                None => Some(Event::Response { id, outcome }),
+                None => match self.tasks.take_request(&id) {
+                    Some(about) => {
+                        self.on_task_response(about, outcome);
+                        None
+                    }
+                    None => Some(Event::Response { id, outcome }),
+                },
             },
             Event::Progress { id, progress, total, message } => match self.pending.get_mut(&id) {
                 Some(Pending { progress: Some(report), .. }) => {
@@ -503,8 +524,20 @@ impl Endpoint {
                     Err(e) => Err(e),
                 }
             }
+            (Ok(raw), Some(retry)) if mrtr && result_type_of(&raw) == Some(ResultType::Task) => {
+                if retry.method == "tools/call" {
+                    return self.follow_task(pending, &raw);
+                }
+                let why = format!("{} cannot be answered with a task", retry.method);
+                Err(CallError::Local(LocalError::MalformedResponse(why)))
+            }
             (outcome, _) => outcome,
         };
+        self.deliver(pending, outcome);
+    }
+
+    /// Hands a call its outcome, after the checks its result calls for.
+    pub(super) fn deliver(&mut self, pending: Pending, outcome: Result<Box<RawValue>, CallError>) {
         let outcome = match (&pending.check, outcome) {
             (Check::ListTools, Ok(raw)) => {
                 // 2026-07-28: a tool whose x-mcp-header annotations break the rules is left out.

@@ -25,6 +25,7 @@
 //! ```
 
 mod endpoint;
+mod ext_tasks;
 mod handlers;
 mod list_all;
 mod mrtr;

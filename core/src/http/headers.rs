@@ -192,8 +192,24 @@ struct MirroredParams<'a> {
     arguments: Option<&'a RawValue>,
     #[serde(borrow, default)]
     uri: Option<Cow<'a, str>>,
+    /// The task of the tasks extension's `tasks/get`, `tasks/update`, `tasks/cancel`.
+    #[serde(rename = "taskId", borrow, default)]
+    task_id: Option<Cow<'a, str>>,
     #[serde(rename = "_meta", default)]
     meta: Option<Box<RawValue>>,
+}
+
+/// What `Mcp-Name` mirrors for `method`, if anything: `params.name` (`tools/call`,
+/// `prompts/get`), `params.uri` (`resources/read`), `params.taskId` (the tasks extension's
+/// `tasks/get`, `tasks/update`, `tasks/cancel`, so that a load balancer can route a task's
+/// requests to the process holding it).
+fn mirrored_name<'p>(method: &str, params: Option<&'p MirroredParams<'_>>) -> Option<&'p str> {
+    match method {
+        "tools/call" | "prompts/get" => params.and_then(|p| p.name.as_deref()),
+        "resources/read" => params.and_then(|p| p.uri.as_deref()),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => params.and_then(|p| p.task_id.as_deref()),
+        _ => None,
+    }
 }
 
 #[derive(Deserialize)]
@@ -312,13 +328,15 @@ fn check_parsed(
             )));
         }
     }
-    let named = match mirrored.method.as_ref() {
-        "tools/call" | "prompts/get" => params.and_then(|p| p.name.as_deref()),
-        "resources/read" => params.and_then(|p| p.uri.as_deref()),
-        _ => return Ok(()),
+    let Some(expected) = mirrored_name(&mirrored.method, params) else { return Ok(()) };
+    // The extension's task requests are checked when they carry the header; the core
+    // protocol's named requests must.
+    let Some(raw) = headers.header(NAME) else {
+        if mirrored.method.starts_with("tasks/") {
+            return Ok(());
+        }
+        return Err(mismatch(format!("{NAME} header is missing")));
     };
-    let Some(expected) = named else { return Ok(()) };
-    let raw = headers.header(NAME).ok_or_else(|| mismatch(format!("{NAME} header is missing")))?;
     let name = decode_value(raw).map_err(|e| mismatch(format!("{NAME} header: {e}")))?;
     if name != expected {
         return Err(mismatch(format!("{NAME} header value '{name}' does not match body value '{expected}'")));
@@ -351,12 +369,7 @@ pub(crate) fn mirror_call(body: &[u8]) -> (Vec<(&'static str, String)>, Option<M
     let Ok(mirrored) = serde_json::from_slice::<Mirrored<'_>>(body) else { return (Vec::new(), None) };
     let mut headers = vec![(METHOD, mirrored.method.clone().into_owned())];
     let params = mirrored.params.as_ref();
-    let name = match mirrored.method.as_ref() {
-        "tools/call" | "prompts/get" => params.and_then(|p| p.name.as_deref()),
-        "resources/read" => params.and_then(|p| p.uri.as_deref()),
-        _ => None,
-    };
-    if let Some(name) = name {
+    if let Some(name) = mirrored_name(&mirrored.method, params) {
         headers.push((NAME, encode_value(name).into_owned()));
     }
     let version = params

@@ -300,6 +300,32 @@ pub fn method_info(name: &str) -> Option<&'static MethodInfo> {
     METHODS.iter().find(|m| m.name == name)
 }
 
+/// Looks a method up by name as the revision `version` knows it: where the core protocol
+/// does not have it in `version`, a method of an extension that does (the tasks extension's
+/// `tasks/get` in 2026-07-28) is found instead.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::schema::{method_info_in, SentBy};
+/// use talaria_core::version::ProtocolVersion;
+///
+/// let get = method_info_in("tasks/get", Some(ProtocolVersion::V2026_07_28)).unwrap();
+/// assert!(get.exists_in(ProtocolVersion::V2026_07_28));
+/// assert_eq!(get.sent_by, SentBy::Client);
+/// assert_eq!(method_info_in("tasks/get", Some(ProtocolVersion::V2025_11_25)).unwrap().sent_by, SentBy::Both);
+/// ```
+#[must_use]
+pub fn method_info_in(name: &str, version: Option<ProtocolVersion>) -> Option<&'static MethodInfo> {
+    let core = method_info(name);
+    match (core, version) {
+        (Some(info), Some(v)) if !info.exists_in(v) => {
+            super::tasks::ext::METHODS.iter().find(|m| m.name == name && m.exists_in(v)).or(core)
+        }
+        _ => core,
+    }
+}
+
 /// Looks a method up by name at compile time; used by the marker types' trait impls.
 pub(crate) const fn lookup(name: &str) -> MethodInfo {
     let mut i = 0;

@@ -59,6 +59,6 @@ pub use content::{
 };
 pub use dispatch::{result_type_of, AnyParams, AnyResult, McpPayloads};
 pub use methods::{
-    method_info, params_capability, Capability, MethodInfo, MethodKind, NotificationMethod, RequestMethod, SentBy,
-    Side, METHODS,
+    method_info, method_info_in, params_capability, Capability, MethodInfo, MethodKind, NotificationMethod,
+    RequestMethod, SentBy, Side, METHODS,
 };

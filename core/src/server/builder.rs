@@ -1,6 +1,7 @@
 //! Building a [`Router`].
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -9,6 +10,7 @@ use super::context::Context;
 use super::prompts::PromptEntry;
 use super::resources::{ResourceEntry, TemplateEntry};
 use super::router::{CompleteFn, Router, SubscribeFn};
+use super::task_board::{MemoryTaskStore, TaskBoard, TaskStore};
 use super::tools::{register, structured, typed, upsert, ToolEntry, ToolError};
 use super::uri_template::{TemplateError, UriTemplate};
 use crate::schema::completion::{CompleteRequestParams, Completion};
@@ -45,9 +47,28 @@ pub struct RouterBuilder<S> {
     cache: Option<(u64, CacheScope)>,
     page_size: usize,
     extensions: BTreeMap<String, serde_json::Value>,
+    task_store: Option<Arc<dyn TaskStore>>,
 }
 
 impl<S> RouterBuilder<S> {
+    /// Keeps the state of the tasks of the 2026-07-28 tasks extension in `store` instead of
+    /// this process's memory ([`MemoryTaskStore`](super::MemoryTaskStore)): a store shared by
+    /// several server processes lets any of them answer `tasks/get`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use talaria_core::server::{MemoryTaskStore, Router};
+    ///
+    /// let router = Router::<()>::builder().task_store(Arc::new(MemoryTaskStore::with_capacity(100))).build();
+    /// # let _ = router;
+    /// ```
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.task_store = Some(store);
+        self
+    }
+
     /// Declares the extension `id` (2026-07-28) with `settings` (an empty object for none)
     /// in the server's capabilities. Handlers see whether the client declared it too with
     /// [`Context::client_extension`](super::Context::client_extension): an extension is in
@@ -301,6 +322,9 @@ impl<S> RouterBuilder<S> {
             cache: self.cache,
             page_size: self.page_size,
             extensions: self.extensions,
+            task_board: Arc::new(TaskBoard::new(
+                self.task_store.unwrap_or_else(|| Arc::new(MemoryTaskStore::default())),
+            )),
         }
     }
 }
@@ -320,6 +344,7 @@ impl<S> Router<S> {
             cache: None,
             page_size: 0,
             extensions: BTreeMap::new(),
+            task_store: None,
         }
     }
 }

@@ -70,11 +70,11 @@ pub type ClientAnswer = Box<dyn FnOnce(Result<Box<RawValue>, CallError>) + Send>
 /// assert!(frames[1].contains("hello"));
 /// ```
 pub struct Endpoint<S> {
-    session: Session<Server>,
-    state: S,
-    transport: Option<Arc<TransportInfo>>,
+    pub(super) session: Session<Server>,
+    pub(super) state: S,
+    pub(super) transport: Option<Arc<TransportInfo>>,
     /// Runs long-running tools off the I/O loop, if the adapter has somewhere to run them.
-    spawner: Option<Arc<dyn Spawn>>,
+    pub(super) spawner: Option<Arc<dyn Spawn>>,
     /// Requests handed to a handler and not answered yet, with their cancellation flags.
     running: BTreeMap<RequestId, CancelFlag>,
     /// Legacy era: the URIs this client subscribed to.
@@ -84,7 +84,7 @@ pub struct Endpoint<S> {
     /// subscribe handler may refuse.
     subscribing: BTreeMap<RequestId, String>,
     /// Stateless era: open `subscriptions/listen` requests and what each agreed to carry.
-    listens: Vec<(ReplyToken, SubscriptionFilter)>,
+    pub(super) listens: Vec<(ReplyToken, SubscriptionFilter)>,
     /// Requests sent to the client, with what to do with the answer.
     asked: BTreeMap<RequestId, ClientAnswer>,
     /// 2025-11-25: the tool calls run as tasks, and their outcomes.
@@ -339,6 +339,17 @@ impl<S> Endpoint<S> {
 
     fn on_request(&mut self, router: &Router<S>, request: IncomingRequest) {
         let tasks = router.offers_tasks() && self.session.version().is_some_and(|v| v.supports(Feature::Tasks));
+        let ext_tasks = router.offers_tasks() && self.is_stateless();
+        let request = match request.method.as_str() {
+            "tasks/get" | "tasks/update" | "tasks/cancel" if ext_tasks => {
+                return self.on_ext_task_request(router, request);
+            }
+            "tools/call" if ext_tasks => match self.call_as_ext_task(router, request) {
+                Some(request) => request,
+                None => return,
+            },
+            _ => request,
+        };
         match request.method.as_str() {
             "subscriptions/listen" => return self.listen(router, request),
             "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" if tasks => {
@@ -356,8 +367,12 @@ impl<S> Endpoint<S> {
         }
         let id = request.reply.id().clone();
         let cancel = CancelFlag::default();
-        let extras =
-            Extras { cancel: cancel.clone(), transport: self.transport.clone(), spawner: self.spawner.clone() };
+        let extras = Extras {
+            cancel: cancel.clone(),
+            transport: self.transport.clone(),
+            spawner: self.spawner.clone(),
+            task_run: None,
+        };
         // Errors here mean the session closed; the `Closed` event tells the adapter.
         let _ = router.dispatch_with(&mut self.session, &mut self.state, request, extras);
         if self.session.awaits_answer(&id) {
@@ -403,8 +418,16 @@ impl<S> Endpoint<S> {
                 return;
             }
         };
+        let task_ids = match self.followed_tasks(router, wanted.task_ids, request.meta.as_deref()) {
+            Ok(ids) => ids,
+            Err(refusal) => {
+                let _ = self.session.respond(request.reply, Err(refusal));
+                return;
+            }
+        };
         let changes = router.list_changes;
         let agreed = SubscriptionFilter {
+            task_ids,
             tools_list_changed: wanted.tools_list_changed.filter(|&on| on && changes),
             prompts_list_changed: wanted.prompts_list_changed.filter(|&on| on && changes),
             resources_list_changed: wanted.resources_list_changed.filter(|&on| on && changes),
@@ -527,7 +550,8 @@ impl<S> Endpoint<S> {
         let run = RequestId::String(format!("talaria-task/{}", task.task_id));
         let detached =
             IncomingRequest { reply: ReplyToken::detached(run.clone()), method, params, progress_token, meta };
-        let extras = Extras { cancel, transport: self.transport.clone(), spawner: self.spawner.clone() };
+        let extras =
+            Extras { cancel, transport: self.transport.clone(), spawner: self.spawner.clone(), task_run: None };
         let task = match router.run_tool_as_task(&mut self.session, &mut self.state, detached, extras) {
             ToolRun::Deferred => {
                 self.task_runs.insert(run, task.task_id.clone());

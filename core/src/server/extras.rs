@@ -114,6 +114,8 @@ pub(crate) struct Extras {
     pub(crate) cancel: CancelFlag,
     pub(crate) transport: Option<Arc<TransportInfo>>,
     pub(crate) spawner: Option<Arc<dyn Spawn>>,
+    /// The extension task (2026-07-28) the request runs as, if any.
+    pub(crate) task_run: Option<super::task_board::TaskRun>,
 }
 
 impl std::fmt::Debug for Extras {
@@ -122,6 +124,7 @@ impl std::fmt::Debug for Extras {
             .field("cancel", &self.cancel)
             .field("transport", &self.transport)
             .field("spawner", &self.spawner.is_some())
+            .field("task_run", &self.task_run)
             .finish()
     }
 }

@@ -34,6 +34,7 @@
 mod builder;
 mod context;
 mod endpoint;
+mod ext_task_requests;
 mod extras;
 mod headers;
 pub mod pagination;
@@ -42,6 +43,7 @@ mod resources;
 mod rounds;
 mod router;
 mod task;
+mod task_board;
 mod tasks;
 mod tools;
 pub mod uri_template;
@@ -54,6 +56,10 @@ pub use extras::{CancelFlag, TransportInfo};
 pub use headers::{Headers, Iter as HeaderIter};
 pub use router::{Deferred, ListChanged, Router};
 pub use task::{Job, Link, Spawn, Task};
+pub use task_board::{
+    MemoryTaskStore, StoredTask, TaskBoard, TaskStore, TaskStoreError, EXT_POLL_INTERVAL_MS, EXT_TASK_TTL_MS,
+    MEMORY_STORE_CAPACITY,
+};
 pub use tasks::{iso8601, WallClock, DEFAULT_TASK_TTL_MS, MAX_TASKS, MAX_TASK_TTL_MS, POLL_INTERVAL_MS};
 pub use tools::ToolError;
 

@@ -1,6 +1,7 @@
 //! The router: what the server offers, and how requests reach it.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -10,6 +11,7 @@ use super::extras::{CancelFlag, Extras};
 use super::pagination::paginate;
 use super::prompts::{error_of, PromptEntry};
 use super::resources::{find, ResourceEntry, TemplateEntry};
+use super::task_board::TaskBoard;
 use super::tools::{register, typed, upsert, ToolEntry, ToolError};
 use crate::http::param_headers::check_param_headers;
 use crate::jsonrpc::ErrorObject;
@@ -45,6 +47,8 @@ pub struct Router<S> {
     pub(super) extensions: BTreeMap<String, serde_json::Value>,
     pub(super) cache: Option<(u64, CacheScope)>,
     pub(super) page_size: usize,
+    /// The tasks of the 2026-07-28 tasks extension, shared by every connection.
+    pub(super) task_board: Arc<TaskBoard>,
 }
 
 /// A subscription handler: the URI subscribed to (or from).
@@ -142,10 +146,29 @@ impl<S> Router<S> {
                 let tasks = serde_json::json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
                 tasks.as_object().cloned().unwrap_or_default()
             }),
-            extensions: (!self.extensions.is_empty())
-                .then(|| self.extensions.iter().map(|(id, settings)| (id.clone(), settings.clone())).collect()),
+            extensions: self.declared_extensions(),
             ..ServerCapabilities::default()
         }
+    }
+
+    /// The extensions the server declares: the application's, and the tasks extension
+    /// (2026-07-28) when any tool may run as a task.
+    fn declared_extensions(&self) -> Option<JsonObject> {
+        let mut declared: JsonObject =
+            self.extensions.iter().map(|(id, settings)| (id.clone(), settings.clone())).collect();
+        if self.offers_tasks() {
+            declared
+                .entry(crate::schema::tasks::ext::EXTENSION_ID)
+                .or_insert_with(|| serde_json::Value::Object(JsonObject::new()));
+        }
+        (!declared.is_empty()).then_some(declared)
+    }
+
+    /// The board of the tasks extension's tasks (2026-07-28), shared by every connection:
+    /// adapters give it a wall clock, entropy for ids, and a watcher for notifications.
+    #[must_use]
+    pub fn task_board(&self) -> &Arc<TaskBoard> {
+        &self.task_board
     }
 
     /// The registered tools, in registration order (the order `tools/list` uses).
@@ -671,7 +694,7 @@ impl Req {
 }
 
 /// Sends a result adapted to the negotiated revision.
-fn respond_adapted<T: Serialize + ForRevision>(
+pub(super) fn respond_adapted<T: Serialize + ForRevision>(
     session: &mut Session<Server>,
     reply: ReplyToken,
     mut result: T,
@@ -684,7 +707,7 @@ fn respond_adapted<T: Serialize + ForRevision>(
 
 /// Sends a tool's outcome: results adapted to the revision, execution errors as `isError`
 /// results, protocol errors as JSON-RPC errors.
-fn answer(
+pub(super) fn answer(
     session: &mut Session<Server>,
     reply: ReplyToken,
     outcome: Result<CallToolResult, ToolError>,

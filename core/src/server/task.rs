@@ -16,6 +16,7 @@ use super::context::Context;
 use super::extras::CancelFlag;
 use super::rounds::Rounds;
 use super::router::Deferred;
+use super::task_board::TaskRun;
 use super::tools::ToolError;
 use crate::jsonrpc::{CallError, ErrorObject, LocalError};
 use crate::schema::elicitation::ElicitationCompleteNotificationParams;
@@ -66,6 +67,8 @@ pub struct Task {
     work: Work,
     /// 2026-07-28: the answers the client gave to the job's asks in earlier rounds.
     rounds: Option<Rounds>,
+    /// The extension task the call runs as: the job reports through it, not the connection.
+    task_run: Option<TaskRun>,
 }
 
 impl std::fmt::Debug for Task {
@@ -81,9 +84,15 @@ impl Task {
     }
 
     /// Runs the work, then answers through `link`. A task whose request was cancelled before
-    /// it started is answered without running (the answer is dropped anyway).
+    /// it started is answered without running (the answer is dropped anyway). A call run as a
+    /// task of the tasks extension (2026-07-28) reports to its task instead: the connection
+    /// that started it may be gone.
     pub fn run(self, link: &dyn Link) {
-        let Self { deferred, work, rounds } = self;
+        let Self { deferred, work, rounds, task_run } = self;
+        let link: &dyn Link = match &task_run {
+            Some(run) => run,
+            None => link,
+        };
         let outcome = if deferred.cancel_flag().is_cancelled() {
             Err(ToolError::Execution("cancelled".into()))
         } else {
@@ -274,9 +283,12 @@ impl<S> Context<'_, S> {
             Err(refused) => return Some(Err(ToolError::Protocol(refused))),
         };
         let spawner = self.extras.spawner.clone();
+        let task_run = self.extras.task_run.clone();
+        // A task's job asks through the task (input requests), not in rounds.
+        let rounds = if task_run.is_some() { None } else { rounds };
         match (spawner, self.defer()) {
             (Some(spawner), Some(deferred)) => {
-                spawner.spawn(Task { deferred, work, rounds });
+                spawner.spawn(Task { deferred, work, rounds, task_run });
                 None
             }
             (_, deferred) => {

@@ -15,7 +15,7 @@ use crate::jsonrpc::{
 };
 use crate::schema::logging::LoggingMessageNotificationParams;
 use crate::schema::utilities::{CancelledNotificationParams, ProgressNotificationParams};
-use crate::schema::{meta_keys, method_info, params_capability, Capability, LoggingLevel, Meta, Side};
+use crate::schema::{meta_keys, method_info_in, params_capability, Capability, LoggingLevel, Meta, Side};
 use crate::version::{Feature, ProtocolVersion};
 
 impl<R: Role> Session<R> {
@@ -318,7 +318,7 @@ impl<R: Role> Session<R> {
         if matches!(method, "initialize" | "notifications/initialized") {
             return Err(SendError::Reserved(method.to_owned()));
         }
-        let Some(info) = method_info(method) else { return Ok(()) };
+        let Some(info) = method_info_in(method, self.version) else { return Ok(()) };
         if !info.sent_by.allows(R::SIDE) {
             return Err(SendError::WrongDirection { method: method.to_owned() });
         }

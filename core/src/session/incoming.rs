@@ -14,7 +14,7 @@ use crate::jsonrpc::{ErrorObject, LocalError, Message, Notification, Request, Re
 use crate::schema::lifecycle::RequestMeta;
 use crate::schema::logging::{LoggingMessageNotificationParams, SetLevelRequestParams};
 use crate::schema::utilities::{CancelledNotificationParams, ProgressNotificationParams};
-use crate::schema::{method_info, EmptyResult, Side};
+use crate::schema::{method_info_in, EmptyResult, Side};
 use crate::version::{Feature, ProtocolVersion};
 
 impl<R: Role> Session<R> {
@@ -251,7 +251,7 @@ impl<R: Role> Session<R> {
 
     /// Direction, revision and capability checks for a request the peer sent.
     fn gate_incoming(&self, method: &str) -> Result<(), ErrorObject> {
-        let Some(info) = method_info(method) else { return Ok(()) };
+        let Some(info) = method_info_in(method, self.version) else { return Ok(()) };
         let not_found = || ErrorObject::method_not_found(method);
         if !info.sent_by.allows(R::SIDE.peer()) {
             return Err(not_found());
@@ -319,7 +319,7 @@ impl<R: Role> Session<R> {
                 }
             }
             _ => {
-                let allowed = method_info(&n.method).is_none_or(|info| {
+                let allowed = method_info_in(&n.method, self.version).is_none_or(|info| {
                     info.sent_by.allows(R::SIDE.peer()) && self.version.is_none_or(|v| info.exists_in(v))
                 });
                 if allowed {

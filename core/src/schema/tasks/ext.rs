@@ -343,6 +343,15 @@ request_method! {
     CancelTask, info = info("tasks/cancel", MethodKind::Request, SentBy::Client), TaskRequestParams => CancelTaskResult
 }
 
+/// The extension's methods, for gating by revision (see
+/// [`method_info_in`](super::super::method_info_in)).
+pub static METHODS: [MethodInfo; 4] = [
+    info("tasks/get", MethodKind::Request, SentBy::Client),
+    info("tasks/update", MethodKind::Request, SentBy::Client),
+    info("tasks/cancel", MethodKind::Request, SentBy::Client),
+    info("notifications/tasks", MethodKind::Notification, SentBy::Server),
+];
+
 notification_method! {
     /// `notifications/tasks` (extension): a task changed state.
     ///

@@ -1,0 +1,244 @@
+//! Calls answered with a task (the 2026-07-28 tasks extension), followed for the application.
+//!
+//! A server may answer a `tools/call` from a client that lists `io.modelcontextprotocol/tasks`
+//! in its capabilities with a `CreateTaskResult` (`resultType: "task"`) instead of the tool's
+//! result. The endpoint then polls `tasks/get` at the interval the server suggests, answers
+//! the task's input requests with the client's [`Handlers`](super::Handlers) through
+//! `tasks/update` (each key once), and ends the call with the task's result, its JSON-RPC
+//! error, or a cancellation. Cancelling the call sends `tasks/cancel`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use serde_json::value::RawValue;
+
+use super::endpoint::{Endpoint, Pending};
+use crate::jsonrpc::{CallError, ErrorObject, LocalError, RequestId};
+use crate::schema::mrtr::InputResponses;
+use crate::schema::tasks::ext::{CreateTaskResult, DetailedTask, TaskRequestParams, UpdateTaskRequestParams};
+use crate::schema::tasks::TaskStatus;
+use crate::session::RequestOptions;
+
+/// How often a task is polled when the server suggests nothing (and at least).
+const DEFAULT_POLL: Duration = Duration::from_millis(500);
+/// The shortest poll interval honoured (a server suggesting less is polled this often).
+const MIN_POLL: Duration = Duration::from_millis(10);
+/// The longest poll interval honoured.
+const MAX_POLL: Duration = Duration::from_secs(30);
+
+/// One call waiting for its task.
+struct TaskCall {
+    call: Pending,
+    interval: Duration,
+    /// When to poll next; `None` while a `tasks/get` is out.
+    next_poll: Option<Instant>,
+    /// The input request keys answered already.
+    answered: BTreeSet<String>,
+    /// When the call's `max_time` runs out: the task is cancelled then.
+    deadline: Option<Instant>,
+}
+
+/// What a request the endpoint sent on a task's behalf was.
+pub(super) enum TaskRequest {
+    Get(String),
+    Update(String),
+    Cancel,
+}
+
+/// The calls waiting for tasks, by task id, and the requests sent for them.
+#[derive(Default)]
+pub(super) struct TaskCalls {
+    calls: BTreeMap<String, TaskCall>,
+    requests: BTreeMap<RequestId, TaskRequest>,
+}
+
+impl TaskCalls {
+    /// When the next task is due for a poll.
+    pub(super) fn next_poll(&self) -> Option<Instant> {
+        self.calls.values().flat_map(|c| [c.next_poll, c.deadline]).flatten().min()
+    }
+
+    /// How many calls wait for their task.
+    pub(super) fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// The task request answered by the response `id`, if it was one.
+    pub(super) fn take_request(&mut self, id: &RequestId) -> Option<TaskRequest> {
+        self.requests.remove(id)
+    }
+}
+
+fn malformed(why: String) -> CallError {
+    CallError::Local(LocalError::MalformedResponse(why))
+}
+
+impl Endpoint {
+    /// A `tools/call` was answered with a task (`raw`): poll it until it ends.
+    pub(super) fn follow_task(&mut self, call: Pending, raw: &RawValue) {
+        let created: CreateTaskResult = match serde_json::from_str(raw.get()) {
+            Ok(created) => created,
+            Err(e) => return self.deliver(call, Err(malformed(format!("malformed CreateTaskResult: {e}")))),
+        };
+        let interval = interval_of(created.poll_interval_ms);
+        // The call's own `max_time`, and the task's TTL as a backstop (a task not over by then
+        // may be gone).
+        let max_time = call.retry.as_ref().and_then(|r| r.options.max_time.map(|max| r.started + max));
+        let ttl = created.ttl_ms.map(|ms| self.now + Duration::from_millis(ms));
+        let deadline = [max_time, ttl].into_iter().flatten().min();
+        let next_poll = Some(self.now + interval);
+        let follow = TaskCall { call, interval, next_poll, answered: BTreeSet::new(), deadline };
+        self.tasks.calls.insert(created.task_id, follow);
+    }
+
+    /// Sends `tasks/get` for every task due; cancels those whose call ran out of time.
+    pub(super) fn poll_due_tasks(&mut self, now: Instant) {
+        let late: Vec<RequestId> = self
+            .tasks
+            .calls
+            .values()
+            .filter(|c| c.deadline.is_some_and(|at| at <= now))
+            .map(|c| c.call.origin.clone())
+            .collect();
+        for origin in late {
+            self.cancel_task_call(&origin, None, Err(CallError::Local(LocalError::TimedOut)));
+        }
+        let due: Vec<String> = self
+            .tasks
+            .calls
+            .iter()
+            .filter(|(_, c)| c.next_poll.is_some_and(|at| at <= now))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for task_id in due {
+            match self.session.send(now, "tasks/get", &TaskRequestParams::new(&task_id), RequestOptions::default()) {
+                Ok(id) => {
+                    self.tasks.requests.insert(id, TaskRequest::Get(task_id.clone()));
+                    if let Some(call) = self.tasks.calls.get_mut(&task_id) {
+                        call.next_poll = None;
+                    }
+                }
+                Err(e) => self.end_task_call(&task_id, Err(CallError::Local(LocalError::NotSent(e.to_string())))),
+            }
+        }
+    }
+
+    /// The answer to a request sent on a task's behalf.
+    pub(super) fn on_task_response(&mut self, about: TaskRequest, outcome: Result<Box<RawValue>, CallError>) {
+        match about {
+            TaskRequest::Get(task_id) => match outcome {
+                Ok(raw) => match serde_json::from_str::<DetailedTask>(raw.get()) {
+                    Ok(task) => self.on_task_state(task),
+                    Err(e) => self.end_task_call(&task_id, Err(malformed(format!("malformed tasks/get result: {e}")))),
+                },
+                Err(error) => self.end_task_call(&task_id, Err(error)),
+            },
+            // A refused update leaves the task waiting; the next poll shows what is left.
+            TaskRequest::Update(task_id) => {
+                if let Err(error) = outcome {
+                    self.end_task_call(&task_id, Err(error));
+                }
+            }
+            TaskRequest::Cancel => {}
+        }
+    }
+
+    /// What `tasks/get` said about a task: poll again, answer its questions, or end the call.
+    fn on_task_state(&mut self, task: DetailedTask) {
+        let id = task.task_id.clone();
+        let ended = match task.status {
+            TaskStatus::Completed => Some(match task.result {
+                Some(result) => serde_json::value::to_raw_value(&result).map_err(|e| malformed(e.to_string())),
+                None => Err(malformed("a completed task without its result".into())),
+            }),
+            TaskStatus::Failed => {
+                let error = task
+                    .error
+                    .and_then(|e| serde_json::from_value::<ErrorObject>(serde_json::Value::Object(e)).ok())
+                    .unwrap_or_else(|| {
+                        ErrorObject::internal(task.status_message.unwrap_or_else(|| "the task failed".into()))
+                    });
+                Some(Err(CallError::Remote(error)))
+            }
+            TaskStatus::Cancelled => Some(Err(CallError::Local(LocalError::Cancelled { reason: task.status_message }))),
+            _ => None,
+        };
+        if let Some(outcome) = ended {
+            return self.end_task_call(&id, outcome);
+        }
+        let Some(call) = self.tasks.calls.get_mut(&id) else { return };
+        call.interval = task.poll_interval_ms.map_or(call.interval, |ms| interval_of(Some(ms)));
+        call.next_poll = Some(self.now + call.interval);
+        let fresh: Vec<_> =
+            task.input_requests.into_iter().flatten().filter(|(key, _)| !call.answered.contains(key)).collect();
+        if fresh.is_empty() {
+            return;
+        }
+        let mut answers = InputResponses::new();
+        for (key, request) in fresh {
+            match self.handlers.answer_input(&request) {
+                Ok(answer) => {
+                    answers.insert(key, answer);
+                }
+                Err(error) => return self.end_task_call(&id, Err(CallError::Remote(error))),
+            }
+        }
+        if let Some(call) = self.tasks.calls.get_mut(&id) {
+            call.answered.extend(answers.keys().cloned());
+        }
+        let params = UpdateTaskRequestParams {
+            task_id: id.clone(),
+            input_responses: answers,
+            meta: None,
+            extra: crate::schema::JsonObject::new(),
+        };
+        match self.session.send(self.now, "tasks/update", &params, RequestOptions::default()) {
+            Ok(sent) => {
+                self.tasks.requests.insert(sent, TaskRequest::Update(id));
+            }
+            Err(e) => self.end_task_call(&id, Err(CallError::Local(LocalError::NotSent(e.to_string())))),
+        }
+    }
+
+    /// Ends the call waiting for `task_id` with `outcome`.
+    fn end_task_call(&mut self, task_id: &str, outcome: Result<Box<RawValue>, CallError>) {
+        if let Some(call) = self.tasks.calls.remove(task_id) {
+            self.tasks
+                .requests
+                .retain(|_, about| !matches!(about, TaskRequest::Get(t) | TaskRequest::Update(t) if t == task_id));
+            self.deliver(call.call, outcome);
+        }
+    }
+
+    /// Cancels the call known by `origin` if it waits for a task: `tasks/cancel` goes out and
+    /// the call ends with `outcome`. Returns whether it was one.
+    pub(super) fn cancel_task_call(
+        &mut self,
+        origin: &RequestId,
+        reason: Option<&str>,
+        outcome: Result<Box<RawValue>, CallError>,
+    ) -> bool {
+        let Some(task_id) = self.tasks.calls.iter().find(|(_, c)| c.call.origin == *origin).map(|(id, _)| id.clone())
+        else {
+            return false;
+        };
+        if let Ok(sent) =
+            self.session.send(self.now, "tasks/cancel", &TaskRequestParams::new(&task_id), RequestOptions::default())
+        {
+            self.tasks.requests.insert(sent, TaskRequest::Cancel);
+        }
+        let outcome = match outcome {
+            Err(CallError::Local(LocalError::Cancelled { reason: None })) => {
+                Err(CallError::Local(LocalError::Cancelled { reason: reason.map(str::to_owned) }))
+            }
+            other => other,
+        };
+        self.end_task_call(&task_id, outcome);
+        true
+    }
+}
+
+/// The poll interval for a suggestion in milliseconds, within bounds.
+fn interval_of(ms: Option<u64>) -> Duration {
+    ms.map_or(DEFAULT_POLL, Duration::from_millis).clamp(MIN_POLL, MAX_POLL)
+}
