@@ -148,3 +148,53 @@ fn a_task_whose_ttl_runs_out_while_awaited_answers_its_waiter() {
     assert!(started.elapsed() < Duration::from_secs(10), "answered at the expiry, not at the call's timeout");
     assert_eq!(remote_code(client.get_task(&task.task_id)), -32602);
 }
+
+#[test]
+fn a_task_whose_tool_asks_the_client_is_input_required_until_answered() {
+    use talaria::core::client::Handlers;
+    use talaria::core::schema::elicitation::{Elicit, ElicitAction, ElicitRequestParams, ElicitResult};
+    let router = Router::<()>::builder()
+        .blocking_tool(
+            Tool::new("ask", schema()).with_task_support(TaskSupport::Required),
+            |job, _: serde_json::Value| {
+                let form =
+                    talaria::core::schema::elicitation::ElicitRequestFormParams::new("Go on?", Default::default());
+                let answer = job
+                    .ask::<Elicit>(&ElicitRequestParams::Form(form))
+                    .map_err(|e| ToolError::execution(e.to_string()))?;
+                Ok(CallToolResult::text(format!("{:?}", answer.action)))
+            },
+        )
+        .build();
+    let server = talaria::server::Server::new("asker", "1", router);
+    let related = Arc::new(Mutex::new(Vec::new()));
+    let statuses = Arc::new(Mutex::new(Vec::new()));
+    let (seen, heard) = (Arc::clone(&related), Arc::clone(&statuses));
+    let handlers = Handlers::default().with_elicitation(false, move |params| {
+        let ElicitRequestParams::Form(form) = params else { panic!("{params:?}") };
+        let meta = form.meta.as_ref().and_then(|m| m.get("io.modelcontextprotocol/related-task")).cloned();
+        seen.lock().unwrap().push(meta);
+        Ok(ElicitResult::new(ElicitAction::Accept))
+    });
+    let options = ClientOptions::new("tasker", "1")
+        .mode(ClientMode::Legacy)
+        .versions(vec![ProtocolVersion::V2025_11_25])
+        .handlers(handlers)
+        .on_notification(move |method, params| {
+            if method == "notifications/tasks/status" {
+                let params: serde_json::Value = serde_json::from_str(params.unwrap().get()).unwrap();
+                heard.lock().unwrap().push(params["status"].as_str().unwrap().to_owned());
+            }
+        });
+    let client = talaria::memory::connect(&server, options).unwrap();
+    let task = client.call_tool_as_task("ask", json!({}), None).unwrap();
+    let result = client.task_result(&task.task_id).unwrap();
+    assert_eq!(result.content[0].as_text(), Some("Accept"));
+    assert_eq!(*related.lock().unwrap(), [Some(json!({"taskId": task.task_id}))], "the question names its task");
+    // Notifications may trail the result a little: wait for the last one.
+    let started = std::time::Instant::now();
+    while statuses.lock().unwrap().len() < 3 && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(*statuses.lock().unwrap(), ["input_required", "working", "completed"]);
+}

@@ -18,7 +18,7 @@ use crate::schema::resources::{ResourceUpdatedNotificationParams, SubscribeReque
 use crate::schema::subscriptions::{
     SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
 };
-use crate::schema::tasks::{CreateTaskResult, GetTaskRequestParams, ListTasksResult, TaskMetadata};
+use crate::schema::tasks::{CreateTaskResult, GetTaskRequestParams, ListTasksResult, TaskMetadata, TaskStatus};
 use crate::schema::tools::CallToolResult;
 use crate::schema::tools::TaskSupport;
 use crate::schema::RequestMethod;
@@ -91,6 +91,9 @@ pub struct Endpoint<S> {
     tasks: TaskTable,
     /// The tasks whose tool runs on: its detached request id, to the task's id.
     task_runs: BTreeMap<RequestId, String>,
+    /// Requests sent to the client for a task's tool (2025-11-25): the task each is for,
+    /// which is `input_required` until they are answered.
+    task_asks: BTreeMap<RequestId, String>,
     /// The time of the latest input (tasks expire by it).
     now: Option<Instant>,
 }
@@ -124,6 +127,21 @@ fn related_to(task_id: &str, outcome: TaskOutcome) -> TaskOutcome {
         meta.insert(meta_keys::RELATED_TASK.into(), serde_json::json!({ "taskId": task_id }));
     }
     Ok(serde_json::value::to_raw_value(&result).unwrap_or(raw))
+}
+
+/// Request `params` with `_meta["io.modelcontextprotocol/related-task"]` naming `task_id`
+/// (2025-11-25: a request a task's tool sends says which task it is for).
+fn with_related_task(params: Option<Box<RawValue>>, task_id: &str) -> Option<Box<RawValue>> {
+    let mut object = match params.as_deref().map(|p| serde_json::from_str::<serde_json::Value>(p.get())) {
+        Some(Ok(serde_json::Value::Object(object))) => object,
+        None => JsonObject::new(),
+        Some(_) => return params,
+    };
+    let meta = object.entry("_meta").or_insert_with(|| serde_json::Value::Object(JsonObject::new()));
+    if let serde_json::Value::Object(meta) = meta {
+        meta.insert(meta_keys::RELATED_TASK.into(), serde_json::json!({ "taskId": task_id }));
+    }
+    serde_json::value::to_raw_value(&object).ok().or(params)
 }
 
 impl<S> std::fmt::Debug for Endpoint<S> {
@@ -171,6 +189,7 @@ impl<S> Endpoint<S> {
             asked: BTreeMap::new(),
             tasks: TaskTable::new(),
             task_runs: BTreeMap::new(),
+            task_asks: BTreeMap::new(),
             now: None,
         }
     }
@@ -320,6 +339,7 @@ impl<S> Endpoint<S> {
             Event::Response { id, outcome } => match self.asked.remove(&id) {
                 Some(answer) => {
                     answer(outcome);
+                    self.task_answered(&id);
                     None
                 }
                 None => Some(Event::Response { id, outcome }),
@@ -627,9 +647,7 @@ impl<S> Endpoint<S> {
             let _ = self.session.respond(waiter, related_to(&task.task_id, outcome.clone()));
         }
         if tell {
-            if let Ok(params) = serde_json::value::to_raw_value(&task) {
-                let _ = self.session.notify("notifications/tasks/status", Some(params));
-            }
+            self.tell_status(&task);
         }
     }
 
@@ -677,12 +695,43 @@ impl<S> Endpoint<S> {
         options: RequestOptions,
         answer: ClientAnswer,
     ) -> Result<RequestId, SendError> {
+        let task_id = about.and_then(|reply| self.task_runs.get(reply.id())).cloned();
+        let params = match &task_id {
+            Some(task_id) => with_related_task(params, task_id),
+            None => params,
+        };
         let id = match about {
             Some(reply) => self.session.send_request_related(now, reply, method, params, options)?,
             None => self.session.send_request(now, method, params, options)?,
         };
         self.asked.insert(id.clone(), answer);
+        if let Some(task_id) = task_id {
+            // 2025-11-25: a task whose tool waits on the client is `input_required`.
+            if let Some(task) = self.tasks.set_status(&task_id, TaskStatus::InputRequired) {
+                self.tell_status(&task);
+            }
+            self.task_asks.insert(id.clone(), task_id);
+        }
         Ok(id)
+    }
+
+    /// The client answered request `id`: if a task's tool asked it and waits on nothing else,
+    /// the task is `working` again.
+    fn task_answered(&mut self, id: &RequestId) {
+        let Some(task_id) = self.task_asks.remove(id) else { return };
+        if self.task_asks.values().any(|t| *t == task_id) {
+            return;
+        }
+        if let Some(task) = self.tasks.set_status(&task_id, TaskStatus::Working) {
+            self.tell_status(&task);
+        }
+    }
+
+    /// Tells the client a task's new status (`notifications/tasks/status`).
+    fn tell_status(&mut self, task: &crate::schema::tasks::Task) {
+        if let Ok(params) = serde_json::value::to_raw_value(task) {
+            let _ = self.session.notify("notifications/tasks/status", Some(params));
+        }
     }
 
     fn is_stateless(&self) -> bool {

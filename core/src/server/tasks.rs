@@ -188,6 +188,20 @@ impl TaskTable {
         Ok(Ended { task: record.task.clone(), outcome, waiters: std::mem::take(&mut record.waiters) })
     }
 
+    /// Moves a running task to `status` (`input_required` while its tool waits on the client,
+    /// back to `working` after); the task as it is now if that changed it. An ended task keeps
+    /// its state.
+    pub(super) fn set_status(&mut self, id: &str, status: TaskStatus) -> Option<Task> {
+        let stamp = self.stamp();
+        let record = self.records.get_mut(id)?;
+        if record.task.status.is_terminal() || record.task.status == status {
+            return None;
+        }
+        record.task.status = status;
+        record.task.last_updated_at = stamp;
+        Some(record.task.clone())
+    }
+
     /// Tells every running task's tool to stop (the connection closed).
     pub(super) fn cancel_all(&mut self) {
         for record in self.records.values().filter(|record| !record.task.status.is_terminal()) {
@@ -309,6 +323,20 @@ mod tests {
         assert_eq!(orphans.len(), 1, "the waiter is answered, not dropped");
         assert_eq!(orphans[0].0, task.task_id);
         assert!(flag.is_cancelled(), "and the tool told to stop");
+    }
+
+    #[test]
+    fn a_task_waits_for_input_and_works_again_but_an_ended_one_stays_ended() {
+        let now = crate::test_clock::t0();
+        let mut tasks = table();
+        let task = tasks.create(now, None, CancelFlag::default()).unwrap();
+        let waiting = tasks.set_status(&task.task_id, TaskStatus::InputRequired).unwrap();
+        assert_eq!(waiting.status, TaskStatus::InputRequired);
+        assert!(tasks.set_status(&task.task_id, TaskStatus::InputRequired).is_none(), "no change, nothing to tell");
+        assert_eq!(tasks.set_status(&task.task_id, TaskStatus::Working).unwrap().status, TaskStatus::Working);
+        tasks.cancel(&task.task_id).unwrap();
+        assert!(tasks.set_status(&task.task_id, TaskStatus::Working).is_none());
+        assert_eq!(tasks.get(&task.task_id).unwrap().status, TaskStatus::Cancelled);
     }
 
     #[test]
