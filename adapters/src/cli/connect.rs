@@ -277,6 +277,12 @@ impl Connector {
     /// The client options: identity, era, timeouts, handlers and callbacks.
     fn options(&self, hooks: &Hooks) -> ClientOptions {
         let mut options = ClientOptions::new("talaria", env!("CARGO_PKG_VERSION"));
+        // The CLI follows calls a server answers with a task (2026-07-28 tasks extension).
+        let capabilities = std::mem::take(&mut options.config_mut().capabilities);
+        options.config_mut().capabilities = capabilities
+            .clone()
+            .with_extension(talaria_core::schema::tasks::ext::EXTENSION_ID, talaria_core::schema::JsonObject::new())
+            .unwrap_or(capabilities);
         if let Some(version) = self.protocol {
             let mode = if version.era() == Era::Legacy { ClientMode::Legacy } else { ClientMode::Stateless };
             options = options.mode(mode).versions(vec![version]);
