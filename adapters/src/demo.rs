@@ -1,6 +1,7 @@
 //! Tools that show off the long-running and server-to-client parts of the SDK, shared by the
 //! CLI's demo server and the `everything-server` example: a slow tool with progress that
-//! honours cancellation, and tools that ask the client's model and user.
+//! honours cancellation, and tools that ask the client's model (with a tool offered, if asked)
+//! and user (with a form, or by sending them to a URL).
 //!
 //! # Examples
 //!
@@ -17,11 +18,14 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use talaria_core::schema::elicitation::{Elicit, ElicitRequestParams};
-use talaria_core::schema::sampling::{CreateMessage, CreateMessageRequestParams};
+use talaria_core::schema::elicitation::{Elicit, ElicitAction, ElicitRequestParams, ElicitRequestUrlParams};
+use talaria_core::schema::sampling::{
+    CreateMessage, CreateMessageRequestParams, CreateMessageResult, SamplingContent, SamplingMessage, StopReason,
+    ToolChoice, ToolChoiceMode, ToolResultContent,
+};
 use talaria_core::schema::tools::{CallToolResult, TaskSupport, Tool};
-use talaria_core::schema::JsonObject;
-use talaria_core::server::{RouterBuilder, ToolError};
+use talaria_core::schema::{ContentBlock, JsonObject, Role};
+use talaria_core::server::{Job, RouterBuilder, ToolError};
 
 #[derive(Deserialize)]
 struct Slow {
@@ -36,9 +40,21 @@ const fn default_steps() -> u32 {
 }
 
 #[derive(Deserialize)]
+struct Sample {
+    #[serde(default)]
+    question: String,
+    /// Offer the model the `weather` tool, and run the tool when the model asks for it.
+    #[serde(default)]
+    tools: bool,
+}
+
+#[derive(Deserialize)]
 struct Ask {
     #[serde(default)]
     question: String,
+    /// Send the user to this URL instead of showing a form.
+    #[serde(default)]
+    url: Option<String>,
 }
 
 fn schema(value: Value) -> JsonObject {
@@ -48,8 +64,18 @@ fn schema(value: Value) -> JsonObject {
     }
 }
 
-fn ask_schema() -> JsonObject {
-    schema(json!({"type": "object", "properties": {"question": {"type": "string"}}}))
+fn sample_schema() -> JsonObject {
+    schema(json!({"type": "object", "properties": {
+        "question": {"type": "string"},
+        "tools": {"type": "boolean", "default": false,
+            "description": "Offer the model a weather tool (sampling with tools, 2025-11-25+)"}}}))
+}
+
+fn elicit_schema() -> JsonObject {
+    schema(json!({"type": "object", "properties": {
+        "question": {"type": "string"},
+        "url": {"type": "string", "format": "uri",
+            "description": "Send the user to this URL instead of showing a form (URL mode, 2025-11-25+)"}}}))
 }
 
 /// Adds `slow`: counts `steps` (default 5) of `step_ms` (default `default_step_ms`) with a
@@ -121,16 +147,44 @@ pub fn slow_calls() -> SlowCalls {
 
 /// Adds `sample`: asks the client's model the `question` (`sampling/createMessage`) and answers
 /// `the model said: [content]`.
+///
+/// With `tools: true` the request also offers the model a `weather` tool (`toolChoice` auto;
+/// the client must have declared `sampling.tools`). When the model asks for it (`tool_use`,
+/// `stopReason: "toolUse"`), the tool runs (`sunny, 18 degrees in CITY`) and its result goes
+/// back to the model (`tool_result`) in a second request; the answer is then the model's
+/// final content.
 pub fn sample<S: 'static>(builder: RouterBuilder<S>) -> RouterBuilder<S> {
     builder.blocking_tool(
-        Tool::new("sample", ask_schema()).with_description("Asks the client's model"),
-        |job, args: Ask| {
-            let params: CreateMessageRequestParams = serde_json::from_value(json!({
-                "messages": [{"role": "user", "content": {"type": "text", "text": args.question}}],
-                "maxTokens": 100
-            }))
-            .map_err(|e| ToolError::execution(e.to_string()))?;
-            let answer = job.ask::<CreateMessage>(&params).map_err(|e| ToolError::execution(e.to_string()))?;
+        Tool::new("sample", sample_schema()).with_description("Asks the client's model, with a tool offered if asked"),
+        |job, args: Sample| {
+            let question = SamplingMessage::new(Role::User, SamplingContent::text(args.question));
+            let mut params = CreateMessageRequestParams::new(vec![question.clone()], 100);
+            if args.tools {
+                params.tools = Some(vec![weather_tool()]);
+                params.tool_choice = Some(ToolChoice::new(ToolChoiceMode::Auto));
+            }
+            let mut answer = ask_model(job, &params)?;
+            let call = answer.content.iter().find_map(|c| match c {
+                SamplingContent::ToolUse(call) if args.tools => Some(call.clone()),
+                _ => None,
+            });
+            if let Some(call) = call.filter(|_| answer.stop_reason == Some(StopReason::ToolUse)) {
+                if call.name != "weather" {
+                    return Err(ToolError::execution(format!("the model asked for an unknown tool {:?}", call.name)));
+                }
+                let city = call.input.get("city").and_then(Value::as_str).unwrap_or("nowhere").to_owned();
+                let result = ToolResultContent {
+                    tool_use_id: call.id.clone(),
+                    content: vec![ContentBlock::text(format!("sunny, 18 degrees in {city}"))],
+                    ..ToolResultContent::default()
+                };
+                params.messages = vec![
+                    question,
+                    SamplingMessage::new(Role::Assistant, SamplingContent::ToolUse(call)),
+                    SamplingMessage::new(Role::User, SamplingContent::ToolResult(result)),
+                ];
+                answer = ask_model(job, &params)?;
+            }
             let content: Vec<Value> =
                 answer.content.as_slice().iter().filter_map(|c| serde_json::to_value(c).ok()).collect();
             Ok(CallToolResult::text(format!("the model said: {}", Value::Array(content))))
@@ -138,17 +192,46 @@ pub fn sample<S: 'static>(builder: RouterBuilder<S>) -> RouterBuilder<S> {
     )
 }
 
+/// The tool `sample` offers the model with `tools: true`.
+fn weather_tool() -> Tool {
+    let input = schema(json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}));
+    Tool::new("weather", input).with_description("Today's weather in a city")
+}
+
+fn ask_model(job: &Job<'_>, params: &CreateMessageRequestParams) -> Result<CreateMessageResult, ToolError> {
+    job.ask::<CreateMessage>(params).map_err(|e| ToolError::execution(e.to_string()))
+}
+
+/// The elicitation ids `elicit` hands out to URL-mode requests.
+static URL_ELICITATIONS: AtomicU64 = AtomicU64::new(0);
+
 /// Adds `elicit`: asks the user the `question` with a one-field form (`elicitation/create`)
 /// and answers with the user's reply as JSON.
+///
+/// With a `url`, the user is sent to that page instead (URL mode, 2025-11-25+; the client
+/// must have declared `elicitation.url`) under a fresh `elicitationId` (`url-N`). When the user
+/// accepts, the tool says the page's flow is complete (`notifications/elicitation/complete`,
+/// 2025-11-25 only) and answers `{"action", "elicitationId", "completionSent"}`.
 pub fn elicit<S: 'static>(builder: RouterBuilder<S>) -> RouterBuilder<S> {
     builder.blocking_tool(
-        Tool::new("elicit", ask_schema()).with_description("Asks the user a question"),
+        Tool::new("elicit", elicit_schema()).with_description("Asks the user a question, or sends them to a URL"),
         |job, args: Ask| {
+            if let Some(url) = args.url {
+                let id = format!("url-{}", URL_ELICITATIONS.fetch_add(1, Ordering::Relaxed) + 1);
+                let mut page = ElicitRequestUrlParams::new(args.question, url);
+                page.elicitation_id = Some(id.clone());
+                let answer = job
+                    .ask::<Elicit>(&ElicitRequestParams::Url(page))
+                    .map_err(|e| ToolError::execution(e.to_string()))?;
+                let sent = answer.action == ElicitAction::Accept && job.elicitation_complete(&id);
+                let reply = json!({"action": answer.action, "elicitationId": id, "completionSent": sent});
+                return Ok(CallToolResult::text(reply.to_string()));
+            }
             let params: ElicitRequestParams = serde_json::from_value(json!({
-            "message": args.question,
-            "requestedSchema": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
-        }))
-        .map_err(|e| ToolError::execution(e.to_string()))?;
+                "message": args.question,
+                "requestedSchema": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+            }))
+            .map_err(|e| ToolError::execution(e.to_string()))?;
             let answer = job.ask::<Elicit>(&params).map_err(|e| ToolError::execution(e.to_string()))?;
             Ok(CallToolResult::text(serde_json::to_string(&answer).unwrap_or_default()))
         },

@@ -329,6 +329,42 @@ fn network_failures_exit_4_and_refused_credentials_exit_5() {
     assert!(failure["message"].as_str().unwrap().contains("HTTP 401"), "{failure}");
 }
 
+#[test]
+fn exit_codes_follow_the_error_type_not_its_text() {
+    // Nothing listens on a port whose number contains 403 (4403 when it is free): a refused
+    // connection is a transport failure (4), whatever digits its message holds.
+    let port = [4403u16, 14033, 24030]
+        .into_iter()
+        .find(|p| TcpListener::bind(("127.0.0.1", *p)).is_ok())
+        .expect("a free port containing 403");
+    for url in [format!("ws://127.0.0.1:{port}/ws"), format!("http://127.0.0.1:{port}/mcp")] {
+        let mode = if url.starts_with("ws") { "ws" } else { "http" };
+        let output = talaria(&["--json", mode, &url, "ping"]);
+        assert_eq!(code(&output), 4, "{url}: {}", String::from_utf8_lossy(&output.stdout));
+        assert_eq!(json_lines(&output)[0]["kind"], "transport");
+    }
+}
+
+#[test]
+fn sse_and_ws_connects_end_at_the_timeout_on_a_server_that_never_answers() {
+    // A server that accepts connections and never says a word.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    for (mode, url) in [("ws", format!("ws://{addr}/ws")), ("sse", format!("http://{addr}/sse"))] {
+        let started = std::time::Instant::now();
+        let output = talaria(&["--json", "--timeout", "1", mode, &url, "ping"]);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{mode} waited {:?}", started.elapsed());
+        assert_eq!(code(&output), 4, "{mode}: {}", String::from_utf8_lossy(&output.stdout));
+        assert_eq!(json_lines(&output)[0]["kind"], "timeout", "{mode}");
+    }
+}
+
 /// A server answering every request with 401 (on a thread that lives as long as the tests).
 fn refusing_server() -> std::net::SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

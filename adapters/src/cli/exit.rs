@@ -185,7 +185,8 @@ impl From<ClientError> for Failure {
                 Self { kind: Kind::Protocol, code: Some(remote.code.0), message, hint: None }
             }
             ClientError::Call(CallError::Local(local)) => from_local(&local),
-            ClientError::Connect(why) => from_connect(&why),
+            ClientError::Connect(why) => Self::transport(format!("cannot connect: {why}")),
+            handshake @ ClientError::HandshakeTimedOut { .. } => Self::new(Kind::Timeout, handshake.to_string()),
             ClientError::HttpStatus { url, status, www_authenticate, detail } => {
                 let kind = if matches!(status, 401 | 403) { Kind::Authorization } else { Kind::Transport };
                 let detail = detail.map(|d| format!(": {d}")).unwrap_or_default();
@@ -215,19 +216,6 @@ fn from_local(local: &LocalError) -> Failure {
     Failure::new(kind, local.to_string())
 }
 
-/// Classifies a connect failure: a refused credential (HTTP 401/403 on the upgrade), a
-/// handshake that took too long, or another transport failure.
-fn from_connect(why: &str) -> Failure {
-    let message = format!("cannot connect: {why}");
-    if why.contains("401") || why.contains("403") || why.contains("Unauthorized") || why.contains("Forbidden") {
-        Failure::new(Kind::Authorization, message)
-    } else if why.contains("no handshake within") {
-        Failure::new(Kind::Timeout, message)
-    } else {
-        Failure::transport(message)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use talaria_core::jsonrpc::ErrorObject;
@@ -244,9 +232,15 @@ mod tests {
         assert_eq!((timeout.kind, timeout.exit()), (Kind::Timeout, Exit::Transport));
         let cancelled = Failure::from(ClientError::Call(CallError::Local(LocalError::Cancelled { reason: None })));
         assert_eq!(cancelled.exit(), Exit::Interrupted);
-        let denied = Failure::from(ClientError::Connect("ws://x: HTTP error: 401 Unauthorized".into()));
-        assert_eq!(denied.exit(), Exit::Authorization);
+        let denied =
+            ClientError::HttpStatus { url: "ws://x".into(), status: 401, www_authenticate: None, detail: None };
+        assert_eq!(Failure::from(denied).exit(), Exit::Authorization);
         assert_eq!(Failure::from(ClientError::Connect("connection closed".into())).exit(), Exit::Transport);
+        // Exit codes come from the error's type, never its text.
+        let refused = ClientError::Connect("127.0.0.1:4403: Connection refused (os error 111)".into());
+        assert_eq!(Failure::from(refused).exit(), Exit::Transport);
+        let slow = Failure::from(ClientError::HandshakeTimedOut { after: std::time::Duration::from_secs(1) });
+        assert_eq!((slow.kind, slow.exit()), (Kind::Timeout, Exit::Transport));
     }
 
     #[test]

@@ -64,6 +64,13 @@ pub enum ClientError {
     /// The connection could not be set up.
     #[error("cannot connect: {0}")]
     Connect(String),
+    /// The transport connected but the handshake did not finish in time
+    /// ([`ClientOptions::connect_timeout`]).
+    #[error("cannot connect: no handshake within {after:?}")]
+    HandshakeTimedOut {
+        /// How long the client waited.
+        after: Duration,
+    },
     /// The server refused the connection with an HTTP status (the Streamable HTTP handshake,
     /// the legacy SSE stream, the WebSocket upgrade): 401 and 403 mean the credentials, and
     /// `www_authenticate` says what the server wants (see the MCP authorization spec).
@@ -227,12 +234,12 @@ impl Connecting {
                 };
                 return Ok(Client { inner: Arc::new(inner) });
             }
-            Some(Some(Err(why))) => why,
-            Some(None) => "connection closed".to_owned(),
-            None => format!("no handshake within {:?}", self.timeout),
+            Some(Some(Err(why))) => ClientError::Connect(why),
+            Some(None) => ClientError::Connect("connection closed".to_owned()),
+            None => ClientError::HandshakeTimedOut { after: self.timeout },
         };
         shut(&self.conn, Some(self.teardown));
-        Err(ClientError::Connect(failure))
+        Err(failure)
     }
 }
 

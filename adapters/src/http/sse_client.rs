@@ -139,14 +139,25 @@ impl Client {
         let mut attempts = 0;
         let response = loop {
             let authorization = authenticator.as_ref().and_then(|a| a.authorization(url));
-            let mut builder = agent.get(url).header("Accept", "text/event-stream");
+            // A server that accepts the connection and never answers fails the connect after
+            // the connect timeout, rather than holding it for ever.
+            let mut builder = agent
+                .get(url)
+                .config()
+                .timeout_connect(Some(options.connect_timeout))
+                .timeout_recv_response(Some(options.connect_timeout))
+                .build()
+                .header("Accept", "text/event-stream");
             for (name, value) in headers {
                 builder = builder.header(*name, *value);
             }
             if let Some(authorization) = &authorization {
                 builder = builder.header("Authorization", authorization);
             }
-            let response = traced::call(trace.as_ref(), builder).map_err(|e| bad(e.to_string()))?;
+            let response = traced::call(trace.as_ref(), builder).map_err(|e| match e {
+                ureq::Error::Timeout(_) => ClientError::HandshakeTimedOut { after: options.connect_timeout },
+                e => bad(e.to_string()),
+            })?;
             if response.status().is_success() {
                 break response;
             }

@@ -11,7 +11,7 @@ use tungstenite::http::HeaderValue;
 use tungstenite::protocol::Role;
 use tungstenite::WebSocket;
 
-use super::{read_loop, upgrade, ReadHalf, WsSink, SUBPROTOCOL};
+use super::{connect_tcp, read_loop, upgrade, ReadHalf, WsSink, SUBPROTOCOL};
 use crate::client::{connect, Client, ClientError, ClientOptions, Teardown};
 use crate::conn::Conn;
 
@@ -61,11 +61,11 @@ impl Client {
             let value = HeaderValue::try_from(*value).map_err(|e| bad(e.to_string()))?;
             request_headers.insert(name, value);
         }
-        let stream = TcpStream::connect((host.as_str(), port))?;
-        stream.set_nodelay(true)?;
+        let stream = connect_tcp(&host, port, options.connect_timeout)?;
         let writes = Arc::new(AtomicBool::new(true));
         let half = ReadHalf { stream: stream.try_clone()?, writes: Arc::clone(&writes), deadline: None };
         let (reader, response) = upgrade(request, half, &options)?;
+        stream.set_read_timeout(None)?;
         writes.store(false, Ordering::Release);
         let protocol = response.headers().get("Sec-WebSocket-Protocol").and_then(|v| v.to_str().ok());
         if protocol.is_some_and(|p| p != SUBPROTOCOL) {

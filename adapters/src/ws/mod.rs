@@ -61,6 +61,15 @@ fn upgrade<S: Read + Write>(
                 detail: detail.filter(|d| !d.is_empty()),
             });
         }
+        // The socket's read timeout (the connect timeout) ran out before the server answered.
+        Err(tungstenite::HandshakeError::Interrupted(_)) => {
+            return Err(ClientError::HandshakeTimedOut { after: options.connect_timeout });
+        }
+        Err(tungstenite::HandshakeError::Failure(tungstenite::Error::Io(e)))
+            if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
+        {
+            return Err(ClientError::HandshakeTimedOut { after: options.connect_timeout });
+        }
         Err(e) => return Err(ClientError::Connect(format!("{url}: {e}"))),
     };
     if let Some(trace) = trace {
@@ -68,6 +77,25 @@ fn upgrade<S: Read + Write>(
         trace(&TraceEvent::HttpResponse { status: response.status().as_u16(), headers: &headers });
     }
     Ok((socket, response))
+}
+
+/// Opens a TCP connection to `host:port`, trying each address for at most `timeout`, with
+/// reads bounded by `timeout` too until the caller lifts it after the handshake: a server that
+/// accepts and never answers cannot hold the connect for ever.
+fn connect_tcp(host: &str, port: u16, timeout: std::time::Duration) -> io::Result<TcpStream> {
+    use std::net::ToSocketAddrs;
+    let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{host} has no address"));
+    for addr in (host, port).to_socket_addrs()? {
+        match TcpStream::connect_timeout(&addr, timeout) {
+            Ok(stream) => {
+                stream.set_nodelay(true)?;
+                stream.set_read_timeout(Some(timeout))?;
+                return Ok(stream);
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
 }
 
 /// A head's headers as name/value pairs, for a trace.

@@ -17,7 +17,7 @@ use talaria_core::session::Route;
 use tungstenite::client::IntoClientRequest;
 use tungstenite::{Message, WebSocket};
 
-use super::{upgrade, SUBPROTOCOL};
+use super::{connect_tcp, upgrade, SUBPROTOCOL};
 use crate::client::{connect, Client, ClientError, ClientOptions, Teardown};
 use crate::conn::{Conn, FrameSink, Outgoing};
 
@@ -140,8 +140,7 @@ impl Client {
             request_headers.insert(name, value);
         }
         let name = ServerName::try_from(host.clone()).map_err(|e| bad(e.to_string()))?;
-        let tcp = TcpStream::connect((host.as_str(), port))?;
-        tcp.set_nodelay(true)?;
+        let tcp = connect_tcp(&host, port, options.connect_timeout)?;
         let teardown = Box::new(TlsTeardown(tcp.try_clone()?));
         let control = tcp.try_clone()?;
         let connection = ClientConnection::new(tls, name).map_err(|e| bad(e.to_string()))?;
