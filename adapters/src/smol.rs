@@ -15,7 +15,7 @@ use talaria_core::server::TransportInfo;
 use talaria_core::session::Event;
 
 #[cfg(feature = "http")]
-pub use crate::http::smol_client::{http, http_or_sse, sse};
+pub use crate::http::smol_client::{http, http_or_sse, probe_http, sse};
 
 use crate::client::{AsyncClient, ClientError, ClientOptions, Connecting, Handshake};
 use crate::server::{wait_for_running_async, Server, DRAIN_GRACE};

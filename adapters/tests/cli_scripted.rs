@@ -232,6 +232,12 @@ fn legacy_sse_servers_are_reached_directly_and_through_the_http_probe() {
         assert_eq!(code(&output), 0, "{transport}: {}", stderr(&output));
         assert_eq!(json_lines(&output)[0]["content"][0]["text"], "old school", "{transport}");
     }
+    // The state names the transport reached, not the one asked for.
+    for transport in ["sse", "http"] {
+        let output = talaria(&["--json", transport, &demo.url, "show_state"]);
+        assert_eq!(code(&output), 0, "{transport}: {}", stderr(&output));
+        assert_eq!(json_lines(&output)[0]["transport"], "sse", "{transport} fell back to legacy SSE");
+    }
     let refused = talaria(&["--json", "sse", "http://127.0.0.1:9/sse", "ping"]);
     assert_eq!(code(&refused), 4, "nothing listening: a transport failure");
 }

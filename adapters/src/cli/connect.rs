@@ -21,6 +21,7 @@ use super::stderr::StderrLog;
 use super::trace;
 use crate::auth::OAuthClient;
 use crate::client::{Client, ClientError, ClientOptions};
+use crate::http::HttpTransport;
 use crate::stdio::{StderrMode, StdioCommand};
 
 /// Which server to talk to.
@@ -48,7 +49,7 @@ pub(crate) enum Target {
 }
 
 impl Target {
-    /// The transport's name, as `show_state` prints it.
+    /// The transport's name, as asked for (the session's says what was reached).
     pub(crate) const fn transport(&self) -> &'static str {
         match self {
             Self::Stdio { .. } => "stdio",
@@ -95,30 +96,31 @@ pub(crate) struct Connector {
 }
 
 /// Connects to an HTTP server (Streamable HTTP with the spec's fallback probe, or legacy SSE
-/// with `sse`), with the smol client if `smol` (waited on here), else the blocking one.
+/// with `sse`), with the smol client if `smol` (waited on here), else the blocking one; says
+/// which transport it reached the server over.
 fn connect_http(
     url: &str,
     headers: &[(&str, &str)],
     options: ClientOptions,
     sse: bool,
     smol: bool,
-) -> Result<Client, ClientError> {
+) -> Result<(Client, HttpTransport), ClientError> {
     #[cfg(unix)]
     if smol {
         let connecting = async {
             if sse {
-                crate::smol::sse(url, headers, options).await
+                crate::smol::sse(url, headers, options).await.map(|client| (client, HttpTransport::LegacySse))
             } else {
-                crate::smol::http_or_sse(url, headers, options).await
+                crate::smol::probe_http(url, headers, options).await
             }
         };
-        return smol::block_on(connecting).map(|client| client.to_blocking());
+        return smol::block_on(connecting).map(|(client, transport)| (client.to_blocking(), transport));
     }
     let _ = smol;
     if sse {
-        Client::sse(url, headers, options)
+        Client::sse(url, headers, options).map(|client| (client, HttpTransport::LegacySse))
     } else {
-        Client::http_or_sse(url, headers, options)
+        Client::probe_http(url, headers, options)
     }
 }
 
@@ -140,6 +142,8 @@ pub(crate) struct Session {
     pub(crate) client: Client,
     /// How it was made.
     pub(crate) target: Target,
+    /// The transport it reached the server over (`sse` when an `http` URL fell back).
+    pub(crate) transport: &'static str,
     /// The server's stderr (stdio).
     pub(crate) stderr: Option<Arc<StderrLog>>,
     /// What the server offers.
@@ -178,6 +182,7 @@ impl Connector {
         let started = Instant::now();
         let options = self.options(hooks);
         hooks.catalog.clear();
+        let mut reached = self.target.transport();
         let (client, stderr) = match &self.target {
             Target::Stdio { program, args, env, cwd } => {
                 let log = StderrLog::new(&hooks.printer, hooks.printer.verbosity > 0);
@@ -199,14 +204,17 @@ impl Connector {
                 // The spec's backwards-compatibility probe: legacy HTTP+SSE when the URL refuses
                 // Streamable HTTP.
                 match connect_http(url, &headers, options, false, self.smol) {
-                    Ok(client) => (client, None),
+                    Ok((client, transport)) => {
+                        reached = transport.name();
+                        (client, None)
+                    }
                     Err(e) => return Err(self.connect_failure(e, None)),
                 }
             }
             Target::Sse(url) => {
                 let headers: Vec<(&str, &str)> = self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
                 match connect_http(url, &headers, options, true, self.smol) {
-                    Ok(client) => (client, None),
+                    Ok((client, _)) => (client, None),
                     Err(e) => return Err(self.connect_failure(e, None)),
                 }
             }
@@ -218,6 +226,7 @@ impl Connector {
         let session = Session {
             client,
             target: self.target.clone(),
+            transport: reached,
             stderr,
             catalog: Arc::clone(&hooks.catalog),
             connect_time: started.elapsed(),

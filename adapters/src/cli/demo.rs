@@ -96,7 +96,7 @@ fn tour(session: &Session, settings: &Settings, printer: &Arc<Printer>) -> Exit 
         style.dim("connected to"),
         style.cyan(&info.name),
         info.version,
-        session.target.transport(),
+        session.transport,
         client.protocol_version().as_str(),
         if client.protocol_version().era() == Era::Stateless { "stateless" } else { "legacy" },
         session.connect_time.as_millis()

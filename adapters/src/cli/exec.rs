@@ -457,7 +457,7 @@ impl Exec<'_> {
     fn state(&self) -> Value {
         let client = &self.session.client;
         json!({
-            "transport": self.session.target.transport(),
+            "transport": self.session.transport,
             "target": self.session.target.describe(),
             "protocolVersion": client.protocol_version().as_str(),
             "serverInfo": client.server_info(),

@@ -165,7 +165,7 @@ pub(crate) fn announce(printer: &Printer, session: &Session) {
             "connected to {} {} over {} (protocol {}) in {} ms",
             info.name,
             info.version,
-            session.target.transport(),
+            session.transport,
             client.protocol_version().as_str(),
             session.connect_time.as_millis()
         )),

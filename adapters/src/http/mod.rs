@@ -16,6 +16,7 @@ mod shared;
 #[cfg(all(feature = "smol", feature = "stdio", unix))]
 pub(crate) mod smol_client;
 mod sse_client;
+pub use sse_client::HttpTransport;
 mod sse_out;
 mod streams;
 mod traced;

@@ -235,13 +235,70 @@ impl Client {
     ///
     /// The legacy attempt's error when both fail.
     pub fn http_or_sse(url: &str, headers: &[(&str, &str)], options: ClientOptions) -> Result<Self, ClientError> {
+        Self::probe_http(url, headers, options).map(|(client, _)| client)
+    }
+
+    /// [`Client::http_or_sse`], saying which transport the probe settled on.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::http_or_sse`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use talaria::client::{Client, ClientOptions};
+    /// use talaria::http::HttpTransport;
+    ///
+    /// let (client, transport) = Client::probe_http("http://127.0.0.1:8080/mcp", &[], ClientOptions::new("me", "1"))?;
+    /// if transport == HttpTransport::LegacySse {
+    ///     eprintln!("an old server: {}", transport.name());
+    /// }
+    /// # let _ = client;
+    /// # Ok::<(), talaria::client::ClientError>(())
+    /// ```
+    pub fn probe_http(
+        url: &str,
+        headers: &[(&str, &str)],
+        options: ClientOptions,
+    ) -> Result<(Self, HttpTransport), ClientError> {
         let fallback = options.clone();
         match super::client::connect_http(url, headers, options) {
-            Ok(client) => Ok(client),
+            Ok(client) => Ok((client, HttpTransport::Streamable)),
             Err((_, Some((status, modern)))) if talaria_core::http::client::falls_back_to_legacy(status, modern) => {
-                Self::sse(url, headers, fallback)
+                Self::sse(url, headers, fallback).map(|client| (client, HttpTransport::LegacySse))
             }
             Err((e, _)) => Err(e),
+        }
+    }
+}
+
+/// Which HTTP transport a client reached a server over, when the spec's probe chose
+/// ([`Client::probe_http`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpTransport {
+    /// Streamable HTTP.
+    Streamable,
+    /// The legacy HTTP+SSE transport (2024-11-05), which the server fell back to.
+    LegacySse,
+}
+
+impl HttpTransport {
+    /// Its name: `streamable-http` or `sse`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::http::HttpTransport;
+    ///
+    /// assert_eq!(HttpTransport::LegacySse.name(), "sse");
+    /// ```
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Streamable => "streamable-http",
+            Self::LegacySse => "sse",
         }
     }
 }

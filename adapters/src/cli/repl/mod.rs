@@ -214,7 +214,7 @@ fn banner(printer: &Printer, session: &Session) {
         style.bold("connected to"),
         style.cyan(&info.name),
         info.version,
-        session.target.transport(),
+        session.transport,
         client.protocol_version().as_str(),
         session.connect_time.as_millis()
     ));

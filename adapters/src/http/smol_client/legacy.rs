@@ -289,10 +289,26 @@ pub async fn http_or_sse(
     headers: &[(&str, &str)],
     options: ClientOptions,
 ) -> Result<AsyncClient, ClientError> {
+    probe_http(url, headers, options).await.map(|(client, _)| client)
+}
+
+/// [`http_or_sse`], saying which transport the probe settled on.
+///
+/// # Errors
+///
+/// As [`http_or_sse`].
+pub async fn probe_http(
+    url: &str,
+    headers: &[(&str, &str)],
+    options: ClientOptions,
+) -> Result<(AsyncClient, crate::http::HttpTransport), ClientError> {
+    use crate::http::HttpTransport;
     let fallback = options.clone();
     match super::connect_http(url, headers, options).await {
-        Ok(client) => Ok(client),
-        Err((_, Some((status, modern)))) if falls_back_to_legacy(status, modern) => sse(url, headers, fallback).await,
+        Ok(client) => Ok((client, HttpTransport::Streamable)),
+        Err((_, Some((status, modern)))) if falls_back_to_legacy(status, modern) => {
+            sse(url, headers, fallback).await.map(|client| (client, HttpTransport::LegacySse))
+        }
         Err((e, _)) => Err(e),
     }
 }

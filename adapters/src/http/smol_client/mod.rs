@@ -21,7 +21,7 @@ use talaria_core::http::post::{BodyLimits, PostExchange, PostStep};
 use talaria_core::jsonrpc::RequestId;
 use talaria_core::session::{Carries, Route};
 
-pub use legacy::{http_or_sse, sse};
+pub use legacy::{http_or_sse, probe_http, sse};
 
 use super::client::{authorization_failed, settle, still_pending, FirstRefusal};
 use super::{MAX_DRAIN, MAX_REPLY};
