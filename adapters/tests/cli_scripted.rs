@@ -542,3 +542,18 @@ fn tools_run_as_tasks_from_the_command_line() {
     );
     assert!(values[4]["message"].as_str().unwrap().contains("already completed"), "{values:?}");
 }
+
+#[test]
+fn asking_for_a_log_level_shows_the_logs_without_verbose() {
+    for era in [&["--protocol-version", "2025-06-18"][..], &[][..]] {
+        let mut extra = vec!["--log-level", "debug"];
+        extra.extend_from_slice(era);
+        let output = stdio(&extra, "call-tool log");
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        let err = stderr(&output);
+        assert!(err.contains("[debug]") && err.contains("[error]"), "{era:?}: the logs: {err}");
+        // Without the flag, and without -v, they stay quiet.
+        let quiet = stdio(era, "call-tool log");
+        assert!(!stderr(&quiet).contains("[debug]"), "{}", stderr(&quiet));
+    }
+}

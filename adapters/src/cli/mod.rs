@@ -103,6 +103,10 @@ where
         global.verbose,
         global.trace,
     ));
+    // Asking for logs at a level means showing them, `-v` or not.
+    if global.log_level.is_some() {
+        printer.set_logs(true);
+    }
     let settings = Settings {
         json: global.json,
         validate: !global.no_validate,
