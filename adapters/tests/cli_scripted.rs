@@ -557,3 +557,32 @@ fn asking_for_a_log_level_shows_the_logs_without_verbose() {
         assert!(!stderr(&quiet).contains("[debug]"), "{}", stderr(&quiet));
     }
 }
+
+#[test]
+fn mistyped_modes_options_commands_and_tools_are_refused_with_the_closest_name() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["--jsn", "stdio", "--", TALARIA, "serve-demo"], "did you mean --json?"),
+        (&["sdtio", "--", TALARIA, "serve-demo"], "did you mean stdio?"),
+        (&["stdio", "--jsn", "--", TALARIA, "serve-demo"], "did you mean --json?"),
+        (&["stdio", "--", TALARIA, "serve-demo", ":::", "list-tool"], "did you mean list_tools?"),
+        (&["stdio", "--", TALARIA, "serve-demo", ":::", "call-tool", "ecko", "text=x"], "did you mean echo?"),
+    ];
+    for (args, hint) in cases {
+        let output = talaria(args);
+        assert_eq!(code(&output), 2, "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains(hint), "{args:?}: {}", stderr(&output));
+    }
+}
+
+#[test]
+fn a_url_alone_picks_its_transport() {
+    for transport in ["http", "ws"] {
+        let demo = NetDemo::start(transport);
+        let output = talaria(&["--json", &demo.url, "call-tool", "echo", "text=by URL", ":::", "show_state"]);
+        assert_eq!(code(&output), 0, "{transport}: {}", stderr(&output));
+        let values = json_lines(&output);
+        assert_eq!(values[0]["content"][0]["text"], "by URL");
+        let expected = if transport == "ws" { "websocket" } else { "streamable-http" };
+        assert_eq!(values[1]["transport"], expected);
+    }
+}

@@ -202,7 +202,12 @@ pub(crate) fn lookup(word: &str) -> Option<&'static Spec> {
 pub(crate) fn parse(words: &[String]) -> Result<Command, Failure> {
     let Some((first, rest)) = words.split_first() else { return Err(Failure::usage("no command given")) };
     let Some(spec) = lookup(first) else {
-        return Err(Failure::usage(format!("unknown command {first:?}")).with_hint("try `help`"));
+        let names = COMMANDS.iter().flat_map(|spec| std::iter::once(spec.name).chain(spec.aliases.iter().copied()));
+        let hint = match super::suggest::closest(&first.replace('-', "_"), names) {
+            Some(meant) => format!("did you mean {meant}? (`help` lists the commands)"),
+            None => "try `help`".to_owned(),
+        };
+        return Err(Failure::usage(format!("unknown command {first:?}")).with_hint(hint));
     };
     let usage = || Failure::usage(format!("usage: {} {}", spec.name, spec.usage));
     let one = || match rest {

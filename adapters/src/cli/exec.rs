@@ -312,9 +312,11 @@ impl Exec<'_> {
         let schema = tool.as_ref().map_or(&empty, |t| &t.input_schema);
         if let (None, true, Some(listed)) = (&tool, self.validate, self.session.catalog.lists().tools) {
             let known: Vec<String> = listed.into_iter().map(|t| t.name).collect();
-            return Err(
-                Failure::usage(format!("unknown tool {name:?}")).with_hint(format!("tools: {}", known.join(", ")))
-            );
+            let hint = match super::suggest::closest(name, known.iter().map(String::as_str)) {
+                Some(meant) => format!("did you mean {meant}? (tools: {})", known.join(", ")),
+                None => format!("tools: {}", known.join(", ")),
+            };
+            return Err(Failure::usage(format!("unknown tool {name:?}")).with_hint(hint));
         }
         let mut args = coerce::tool_arguments(schema, words, self.validate).map_err(|f| {
             if f.hint.is_none() {

@@ -45,6 +45,7 @@ mod server_requests;
 mod split;
 mod stderr;
 mod style;
+mod suggest;
 mod trace;
 mod wait;
 
@@ -53,7 +54,7 @@ use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use clap::Parser as _;
+use clap::{CommandFactory as _, Parser as _};
 
 pub use demo_server::{server as demo_server, DemoState};
 pub use exit::Exit;
@@ -175,6 +176,37 @@ where
     }
 }
 
+/// The modes a command line may start with.
+const MODES: [&str; 6] = ["stdio", "ws", "http", "sse", "demo", "serve-demo"];
+
+/// A command line naming no mode: a URL picks its transport (`talaria URL [COMMAND...]`);
+/// anything else is a mistyped mode or option, answered with the closest one.
+fn bare_words(words: &[String]) -> Result<Resolved, Failure> {
+    let Some((first, rest)) = words.split_first() else {
+        return Err(Failure::usage(
+            "say how to connect: stdio, ws, http, sse, a URL, --config FILE NAME or --server NAME",
+        )
+        .with_hint("talaria --help shows the modes; talaria demo takes a tour"));
+    };
+    let scheme = first.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
+    match scheme.as_deref() {
+        Some("http" | "https") => return Ok((Target::Http(first.clone()), Vec::new(), rest.to_vec())),
+        Some("ws" | "wss") => return Ok((Target::WebSocket(first.clone()), Vec::new(), rest.to_vec())),
+        _ => {}
+    }
+    let (what, candidates): (&str, Vec<String>) = if first.starts_with('-') {
+        let options = Cli::command();
+        ("option", options.get_arguments().filter_map(|a| a.get_long()).map(|long| format!("--{long}")).collect())
+    } else {
+        ("mode", MODES.iter().map(|m| (*m).to_owned()).collect())
+    };
+    let failure = Failure::usage(format!("unknown {what} {first}"));
+    Err(match suggest::closest(first, candidates.iter().map(String::as_str)) {
+        Some(meant) => failure.with_hint(format!("did you mean {meant}? (talaria --help lists them)")),
+        None => failure.with_hint("talaria --help shows the modes and options; talaria demo takes a tour"),
+    })
+}
+
 /// What the command line names: the server, headers from its config entry, the one-shot words.
 type Resolved = (Target, Vec<(String, String)>, Vec<String>);
 
@@ -191,6 +223,10 @@ fn resolve(cli: &Cli) -> Result<Resolved, Failure> {
                     (stdio.rest[..at].to_vec(), stdio.rest[at..].to_vec())
                 }
             };
+            if let Some(flag) = server.first().filter(|w| w.starts_with('-') && stdio.cmd.is_none()) {
+                // An option clap could not place (it went into the server's command line).
+                return bare_words(std::slice::from_ref(flag));
+            }
             let Some((program, args)) = server.split_first() else {
                 return Err(Failure::usage("talaria stdio needs the server's command")
                     .with_hint("talaria stdio -- CMD ARGS...   or   talaria stdio --cmd 'CMD ARGS' [COMMAND...]"));
@@ -220,10 +256,7 @@ fn resolve(cli: &Cli) -> Result<Resolved, Failure> {
                     }
                     config::find(&config::default_files(), name)?
                 }
-                (None, None) => {
-                    return Err(Failure::usage("say how to connect: stdio, ws, --config FILE NAME or --server NAME")
-                        .with_hint("talaria --help shows the modes; talaria demo takes a tour"));
-                }
+                (None, None) => return bare_words(&cli.commands),
             };
             Ok(match entry {
                 config::Entry::Stdio { command, args, env, cwd } => {
