@@ -586,3 +586,16 @@ fn a_url_alone_picks_its_transport() {
         assert_eq!(values[1]["transport"], expected);
     }
 }
+
+#[test]
+fn a_servers_escape_sequences_are_shown_not_obeyed_in_human_output() {
+    let nasty = "text=\x1b[2J\x1b]0;pwned\x07hello\r";
+    let output = talaria(&["stdio", "--", TALARIA, "serve-demo", ":::", "call-tool", "echo", nasty]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(!out.contains('\x1b') && !out.contains('\x07') && !out.contains('\r'), "{out:?}");
+    assert!(out.contains("␛[2J␛]0;pwned␇hello␍"), "{out:?}");
+    // JSON output keeps the text exact (JSON escapes control characters itself).
+    let output = talaria(&["--json", "stdio", "--", TALARIA, "serve-demo", ":::", "call-tool", "echo", nasty]);
+    assert_eq!(json_lines(&output)[0]["content"][0]["text"], "\x1b[2J\x1b]0;pwned\x07hello\r");
+}

@@ -34,6 +34,7 @@ mod demo_server;
 mod exec;
 mod exit;
 mod interrupt;
+mod neutral;
 mod oauth;
 mod printer;
 mod progress;

@@ -46,6 +46,8 @@ impl Printer {
 
     /// Prints one line (or several) for a person.
     pub(crate) fn line(&self, text: &str) {
+        // Only this CLI's own colours reach the terminal; a server's escapes are shown.
+        let text = &*super::neutral::neutralize(text, true);
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(bar) = state.bar.as_ref().filter(|b| !b.is_hidden()) {
             bar.println(text);

@@ -13,7 +13,8 @@ use super::style::Style;
 
 /// Renders `outcome` for a person; binary content is saved under `save` when given.
 pub(crate) fn render(outcome: &Outcome, style: Style, save: Option<&Path>) -> String {
-    let value = &outcome.value;
+    // The server's text is shown, never obeyed by the terminal.
+    let value = &super::neutral::neutralize_value(&outcome.value);
     let mut out = String::new();
     match outcome.shape {
         Shape::Tools => tools(&mut out, value, style),
