@@ -467,10 +467,14 @@ fn raw_batches_in_2025_03_26() {
     assert!(answers[0]["result"]["structuredContent"].is_null(), "no structured output before 2025-06-18");
     assert!(answers[0]["result"]["content"][0]["text"].as_str().is_some_and(|t| t.contains('3')), "{answers}");
     assert_eq!(answers[1]["result"], serde_json::json!({}));
-    let failing = r#"[{"id":1,"method":"no/such/method"}]"#;
+    assert_eq!((&answers[0]["id"], &answers[1]["id"]), (&serde_json::json!(1), &serde_json::json!(2)), "the ids given");
+    let failing = r#"[{"id":"a","method":"no/such/method"}]"#;
     let output = run(failing);
     assert_eq!(code(&output), 3, "an error answer: {}", stderr(&output));
-    assert!(json_lines(&output)[0][0]["error"].is_string());
+    let answer = &json_lines(&output)[0][0];
+    assert_eq!(answer["id"], "a");
+    assert_eq!(answer["error"]["code"], -32601, "the error object, not a string: {answer}");
+    assert!(answer["error"]["message"].is_string(), "{answer}");
     let output = stdio(&[], "batch [1]");
     assert_eq!(code(&output), 2, "not messages: {}", stderr(&output));
     let output = stdio(&["--protocol-version", "2025-06-18"], r#"batch [{"id":1,"method":"ping"}]"#);

@@ -33,7 +33,8 @@ use super::exit::{Failure, Kind};
 use super::printer::Printer;
 use super::progress::ProgressView;
 use super::wait::{self, Ui};
-use crate::client::{task_call, task_payload, MAX_LIST_PAGES};
+use crate::client::{task_call, task_payload, ClientError, MAX_LIST_PAGES};
+use talaria_core::jsonrpc::CallError;
 
 /// What a command produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -438,19 +439,25 @@ impl Exec<'_> {
         serde_json::from_str(result.get()).map_err(|e| Failure::new(Kind::Protocol, format!("malformed result: {e}")))
     }
 
-    /// Sends a raw batch; shows each request's answer in order (`{"result": ...}` or
-    /// `{"error": ...}`), and whether any failed.
-    fn batch(&mut self, items: &str) -> Result<(Value, bool), Failure> {
-        let items = batch_items(items)?;
+    /// Sends a raw batch; shows each request's answer in order, under the id the command
+    /// gave it (`{"id", "result"}` or `{"id", "error"}`: the server's JSON-RPC error object, or
+    /// `{"kind", "message"}` for a local failure), and whether any failed.
+    fn batch(&mut self, text: &str) -> Result<(Value, bool), Failure> {
+        let (items, ids) = batch_items(text)?;
         let client = self.session.client.clone();
         let answers = wait::run(&self.session.client, None, move || client.batch(items), self.ui, self.printer)
             .map_err(|f| self.session.explain(f))?;
         let failed = answers.iter().any(Result::is_err);
         let shown = answers
             .into_iter()
-            .map(|answer| match answer {
-                Ok(raw) => json!({"result": serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null)}),
-                Err(e) => json!({"error": e.to_string()}),
+            .zip(ids)
+            .map(|(answer, id)| match answer {
+                Ok(raw) => json!({"id": id, "result": serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null)}),
+                Err(ClientError::Call(CallError::Remote(error))) => json!({"id": id, "error": error}),
+                Err(e) => {
+                    let failure = Failure::from(e);
+                    json!({"id": id, "error": {"kind": failure.kind.name(), "message": failure.message}})
+                }
             })
             .collect();
         Ok((Value::Array(shown), failed))
@@ -484,12 +491,15 @@ fn done(message: &str) -> Value {
 
 /// The items of a `batch` argument: a JSON array of messages; those with an `id` are requests
 /// (the session gives them its own ids), the others notifications.
-fn batch_items(text: &str) -> Result<Vec<talaria_core::session::BatchItem>, Failure> {
+/// The batch's messages, and the ids its requests carried, in order (the session sends them
+/// under ids of its own; answers are shown under these).
+fn batch_items(text: &str) -> Result<(Vec<talaria_core::session::BatchItem>, Vec<Value>), Failure> {
     let usage = |why: &str| Failure::usage(format!("{why}; e.g. batch '[{{\"id\":1,\"method\":\"ping\"}}]'"));
     let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) else {
         return Err(usage("batch takes a JSON array of messages"));
     };
-    items
+    let ids = items.iter().filter_map(|item| item.get("id").cloned()).collect();
+    let items = items
         .into_iter()
         .map(|item| {
             let Some(method) = item.get("method").and_then(Value::as_str).map(str::to_owned) else {
@@ -506,7 +516,8 @@ fn batch_items(text: &str) -> Result<Vec<talaria_core::session::BatchItem>, Fail
                 talaria_core::session::BatchItem::Notification { method, params }
             })
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok((items, ids))
 }
 
 fn raw_params(params: Option<&str>) -> Result<Option<Box<serde_json::value::RawValue>>, Failure> {
