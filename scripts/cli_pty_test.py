@@ -197,8 +197,13 @@ def server_requests(s):
     s.expect(r"accept, decline or cancel\? \[a/d/c\]: ")
     s.line("a")
     s.expect(r"answer \(string, required\): ")
+    # The user takes their time; the latency shown is the server's, not theirs.
+    time.sleep(1.5)
     s.line("Ada")
     s.expect(r'"action":"accept".*"answer":"Ada"')
+    took = int(s.expect(r"✓ (\d+) ms").group(1))
+    if took >= 1000:
+        raise Failed(f"the latency shown ({took} ms) counts the time spent typing")
     s.cmd("call_tool sample question=two-plus-two")
     s.expect(r"reply as the model \(empty to decline\): ")
     s.line("four")

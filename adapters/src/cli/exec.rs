@@ -100,6 +100,12 @@ impl Exec<'_> {
     /// Why it failed.
     pub(crate) fn run(&mut self, command: &Command) -> Result<Outcome, Failure> {
         let started = Instant::now();
+        let answered_before = super::server_requests::time_answering();
+        // The server's latency: the time the user spent answering its questions is theirs.
+        let elapsed = || {
+            let answering = super::server_requests::time_answering().saturating_sub(answered_before);
+            started.elapsed().saturating_sub(answering)
+        };
         let (value, shape, tool_error) = match command {
             Command::Ping => {
                 // The stateless era has no `ping`; `server/discover` shows the server alive.
@@ -115,7 +121,7 @@ impl Exec<'_> {
                 let tools = self.tools()?;
                 (json!({"tools": tools}), Shape::Tools, false)
             }
-            Command::CallTool { name, args } => return self.call_tool(name, args, started),
+            Command::CallTool { name, args } => return self.call_tool(name, args, elapsed),
             Command::CallToolAsTask { name, args } => {
                 let args = self.tool_arguments(name, args)?;
                 let created = self.typed::<CallToolAsTask>(&task_call(name, Value::Object(args), None))?;
@@ -139,7 +145,7 @@ impl Exec<'_> {
                     value: to_json(&result)?,
                     shape: Shape::ToolResult,
                     tool_error: result.is_error(),
-                    elapsed: started.elapsed(),
+                    elapsed: elapsed(),
                 });
             }
             Command::CancelTask(id) => {
@@ -218,7 +224,7 @@ impl Exec<'_> {
                 return Err(Failure::usage("this command is handled by the session loop"));
             }
         };
-        Ok(Outcome { value, shape, tool_error, elapsed: started.elapsed() })
+        Ok(Outcome { value, shape, tool_error, elapsed: elapsed() })
     }
 
     /// `failure`, with `hint` when the session is in the stateless era.
@@ -278,7 +284,7 @@ impl Exec<'_> {
         Ok(self.session.catalog.tool(name))
     }
 
-    fn call_tool(&mut self, name: &str, words: &[String], started: Instant) -> Result<Outcome, Failure> {
+    fn call_tool(&mut self, name: &str, words: &[String], elapsed: impl Fn() -> Duration) -> Result<Outcome, Failure> {
         let args = self.tool_arguments(name, words)?;
         let view = ProgressView::new(self.printer, name, std::io::stderr().is_terminal());
         let options = CallOptions::default().with_progress(view.callback());
@@ -290,7 +296,7 @@ impl Exec<'_> {
             value: to_json(&result)?,
             shape: Shape::ToolResult,
             tool_error: result.is_error(),
-            elapsed: started.elapsed(),
+            elapsed: elapsed(),
         })
     }
 

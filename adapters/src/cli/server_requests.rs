@@ -135,8 +135,24 @@ pub(crate) fn asking(questions: Sender<Question>, waiting: fn() -> bool) -> Hand
 /// Asks the user one line; `None` when they pressed Ctrl-C or Ctrl-D.
 pub(crate) type Ask<'a> = dyn FnMut(&str) -> Option<String> + 'a;
 
+/// The time spent answering the server's questions at the terminal, in total (nanoseconds).
+static ANSWERING: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How long the user has spent answering the server's questions so far: a command's latency
+/// leaves out what it adds while the command runs (the time is the person's, not the server's).
+pub(crate) fn time_answering() -> Duration {
+    Duration::from_nanos(ANSWERING.load(std::sync::atomic::Ordering::Relaxed))
+}
+
 /// Answers a question through `ask`, printing the request first.
 pub(crate) fn answer(question: Question, printer: &Printer, ask: &mut Ask<'_>) {
+    let started = std::time::Instant::now();
+    answer_now(question, printer, ask);
+    let spent = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    ANSWERING.fetch_add(spent, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn answer_now(question: Question, printer: &Printer, ask: &mut Ask<'_>) {
     match question {
         Question::Sampling(params, reply) => {
             let _ = reply.send(answer_sampling(&params, printer, ask));
