@@ -126,12 +126,15 @@ pub(crate) struct Failure {
     pub(crate) message: String,
     /// More lines for a person (not part of the JSON object's message).
     pub(crate) hint: Option<String>,
+    /// A result that came back but failed a check (a tool's output schema): shown with the
+    /// failure, and in its JSON object as `result`.
+    pub(crate) result: Option<Value>,
 }
 
 impl Failure {
     /// A failure of `kind` saying `message`.
     pub(crate) fn new(kind: Kind, message: impl Into<String>) -> Self {
-        Self { kind, code: None, message: message.into(), hint: None }
+        Self { kind, code: None, message: message.into(), hint: None, result: None }
     }
 
     /// A usage failure.
@@ -159,7 +162,11 @@ impl Failure {
     /// The `--json` error object: `{"kind", "code", "message"}` (`code` is `null` unless the
     /// server sent a JSON-RPC error).
     pub(crate) fn to_json(&self) -> Value {
-        json!({"kind": self.kind.name(), "code": self.code, "message": self.message})
+        let mut object = json!({"kind": self.kind.name(), "code": self.code, "message": self.message});
+        if let Some(result) = &self.result {
+            object["result"] = result.clone();
+        }
+        object
     }
 }
 
@@ -182,7 +189,7 @@ impl From<ClientError> for Failure {
                 if let Some(data) = &remote.data {
                     message.push_str(&format!(" (data: {data})"));
                 }
-                Self { kind: Kind::Protocol, code: Some(remote.code.0), message, hint: None }
+                Self { kind: Kind::Protocol, code: Some(remote.code.0), message, hint: None, result: None }
             }
             ClientError::Call(CallError::Local(local)) => from_local(&local),
             ClientError::Connect(why) => Self::transport(format!("cannot connect: {why}")),
@@ -207,6 +214,14 @@ impl From<ClientError> for Failure {
 }
 
 fn from_local(local: &LocalError) -> Failure {
+    if let LocalError::OutputMismatch { result, .. } = local {
+        // The result is shown all the same: the server sent it, the mismatch is the finding.
+        let result = serde_json::from_str::<Value>(result).unwrap_or(Value::Null);
+        let mut failure = Failure::new(Kind::Protocol, local.to_string());
+        failure.hint = Some(format!("the result as received: {result}"));
+        failure.result = Some(result);
+        return failure;
+    }
     let kind = match local {
         LocalError::TimedOut => Kind::Timeout,
         LocalError::Cancelled { .. } => Kind::Interrupted,
@@ -241,6 +256,20 @@ mod tests {
         assert_eq!(Failure::from(refused).exit(), Exit::Transport);
         let slow = Failure::from(ClientError::HandshakeTimedOut { after: std::time::Duration::from_secs(1) });
         assert_eq!((slow.kind, slow.exit()), (Kind::Timeout, Exit::Transport));
+    }
+
+    #[test]
+    fn a_result_that_breaks_its_output_schema_is_shown_with_the_mismatch() {
+        let mismatch = LocalError::OutputMismatch {
+            why: "\"sum\": expected an integer".into(),
+            result: r#"{"structuredContent":{"sum":"x"}}"#.into(),
+        };
+        let failure = Failure::from(ClientError::Call(CallError::Local(mismatch)));
+        assert_eq!(failure.exit(), Exit::Protocol);
+        let shown = failure.to_json();
+        assert!(shown["message"].as_str().unwrap().contains("expected an integer"), "{shown}");
+        assert_eq!(shown["result"]["structuredContent"]["sum"], "x", "{shown}");
+        assert!(failure.hint.unwrap().contains("\"sum\":\"x\""));
     }
 
     #[test]

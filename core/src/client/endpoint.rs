@@ -628,7 +628,8 @@ impl Endpoint {
         let Some(tool) = self.tools.get(name).filter(|_| self.structured_output()) else { return Ok(raw) };
         let result: CallToolResult = serde_json::from_str(raw.get())
             .map_err(|e| CallError::Local(LocalError::MalformedResponse(format!("tools/call result: {e}"))))?;
-        check_structured_output(tool, &result).map_err(|why| CallError::Local(LocalError::MalformedResponse(why)))?;
+        check_structured_output(tool, &result)
+            .map_err(|why| CallError::Local(LocalError::OutputMismatch { why, result: raw.get().to_owned() }))?;
         Ok(raw)
     }
 

@@ -100,3 +100,81 @@ fn the_client_answers_roots_and_sampling_and_refuses_what_it_lacks() {
     }
     assert!(told);
 }
+
+/// Runs `client` against a plain server session whose requests `answer` answers, until both
+/// are quiet.
+fn drive(client: &mut Endpoint, server: &mut Session<Server>, now: Instant, answer: &dyn Fn(&str) -> Value) {
+    loop {
+        let mut moved = false;
+        while let Some(out) = client.poll_output() {
+            if let Output::Transmit { payload, .. } = out {
+                server.handle_frame(now, Route::Connection, &payload);
+                moved = true;
+            }
+        }
+        while let Some(out) = server.poll_output() {
+            match out {
+                Output::Transmit { payload, .. } => {
+                    client.handle_frame(now, Route::Connection, &payload);
+                    moved = true;
+                }
+                Output::Event(Event::Request(req)) => {
+                    let result = serde_json::value::to_raw_value(&answer(&req.method)).unwrap();
+                    server.respond(req.reply, Ok(result)).unwrap();
+                    moved = true;
+                }
+                _ => {}
+            }
+        }
+        if !moved {
+            return;
+        }
+    }
+}
+
+#[test]
+fn a_result_that_breaks_its_output_schema_fails_with_the_result_kept() {
+    let now = crate::test_clock::t0();
+    let config = ClientConfig::new(Implementation::new("c", "1")).with_mode(ClientMode::Legacy);
+    let mut client = Endpoint::new(config, Handlers::default(), now);
+    let mut server = Session::<Server>::new(
+        ServerConfig::new(Implementation::new("s", "1"))
+            .with_capabilities(serde_json::from_value(json!({"tools": {}})).unwrap()),
+    );
+    let answer = |method: &str| match method {
+        "tools/list" => json!({"tools": [{"name": "sum", "inputSchema": {"type": "object"},
+            "outputSchema": {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}}]}),
+        _ => json!({"content": [{"type": "text", "text": "3"}], "structuredContent": {"sum": "three"}}),
+    };
+    let listed = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let seen = std::sync::Arc::clone(&listed);
+    client
+        .call::<crate::schema::tools::ListTools>(now, &Default::default(), CallOptions::default(), move |r| {
+            *seen.lock().unwrap() = Some(r.is_ok());
+        })
+        .unwrap();
+    drive(&mut client, &mut server, now, &answer);
+    assert_eq!(*listed.lock().unwrap(), Some(true));
+    let outcome = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let seen = std::sync::Arc::clone(&outcome);
+    let params = serde_json::value::to_raw_value(&json!({"name": "sum", "arguments": {}})).unwrap();
+    client
+        .request(
+            now,
+            "tools/call",
+            Some(params),
+            CallOptions::default(),
+            Box::new(move |r| *seen.lock().unwrap() = Some(r)),
+        )
+        .unwrap();
+    drive(&mut client, &mut server, now, &answer);
+    let outcome = outcome.lock().unwrap().take().unwrap();
+    match outcome {
+        Err(CallError::Local(LocalError::OutputMismatch { why, result })) => {
+            assert!(why.contains("\"sum\""), "{why}");
+            let result: Value = serde_json::from_str(&result).unwrap();
+            assert_eq!(result["structuredContent"]["sum"], "three", "the result is kept whole");
+        }
+        other => panic!("expected an output mismatch, got {other:?}"),
+    }
+}

@@ -332,6 +332,15 @@ pub enum LocalError {
     /// `Job::ask`): return from the work now.
     #[error("{0} is asked in the client's next round (input_required)")]
     InputRequired(String),
+    /// A tool's result breaks the output schema its tool declared: `why`, with the result
+    /// (JSON text) kept for the caller to show or use anyway.
+    #[error("the result does not match the tool's output schema: {why}")]
+    OutputMismatch {
+        /// What does not match.
+        why: String,
+        /// The result as received (JSON text).
+        result: String,
+    },
 }
 
 /// How a request failed: the peer answered with an error, or it failed locally.
