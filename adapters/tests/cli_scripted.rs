@@ -603,3 +603,27 @@ fn a_servers_escape_sequences_are_shown_not_obeyed_in_human_output() {
     let output = talaria(&["--json", "stdio", "--", TALARIA, "serve-demo", ":::", "call-tool", "echo", nasty]);
     assert_eq!(json_lines(&output)[0]["content"][0]["text"], "\x1b[2J\x1b]0;pwned\x07hello\r");
 }
+
+#[test]
+fn a_refusal_shows_what_the_server_said() {
+    // A server that knows only older revisions refuses a pinned 2026-07-28 with a plain body.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = [0u8; 8192];
+            let _ = std::io::Read::read(&mut stream, &mut request);
+            let body = "Bad Request: Unsupported protocol version (supported: 2025-06-18)";
+            let head = format!("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+            let _ = stream.write_all(format!("{head}{body}").as_bytes());
+        }
+    });
+    let output =
+        talaria(&["--json", "--protocol-version", "2026-07-28", "http", &format!("http://{addr}/mcp"), "ping"]);
+    assert_ne!(code(&output), 0);
+    let failure = &json_lines(&output)[0];
+    assert!(
+        failure["message"].as_str().unwrap().contains("Unsupported protocol version (supported: 2025-06-18)"),
+        "{failure}"
+    );
+}

@@ -53,6 +53,13 @@ fn server_counting(spinning: Arc<AtomicUsize>) -> talaria::server::Server<()> {
             spinning.fetch_sub(1, Ordering::SeqCst);
             Err(ToolError::execution("stopped"))
         })
+        .blocking_tool(Tool::new("count", schema()).with_task_support(TaskSupport::Optional), |job, _: Value| {
+            for step in 1..=12 {
+                std::thread::sleep(Duration::from_millis(50));
+                job.progress(f64::from(step), Some(12.0), None);
+            }
+            Ok(CallToolResult::text("counted"))
+        })
         .tool(Tool::new("quick", schema()).with_task_support(TaskSupport::Optional), |_ctx, _: Value| {
             Ok(CallToolResult::text("quick answer"))
         })
@@ -352,5 +359,22 @@ fn a_call_that_became_a_task_still_ends_by_its_max_time() {
         talaria::core::client::CallOptions::default().with_max_time(Duration::from_millis(200)),
     );
     assert!(matches!(outcome, Err(ClientError::Call(CallError::Local(LocalError::TimedOut)))), "{outcome:?}");
+    wait_stopped(&spinning);
+}
+
+#[test]
+fn a_task_that_reports_progress_outlives_the_request_timeout_and_a_silent_one_does_not() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let spinning = Arc::new(AtomicUsize::new(0));
+    let options = options(&asked).request_timeout(Duration::from_millis(300));
+    let client = talaria::memory::connect(&server_counting(Arc::clone(&spinning)), options).unwrap();
+    // 600 ms of work, with progress (the task's status message) every 50 ms.
+    let counted = client.call_tool("count", json!({})).unwrap();
+    assert_eq!(counted.content[0].as_text(), Some("counted"));
+    // A task that never changes is timed out like a call that never reports progress.
+    let started = Instant::now();
+    let outcome = client.call_tool("spin", json!({}));
+    assert!(matches!(outcome, Err(ClientError::Call(CallError::Local(LocalError::TimedOut)))), "{outcome:?}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     wait_stopped(&spinning);
 }

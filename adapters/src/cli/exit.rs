@@ -267,9 +267,9 @@ mod tests {
         let failure = Failure::from(ClientError::Call(CallError::Local(mismatch)));
         assert_eq!(failure.exit(), Exit::Protocol);
         let shown = failure.to_json();
-        assert!(shown["message"].as_str().unwrap().contains("expected an integer"), "{shown}");
+        assert!(shown["message"].as_str().is_some_and(|m| m.contains("expected an integer")), "{shown}");
         assert_eq!(shown["result"]["structuredContent"]["sum"], "x", "{shown}");
-        assert!(failure.hint.unwrap().contains("\"sum\":\"x\""));
+        assert!(failure.hint.is_some_and(|h| h.contains("\"sum\":\"x\"")));
     }
 
     #[test]

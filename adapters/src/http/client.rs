@@ -261,7 +261,12 @@ pub(super) fn settle(
             }
         }
         PostStep::Feed(frame) => feed(&frame),
-        PostStep::Unanswered(reply) if !moot() => feed(&reply),
+        PostStep::Reject { id, error } => {
+            if let Some(conn) = conn.get().and_then(Weak::upgrade) {
+                conn.with(|endpoint, now| endpoint.session_mut().refused(now, &id, error));
+            }
+        }
+        PostStep::Unanswered(id) if !moot() => fail_calls(conn, &[id], talaria_core::http::client::UNANSWERED),
         PostStep::FailCalls { ids, why } => fail_calls(conn, &ids, &why),
         PostStep::SessionLost { why } => session_lost(conn, why),
         PostStep::Refused { status, refusal } => {

@@ -34,3 +34,16 @@ pub use server::{HttpServer, SmolHttpServer};
 #[cfg(feature = "tower")]
 pub use service::{McpService, ResponseBody};
 pub use streams::SharedEventStore;
+
+/// When both attempts of the backwards-compatibility probe fail: the legacy attempt's error,
+/// unless it is only the legacy transport missing too (400, 404, 405), in which case the
+/// Streamable HTTP refusal, which says more (a modern server's reason), is the one to report.
+pub(crate) fn worse_refusal(
+    streamable: crate::client::ClientError,
+    legacy: crate::client::ClientError,
+) -> crate::client::ClientError {
+    match legacy {
+        crate::client::ClientError::HttpStatus { status: 400 | 404 | 405, .. } => streamable,
+        other => other,
+    }
+}

@@ -263,10 +263,16 @@ impl Client {
         options: ClientOptions,
     ) -> Result<(Self, HttpTransport), ClientError> {
         let fallback = options.clone();
+        let pinned_modern = options.config.mode == ClientMode::Stateless;
         match super::client::connect_http(url, headers, options) {
             Ok(client) => Ok((client, HttpTransport::Streamable)),
-            Err((_, Some((status, modern)))) if talaria_core::http::client::falls_back_to_legacy(status, modern) => {
-                Self::sse(url, headers, fallback).map(|client| (client, HttpTransport::LegacySse))
+            Err((first, Some((status, modern))))
+                if !pinned_modern && talaria_core::http::client::falls_back_to_legacy(status, modern) =>
+            {
+                match Self::sse(url, headers, fallback) {
+                    Ok(client) => Ok((client, HttpTransport::LegacySse)),
+                    Err(legacy) => Err(super::worse_refusal(first, legacy)),
+                }
             }
             Err((e, _)) => Err(e),
         }

@@ -6,6 +6,12 @@
 //! the task's input requests with the client's [`Handlers`](super::Handlers) through
 //! `tasks/update` (each key once), and ends the call with the task's result, its JSON-RPC
 //! error, or a cancellation. Cancelling the call sends `tasks/cancel`.
+//!
+//! A call that became a task is timed like any call: its request timeout restarts whenever
+//! the task changes (its status, its status message, where servers report progress, or its
+//! input requests), as progress restarts it for a plain call; its `max_time` (or the
+//! session's) bounds it all, and the task's TTL is a backstop. On timing out, the task is
+//! cancelled.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -34,8 +40,16 @@ struct TaskCall {
     next_poll: Option<Instant>,
     /// The input request keys answered already.
     answered: BTreeSet<String>,
-    /// When the call's `max_time` runs out: the task is cancelled then.
+    /// When the call's `max_time` (or the task's TTL) runs out: the task is cancelled then.
     deadline: Option<Instant>,
+    /// The request timeout, restarted by each change of the task.
+    timeout: Duration,
+    /// When the task goes too long without a change (judged on a poll answered after it).
+    quiet_until: Instant,
+    /// When the last `tasks/get` was answered.
+    answered_at: Instant,
+    /// What the task looked like at its last change: status, message, input request keys.
+    last_seen: String,
 }
 
 /// What a request the endpoint sent on a task's behalf was.
@@ -55,7 +69,9 @@ pub(super) struct TaskCalls {
 impl TaskCalls {
     /// When the next task is due for a poll.
     pub(super) fn next_poll(&self) -> Option<Instant> {
-        self.calls.values().flat_map(|c| [c.next_poll, c.deadline]).flatten().min()
+        // The quiet deadline counts only between polls: a poll out decides it when answered.
+        let quiet = |c: &TaskCall| c.next_poll.map(|_| c.quiet_until);
+        self.calls.values().flat_map(|c| [c.next_poll, c.deadline, quiet(c)]).flatten().min()
     }
 
     /// How many calls wait for their task.
@@ -81,13 +97,27 @@ impl Endpoint {
             Err(e) => return self.deliver(call, Err(malformed(format!("malformed CreateTaskResult: {e}")))),
         };
         let interval = interval_of(created.poll_interval_ms);
-        // The call's own `max_time`, and the task's TTL as a backstop (a task not over by then
-        // may be gone).
-        let max_time = call.retry.as_ref().and_then(|r| r.options.max_time.map(|max| r.started + max));
+        // The call's own `max_time` (or the session's), and the task's TTL as a backstop (a
+        // task not over by then may be gone).
+        let config = self.session.config();
+        let (default_timeout, default_max) = (config.request_timeout, config.max_request_time);
+        let max_time = call.retry.as_ref().and_then(|r| r.options.max_time.or(default_max).map(|max| r.started + max));
         let ttl = created.ttl_ms.map(|ms| self.now + Duration::from_millis(ms));
         let deadline = [max_time, ttl].into_iter().flatten().min();
+        let timeout = call.retry.as_ref().and_then(|r| r.options.timeout).unwrap_or(default_timeout);
         let next_poll = Some(self.now + interval);
-        let follow = TaskCall { call, interval, next_poll, answered: BTreeSet::new(), deadline };
+        let last_seen = fingerprint(created.status, created.status_message.as_deref(), None);
+        let follow = TaskCall {
+            call,
+            interval,
+            next_poll,
+            answered: BTreeSet::new(),
+            deadline,
+            timeout,
+            quiet_until: self.now + timeout,
+            answered_at: self.now,
+            last_seen,
+        };
         self.tasks.calls.insert(created.task_id, follow);
     }
 
@@ -97,7 +127,9 @@ impl Endpoint {
             .tasks
             .calls
             .values()
-            .filter(|c| c.deadline.is_some_and(|at| at <= now))
+            .filter(|c| {
+                c.deadline.is_some_and(|at| at <= now) || (c.quiet_until <= now && c.answered_at >= c.quiet_until)
+            })
             .map(|c| c.call.origin.clone())
             .collect();
         for origin in late {
@@ -107,7 +139,8 @@ impl Endpoint {
             .tasks
             .calls
             .iter()
-            .filter(|(_, c)| c.next_poll.is_some_and(|at| at <= now))
+            // Due by the interval, or quiet for too long with no answer since: one more look.
+            .filter(|(_, c)| c.next_poll.is_some_and(|at| at <= now || c.quiet_until <= now))
             .map(|(id, _)| id.clone())
             .collect();
         for task_id in due {
@@ -146,6 +179,7 @@ impl Endpoint {
     /// What `tasks/get` said about a task: poll again, answer its questions, or end the call.
     fn on_task_state(&mut self, task: DetailedTask) {
         let id = task.task_id.clone();
+        let seen = fingerprint(task.status, task.status_message.as_deref(), task.input_requests.as_ref());
         let ended = match task.status {
             TaskStatus::Completed => Some(match task.result {
                 Some(result) => serde_json::value::to_raw_value(&result).map_err(|e| malformed(e.to_string())),
@@ -169,6 +203,16 @@ impl Endpoint {
         let Some(call) = self.tasks.calls.get_mut(&id) else { return };
         call.interval = task.poll_interval_ms.map_or(call.interval, |ms| interval_of(Some(ms)));
         call.next_poll = Some(self.now + call.interval);
+        call.answered_at = self.now;
+        if seen != call.last_seen {
+            call.last_seen = seen;
+            call.quiet_until = self.now + call.timeout;
+        } else if call.quiet_until <= self.now {
+            // No change since before its timeout: the call timed out.
+            let origin = call.call.origin.clone();
+            self.cancel_task_call(&origin, None, Err(CallError::Local(LocalError::TimedOut)));
+            return;
+        }
         let fresh: Vec<_> =
             task.input_requests.into_iter().flatten().filter(|(key, _)| !call.answered.contains(key)).collect();
         if fresh.is_empty() {
@@ -236,6 +280,16 @@ impl Endpoint {
         self.end_task_call(&task_id, outcome);
         true
     }
+}
+
+/// What a change of a task is judged by: its status, its message, its input request keys.
+fn fingerprint(
+    status: TaskStatus,
+    message: Option<&str>,
+    requests: Option<&crate::schema::mrtr::InputRequests>,
+) -> String {
+    let keys: Vec<&str> = requests.into_iter().flatten().map(|(k, _)| k.as_str()).collect();
+    format!("{status:?}\u{0}{}\u{0}{}", message.unwrap_or(""), keys.join("\u{0}"))
 }
 
 /// The poll interval for a suggestion in milliseconds, within bounds.

@@ -381,18 +381,17 @@ pub struct Refused {
     pub modern: bool,
     /// The body's JSON-RPC error message, if it had one.
     pub detail: Option<String>,
+    /// Whether the body was a JSON-RPC error (the server's own answer, a remote error);
+    /// otherwise `error` only names the status and quotes the body (a transport failure).
+    pub jsonrpc: bool,
 }
 
-impl Refused {
-    /// The error reply each of `message`'s requests gets, to feed the session.
-    #[must_use]
-    pub fn replies(&self, message: &Outgoing) -> Vec<Vec<u8>> {
-        message.answers_due.iter().map(|id| super::exchange::error_body(Some(id), &self.error)).collect()
-    }
-}
+/// How much of a refusal's body that is not JSON-RPC is kept, in characters.
+const REFUSAL_DETAIL_CHARS: usize = 300;
 
 /// Reads an error answer's body: its JSON-RPC error if there is one, else an internal error
-/// naming the status and `url`.
+/// naming the status and `url` and quoting the body (whitespace folded, at most 300
+/// characters).
 ///
 /// # Examples
 ///
@@ -405,6 +404,8 @@ impl Refused {
 /// let new = refused(400, br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32020,"message":"bad"}}"#, "http://h/mcp");
 /// assert!(new.modern);
 /// assert_eq!(new.detail.as_deref(), Some("bad"));
+/// let plain = refused(400, b"Bad Request: No valid session ID provided\n", "http://h/mcp");
+/// assert_eq!(plain.detail.as_deref(), Some("Bad Request: No valid session ID provided"));
 /// ```
 #[must_use]
 pub fn refused(status: u16, body: &[u8], url: &str) -> Refused {
@@ -413,20 +414,26 @@ pub fn refused(status: u16, body: &[u8], url: &str) -> Refused {
         error: ErrorObject,
     }
     let decoded = serde_json::from_slice::<ErrorBody>(body).ok().map(|body| body.error);
-    let detail = decoded.as_ref().map(|e| e.message.clone());
     let modern = decoded.as_ref().is_some_and(|e| e.code.is_mcp_reserved());
-    let error = decoded.unwrap_or_else(|| ErrorObject::internal(format!("HTTP {status} from {url}")));
-    Refused { error, modern, detail }
+    if let Some(error) = decoded {
+        return Refused { detail: Some(error.message.clone()), error, modern, jsonrpc: true };
+    }
+    // Not a JSON-RPC error: what the body says (a legacy server's "Bad Request: ..."), shown
+    // as sent, up to a line's worth.
+    let text = String::from_utf8_lossy(body);
+    let said: String =
+        text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(REFUSAL_DETAIL_CHARS).collect();
+    let detail = (!said.is_empty()).then_some(said);
+    let message = match &detail {
+        Some(said) => format!("HTTP {status} from {url}: {said}"),
+        None => format!("HTTP {status} from {url}"),
+    };
+    Refused { error: ErrorObject::internal(message), modern, detail, jsonrpc: false }
 }
 
-/// The error a call gets when its stream ended for good without its response.
-#[must_use]
-pub fn unanswered(id: &RequestId) -> Vec<u8> {
-    super::exchange::error_body(
-        Some(id),
-        &ErrorObject::internal("the server ended the response stream without answering"),
-    )
-}
+/// The transport error a call fails with when its stream ended for good without its
+/// response.
+pub const UNANSWERED: &str = "the server ended the response stream without answering";
 
 /// Whether the backwards-compatibility probe falls back to the legacy HTTP+SSE transport: the
 /// Streamable HTTP handshake was refused with `400`, `404` or `405`, and not with a modern
@@ -718,14 +725,12 @@ mod tests {
     }
 
     #[test]
-    fn refusals_answer_every_request_of_the_message() {
+    fn a_refusal_owes_every_request_of_the_message() {
         let batch =
             Outgoing::parse(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#);
+        assert_eq!(batch.answers_due(), [RequestId::Number(1), RequestId::Number(2)]);
         let refusal = refused(503, b"busy", "http://h/mcp");
-        let replies = refusal.replies(&batch);
-        assert_eq!(replies.len(), 2);
-        assert!(String::from_utf8_lossy(&replies[1]).contains(r#""id":2"#));
-        assert!(String::from_utf8_lossy(&unanswered(&RequestId::Number(5))).contains("without answering"));
+        assert_eq!(refusal.error.message, "HTTP 503 from http://h/mcp: busy");
     }
 
     #[test]

@@ -25,9 +25,9 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::codec::SseEvent;
-use crate::jsonrpc::RequestId;
+use crate::jsonrpc::{ErrorObject, RequestId};
 
-use super::client::{refused, unanswered, Answer, ClientLink, Outgoing, Refused, ResponseHead, Resumption, SseReading};
+use super::client::{refused, Answer, ClientLink, Outgoing, Refused, ResponseHead, Resumption, SseReading};
 
 /// Why the session is told it was lost.
 const SESSION_LOST: &str = "the server forgot the session (HTTP 404)";
@@ -83,8 +83,17 @@ pub enum PostStep {
     /// An event of an SSE body: trace it if the adapter traces; its data, if not empty, is a
     /// frame for the session (`handle_frame`).
     Event(SseEvent),
-    /// A frame for the session: a JSON reply, or an error reply standing in for an answer.
+    /// A frame the server sent, for the session (`handle_frame`): a JSON reply.
     Feed(Vec<u8>),
+    /// The server refused the request `id` with an HTTP error: it fails with `error` (the
+    /// body's JSON-RPC error, or one naming the status) through `Session::refused`, which
+    /// feeds no frame (a wire trace shows only what the server sent).
+    Reject {
+        /// The request.
+        id: RequestId,
+        /// The error it fails with.
+        error: ErrorObject,
+    },
     /// The exchange failed: each of these calls fails with a transport error giving `why`
     /// (`Session::transport_failed`).
     FailCalls {
@@ -101,16 +110,18 @@ pub enum PostStep {
     },
     /// The server refused a request with an error `status`: note the refusal (the connect
     /// error and the backwards-compatibility probe report the first). One
-    /// [`Feed`](Self::Feed) per request follows.
+    /// [`Reject`](Self::Reject) per request follows (a JSON-RPC error body), or one
+    /// [`FailCalls`](Self::FailCalls) (a bare HTTP error).
     Refused {
         /// The status.
         status: u16,
         /// What the body said.
         refusal: Refused,
     },
-    /// The reply stream ended for good without its response: unless the exchange is moot
-    /// (as for [`Resume`](Self::Resume)), feed this error reply, so the call does not hang.
-    Unanswered(Vec<u8>),
+    /// The reply stream ended for good without the response to request `id`: unless the
+    /// exchange is moot (as for [`Resume`](Self::Resume)), the call fails with a transport
+    /// error ([`UNANSWERED`](super::client::UNANSWERED), `Session::transport_failed`), so it does not hang.
+    Unanswered(RequestId),
 }
 
 /// One POST of a Streamable HTTP client, from its answer's head to the last frame it owes the
@@ -355,9 +366,15 @@ impl<'a> PostExchange<'a> {
             return;
         }
         let refusal = refused(status, body, self.url);
-        let replies = refusal.replies(self.message);
+        let ids = self.message.answers_due().to_vec();
+        // The server's JSON-RPC error is its answer; a bare HTTP error is a transport failure.
+        let outcome: Vec<PostStep> = if refusal.jsonrpc {
+            ids.into_iter().map(|id| PostStep::Reject { id, error: refusal.error.clone() }).collect()
+        } else {
+            vec![PostStep::FailCalls { ids, why: refusal.error.message.clone() }]
+        };
         self.steps.push_back(PostStep::Refused { status, refusal });
-        self.steps.extend(replies.into_iter().map(PostStep::Feed));
+        self.steps.extend(outcome);
     }
 
     /// The reply stream ended without its response, or with it: resume it if [`Resumption`]
@@ -379,7 +396,7 @@ impl<'a> PostExchange<'a> {
     /// Gives the awaited response up.
     fn unanswered(&mut self) {
         if let Some(id) = self.message.request_id() {
-            self.steps.push_back(PostStep::Unanswered(unanswered(id)));
+            self.steps.push_back(PostStep::Unanswered(id.clone()));
         }
     }
 }
@@ -450,7 +467,7 @@ mod tests {
     }
 
     fn unanswered_call() -> PostStep {
-        PostStep::Unanswered(unanswered(&RequestId::Number(1)))
+        PostStep::Unanswered(RequestId::Number(1))
     }
 
     #[test]
@@ -535,13 +552,12 @@ mod tests {
         assert_eq!(steps(&mut post), vec![PostStep::ReadWhole { limit: 100 }]);
         post.body(&mut link, br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32020,"message":"bad header"}}"#.to_vec());
         let steps = steps(&mut post);
-        let [PostStep::Refused { status: 400, refusal }, PostStep::Feed(reply)] = steps.as_slice() else {
+        let [PostStep::Refused { status: 400, refusal }, PostStep::Reject { id, error }] = steps.as_slice() else {
             panic!("{steps:?}")
         };
         assert!(refusal.modern);
         assert_eq!(refusal.detail.as_deref(), Some("bad header"));
-        let reply = String::from_utf8_lossy(reply);
-        assert!(reply.contains(r#""id":1"#) && reply.contains("-32020"), "{reply}");
+        assert_eq!((id, error.code.0), (&RequestId::Number(1), -32020), "the call fails with the body's error");
     }
 
     #[test]
@@ -553,7 +569,7 @@ mod tests {
         let _ = steps(&mut post);
         post.failed(&link, "HTTP transport: reset".into());
         let steps = steps(&mut post);
-        let [PostStep::Refused { status: 503, refusal }, PostStep::Feed(_)] = steps.as_slice() else {
+        let [PostStep::Refused { status: 503, refusal }, PostStep::FailCalls { .. }] = steps.as_slice() else {
             panic!("{steps:?}")
         };
         assert!(!refusal.modern && refusal.error.message.contains("HTTP 503 from http://h/mcp"), "{refusal:?}");

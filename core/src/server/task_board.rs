@@ -412,6 +412,17 @@ impl TaskBoard {
         ids.iter().filter(|id| self.lookup(id, owner).is_ok()).cloned().collect()
     }
 
+    /// A running task's tool reports how it is doing: its `statusMessage` (no notification).
+    fn status_message(&self, id: &str, message: String) {
+        let _edit = self.lock_edit();
+        let Some(mut stored) = self.store.get(id) else { return };
+        if stored.task.status != TaskStatus::Working {
+            return;
+        }
+        stored.task.status_message = Some(message);
+        self.store(stored);
+    }
+
     /// The task's tool ended with `outcome`.
     fn finish(&self, id: &str, outcome: Result<CallToolResult, ToolError>) {
         let edit = self.lock_edit();
@@ -533,10 +544,17 @@ impl TaskRun {
     }
 }
 
-/// Progress and logs are not carried for tasks (the extension says they must not go on a
-/// task's stream); questions become input requests; the outcome goes to the board.
+/// Progress notifications and logs are not carried for tasks (the extension says they must
+/// not go on a task's stream): progress shows in the task's `statusMessage` instead, which
+/// `tasks/get` returns; questions become input requests; the outcome goes to the board.
 impl Link for TaskRun {
-    fn progress(&self, _deferred: &Deferred, _progress: f64, _total: Option<f64>, _message: Option<String>) {}
+    fn progress(&self, _deferred: &Deferred, progress: f64, total: Option<f64>, message: Option<String>) {
+        let message = message.unwrap_or_else(|| match total {
+            Some(total) => format!("{progress}/{total}"),
+            None => format!("{progress}"),
+        });
+        self.board.status_message(&self.id, message);
+    }
 
     fn log(&self, _deferred: &Deferred, _level: LoggingLevel, _data: Value) {}
 

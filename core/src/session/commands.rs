@@ -501,6 +501,45 @@ impl Session<Client> {
             purpose => self.on_handshake_response(now, purpose, Err(ErrorObject::internal(why.to_owned()))),
         }
     }
+
+    /// The transport refused request `id` with `error` (an HTTP error answer's JSON-RPC error,
+    /// or one naming the status): the call fails with it, as a remote error, though no frame
+    /// arrived (frame observers see nothing; a wire trace shows only what the server sent).
+    /// Unknown ids are ignored.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use talaria_core::jsonrpc::{CallError, ErrorObject};
+    /// use talaria_core::schema::Implementation;
+    /// use talaria_core::session::{Client, ClientConfig, ClientMode, Event, Output, RequestOptions, Session};
+    ///
+    /// let now = Instant::now();
+    /// let config = ClientConfig::new(Implementation::new("c", "1")).with_mode(ClientMode::Legacy);
+    /// let mut client = Session::<Client>::new(config, now);
+    /// while client.poll_output().is_some() {}
+    /// # let ready = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
+    /// # client.handle_frame(now, talaria_core::session::Route::Connection, ready);
+    /// # while client.poll_output().is_some() {}
+    /// let id = client.send_request(now, "ping", None, RequestOptions::default()).unwrap();
+    /// client.refused(now, &id, ErrorObject::internal("HTTP 503 from http://h/mcp"));
+    /// let failed = std::iter::from_fn(|| client.poll_output()).find_map(|out| match out {
+    ///     Output::Event(Event::Response { outcome: Err(CallError::Remote(e)), .. }) => Some(e.message),
+    ///     _ => None,
+    /// });
+    /// assert_eq!(failed.as_deref(), Some("HTTP 503 from http://h/mcp"));
+    /// ```
+    pub fn refused(&mut self, now: Instant, id: &RequestId, error: ErrorObject) {
+        if self.queued.iter().any(|(q, _, _)| q == id) {
+            return;
+        }
+        let Some(pending) = self.outbound.remove(id) else { return };
+        match pending.purpose {
+            Purpose::App => self.finish(id.clone(), Err(CallError::Remote(error))),
+            purpose => self.on_handshake_response(now, purpose, Err(error)),
+        }
+    }
 }
 
 impl Session<Server> {

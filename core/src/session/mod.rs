@@ -242,7 +242,8 @@ impl<R: Role> Session<R> {
         }
     }
 
-    fn config(&self) -> &SessionConfig {
+    /// The session's configuration (timeouts, limits).
+    pub(crate) fn config(&self) -> &SessionConfig {
         match &self.local {
             Local::Client(c) => &c.session,
             Local::Server(s) => &s.session,

@@ -304,10 +304,14 @@ pub async fn probe_http(
 ) -> Result<(AsyncClient, crate::http::HttpTransport), ClientError> {
     use crate::http::HttpTransport;
     let fallback = options.clone();
+    let pinned_modern = options.config.mode == ClientMode::Stateless;
     match super::connect_http(url, headers, options).await {
         Ok(client) => Ok((client, HttpTransport::Streamable)),
-        Err((_, Some((status, modern)))) if falls_back_to_legacy(status, modern) => {
-            sse(url, headers, fallback).await.map(|client| (client, HttpTransport::LegacySse))
+        Err((first, Some((status, modern)))) if !pinned_modern && falls_back_to_legacy(status, modern) => {
+            match sse(url, headers, fallback).await {
+                Ok(client) => Ok((client, HttpTransport::LegacySse)),
+                Err(legacy) => Err(crate::http::worse_refusal(first, legacy)),
+            }
         }
         Err((e, _)) => Err(e),
     }
