@@ -236,6 +236,23 @@ for mode in "${REPLY_MODES[@]}"; do
     done
 done
 
+# The 2026-07-28 tasks extension, which no official SDK implements yet: a reference client
+# written from the extension's spec drives our server over stdio and both HTTP flavours, and
+# our CLI follows a task through a reference server written the same way.
+log "tasks extension reference peers"
+EXT_CLIENT=("$PY" "$HERE/python/ext_tasks_client.py")
+check ext-tasks-reference/stdio "${EXT_CLIENT[@]}" --prefix ext-tasks-reference/stdio --stdio "$EVERYTHING" --transport stdio
+for runtime in blocking smol; do
+    if start_server "everything-http-ext-tasks-$runtime" "$EVERYTHING" --transport http --host 127.0.0.1 --port 0 --runtime "$runtime"; then
+        pid=$SERVER_PID url=$SERVER_ADDR
+        check "ext-tasks-reference/http-$runtime" "${EXT_CLIENT[@]}" --prefix "ext-tasks-reference/http-$runtime" --http "$url"
+        stop_server "$pid"
+    else
+        fail "ext-tasks-reference/http-$runtime" "everything-server did not start"
+    fi
+done
+check talaria-cli/ext-tasks-reference "$PY" "$HERE/python/ext_tasks_server.py" --talaria "$TALARIA" --prefix talaria-cli/ext-tasks-reference
+
 # The smol flavour of the HTTP server (Streamable HTTP and the legacy transport beside it).
 if [[ $EVERYTHING_USAGE == *--runtime* ]]; then
     for client in python-client python-client-2026 ts-client; do

@@ -1,5 +1,7 @@
 """Drives servers built with the official SDKs with Talaria's CLI in scripted mode and judges
-its `--json` output (stdout) and its `-vv` notes (stderr: logs, progress).
+its `--json` output (stdout) and its `-vv` notes (stderr: logs, progress). A few groups drive
+its interactive mode instead, through a pseudo-terminal (what only the REPL answers: URL-mode
+elicitation).
 
 Prints one line per feature group, `PASS <prefix>/<group>` or `FAIL <prefix>/<group>: <reason>`.
 Exit status: 0 all passed, 1 some failed.
@@ -12,14 +14,24 @@ where CONNECTION is what follows `talaria`: `stdio -- CMD ARGS...`, `http URL` o
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
+import os
+import pty
 import re
+import select
+import signal
+import struct
 import subprocess
 import sys
+import tempfile
+import termios
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 ROOT_URI = "file:///tmp/talaria-interop-root"
+LINK_URL = "https://example.com/interop/link?from=talaria"
 LOG_LINE = re.compile(r"^\[(debug|info|notice|warning|error|critical|alert|emergency)\] ", re.M)
 
 
@@ -66,6 +78,81 @@ class Group:
     check: Callable[[Run], None]
     options: list[str] = field(default_factory=list)
     want_rc: int = 0
+    # Instead of the scripted commands: drives the REPL on a pseudo-terminal, given the
+    # talaria command line (options and connection), raising CheckFailed.
+    interactive: Callable[[list[str]], None] | None = None
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\r")
+PROMPT = r"talaria> "
+
+
+class Repl:
+    """`talaria ARGS` in interactive mode, on a pseudo-terminal of its own: type, then wait
+    (bounded) for what the screen must show."""
+
+    def __init__(self, talaria: str, args: list[str], history: str) -> None:
+        env = dict(os.environ, TALARIA_HISTORY=history, NO_COLOR="1", TERM="xterm", COLUMNS="200", LINES="50")
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: talaria on the terminal
+            try:
+                os.execve(talaria, [talaria, *args], env)
+            finally:
+                os._exit(127)
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+        self.raw = ""
+        self.seen = 0
+
+    def screen(self) -> str:
+        return ANSI.sub("", self.raw)
+
+    def expect(self, pattern: str, timeout: float = 15.0) -> re.Match[str]:
+        """Waits until `pattern` appears after what was matched before."""
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern)
+        while True:
+            match = regex.search(self.screen(), self.seen)
+            if match:
+                self.seen = match.end()
+                return match
+            left = deadline - time.monotonic()
+            expect(left > 0, f"the REPL never showed {pattern!r}; it showed: {short(self.screen()[self.seen:], 400)}")
+            ready, _, _ = select.select([self.fd], [], [], min(left, 0.2))
+            if ready:
+                try:
+                    data = os.read(self.fd, 65536)
+                except OSError:
+                    data = b""
+                expect(bool(data) or regex.search(self.screen(), self.seen) is not None,
+                       f"talaria left before showing {pattern!r}: {short(self.screen()[self.seen:], 400)}")
+                self.raw += data.decode("utf-8", "replace")
+
+    def line(self, text: str) -> None:
+        os.write(self.fd, (text + "\r").encode())
+
+    def command(self, text: str) -> None:
+        """Waits for the prompt, then types `text` (keys typed ahead of the editor may be lost)."""
+        self.expect(PROMPT)
+        self.line(text)
+
+    def close(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass
+        os.close(self.fd)
+
+
+def drive(talaria: str, args: list[str], script: Callable[[Repl], None]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        repl = Repl(talaria, args, os.path.join(tmp, "history"))
+        try:
+            script(repl)
+            repl.command("exit")
+        finally:
+            print(f"$ {talaria} {' '.join(args)} (interactive)\n{repl.screen()}", file=sys.stderr)
+            repl.close()
 
 
 def decode_all(text: str) -> list[Any]:
@@ -160,6 +247,45 @@ def sdk_groups(era: str, json_replies: bool) -> list[Group]:
         sample = r.value(1)
         expect("rejected sampling" in short(sample, 1000), f"sample gave {short(sample)}")
 
+    def sampling_tools_undeclared(r: Run) -> None:
+        # The CLI's sampling handler (--sampling-reply, or the REPL's) does not declare
+        # sampling.tools: the SDK server must not offer tools (its create_message/createMessage
+        # refuses first), or (2026-07-28, where server.py builds the input request itself) our
+        # client must refuse the request with -32602.
+        offered = r.value(0)
+        refused = isinstance(offered, dict) and ("kind" in offered or offered.get("isError") is True)
+        expect(refused, f"sample with tools was answered: {short(offered)}")
+        why = offered.get("message", "") if "kind" in offered else texts(offered)
+        expect(re.search(r"sampling[ .]tools", why, re.I) is not None, f"refused for another reason: {short(why, 300)}")
+        plain = r.ok(1)
+        expect("forty-two" in texts(plain) and not plain.get("isError"), f"sample without tools gave {short(plain)}")
+
+    def url_elicitation(talaria_args: list[str]) -> None:
+        # The REPL declares elicitation.url: the user is sent to the page, accepts, and (in
+        # 2025-11-25) the server's notifications/elicitation/complete for that id is shown (-v).
+        def script(repl: Repl) -> None:
+            repl.command(f"call_tool elicit question=Sign-in-please url={LINK_URL}")
+            repl.expect(r"The server asks: Sign-in-please")
+            repl.expect(r"open: " + re.escape(LINK_URL))
+            repl.expect(r"accept, decline or cancel\? \[a/d/c\]: ")
+            repl.line("a")
+            start = repl.seen
+            reply = repl.expect(r'\{"action": ?"[a-z]+".*\}')
+            answer = json.loads(reply.group(0))
+            expect(answer.get("action") == "accept", f"elicit with a url gave {answer}")
+            repl.expect(r"✓ \d+ ms")
+            shown = repl.screen()[start:repl.seen]
+            heard = re.findall(r'notification: notifications/elicitation/complete \{"elicitationId":"([^"]*)"\}', shown)
+            if legacy:
+                eid = answer.get("elicitationId")
+                expect(answer.get("completionSent") is True and eid, f"the server did not complete it: {answer}")
+                expect(heard == [eid], f"completions shown {heard}, wanted [{eid!r}]: {short(shown, 400)}")
+            else:
+                expect(answer.get("completionSent") is False, f"2026-07-28 has no completion: {answer}")
+                expect(heard == [], f"2026-07-28 has no completion, but the REPL showed {heard}")
+
+        drive(talaria_args[0], talaria_args[1:], script)
+
     legacy = era == "legacy"
     groups = [
         Group("list", [["list-tools"], ["list-prompts"], ["list-resources"], ["list-templates"]], listing),
@@ -205,9 +331,18 @@ def sdk_groups(era: str, json_replies: bool) -> list[Group]:
             server_requests,
             want_rc=-1,
         ),
+        Group(
+            "sampling-tools-undeclared",
+            [["call-tool", "sample", "question=q", "tools=true"], ["call-tool", "sample", "question=q"]],
+            sampling_tools_undeclared,
+            options=["--sampling-reply", "forty-two"],
+            want_rc=-1,
+        ),
+        Group("url-elicitation", [], lambda r: None, options=["-v"], interactive=url_elicitation),
     ]
     if json_replies:
-        groups = [g for g in groups if g.name not in ("roots", "server-requests")]
+        skipped = ("roots", "server-requests", "sampling-tools-undeclared", "url-elicitation")
+        groups = [g for g in groups if g.name not in skipped]
     return groups
 
 
@@ -332,17 +467,19 @@ def main() -> int:
     want_protocol = args.want_protocol or args.protocol_version
     failed = 0
     for i, group in enumerate(groups):
-        command = [args.talaria, "--json", "--no-color"]
-        if args.protocol_version:
-            command += ["--protocol-version", args.protocol_version]
+        flags = ["--protocol-version", args.protocol_version] if args.protocol_version else []
         # The first group also reports the negotiated protocol (-v).
-        command += group.options + (["-v"] if i == 0 and "-vv" not in group.options else [])
+        flags += group.options + (["-v"] if i == 0 and "-vv" not in group.options else [])
         if "--timeout" not in group.options:
-            command += ["--timeout", "10s"]  # a stuck request fails its group, not the whole run
-        command += connection
+            flags += ["--timeout", "10s"]  # a stuck request fails its group, not the whole run
+        command = [args.talaria, "--json", "--no-color", *flags, *connection]
         for words in group.commands:
             command += [":::", *words]
         try:
+            if group.interactive is not None:
+                group.interactive([args.talaria, "--no-color", *flags, *connection])
+                print(f"PASS {args.prefix}/{group.name}", flush=True)
+                continue
             proc = subprocess.run(command, capture_output=True, text=True, timeout=40, stdin=subprocess.DEVNULL)
             print(f"$ {' '.join(command)}\n{proc.stdout}{proc.stderr}", file=sys.stderr)
             run = Run(command, proc.returncode, decode_all(proc.stdout), proc.stderr)
@@ -353,7 +490,7 @@ def main() -> int:
             if group.want_rc >= 0:
                 expect(run.rc == group.want_rc, f"exit code {run.rc}, wanted {group.want_rc}")
             print(f"PASS {args.prefix}/{group.name}", flush=True)
-        except (CheckFailed, subprocess.TimeoutExpired, json.JSONDecodeError, KeyError, IndexError, TypeError) as e:
+        except (CheckFailed, subprocess.TimeoutExpired, json.JSONDecodeError, KeyError, IndexError, TypeError, OSError) as e:
             failed += 1
             reason = str(e) if isinstance(e, CheckFailed) else f"{type(e).__name__}: {e}"
             print(f"FAIL {args.prefix}/{group.name}: {short(reason, 300)}", flush=True)

@@ -51,6 +51,13 @@ def texts(result: types.CallToolResult) -> str:
     return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
+# When the server offers the client's model tools, the model asks for the weather tool under
+# this id, then answers with the tool's result.
+WEATHER_CALL_ID = "call-py-1"
+# The page the url-elicitation group has the server send the user to.
+LINK_URL = "https://example.com/interop/link?from=python"
+
+
 class Recorder:
     """What the client's handlers saw."""
 
@@ -58,13 +65,35 @@ class Recorder:
         self.logs: list[types.LoggingMessageNotificationParams] = []
         self.sampling: list[types.CreateMessageRequestParams] = []
         self.elicitation: list[types.ElicitRequestParams] = []
+        self.completions: list[str] = []
         self.roots_asked = 0
 
     async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         self.logs.append(params)
 
+    async def on_message(self, message: Any) -> None:
+        if isinstance(message, types.ElicitCompleteNotification):
+            self.completions.append(message.params.elicitation_id)
+
     async def on_sampling(self, _ctx: Any, params: types.CreateMessageRequestParams) -> Any:
         self.sampling.append(params)
+        if params.tools:
+            last = params.messages[-1].content_as_list
+            results = [c for c in last if isinstance(c, types.ToolResultContent)]
+            if not results:
+                return types.CreateMessageResultWithTools(
+                    role="assistant",
+                    content=[types.ToolUseContent(id=WEATHER_CALL_ID, name="weather", input={"city": "Paris"})],
+                    model="interop-model",
+                    stop_reason="toolUse",
+                )
+            said = " ".join(c.text for c in results[0].content if isinstance(c, types.TextContent))
+            return types.CreateMessageResultWithTools(
+                role="assistant",
+                content=[types.TextContent(type="text", text=f"python heard: {said}")],
+                model="interop-model",
+                stop_reason="endTurn",
+            )
         return types.CreateMessageResult(
             role="assistant",
             content=types.TextContent(type="text", text="pong from python"),
@@ -74,6 +103,8 @@ class Recorder:
 
     async def on_elicitation(self, _ctx: Any, params: types.ElicitRequestParams) -> Any:
         self.elicitation.append(params)
+        if isinstance(params, types.ElicitRequestURLParams):
+            return types.ElicitResult(action="accept")
         return types.ElicitResult(action="accept", content={"answer": "forty-two"})
 
     async def on_roots(self, _ctx: Any) -> Any:
@@ -326,6 +357,70 @@ class Checks:
         expect(self.rec.roots_asked == 1, f"roots callback ran {self.rec.roots_asked} times")
         expect(texts(r) == ROOT_URI, f"roots gave {short(texts(r))}")
 
+    async def sampling_tools(self) -> None:
+        """2025-11-25 sampling with tools: the server offers the model a tool, the model asks for
+        it (tool_use), the server sends the result back (tool_result), the model answers."""
+        before = len(self.rec.sampling)
+        r = await self.c.call_tool("sample", {"question": "weather in Paris?", "tools": True})
+        expect(not r.is_error, f"sample with tools isError: {short(texts(r))}")
+        asked = self.rec.sampling[before:]
+        expect(len(asked) == 2, f"sampling callback ran {len(asked)} times, wanted 2 (tool_use, then tool_result)")
+        first, second = asked
+        tools = {t.name: t for t in first.tools or []}
+        expect(list(tools) == ["weather"], f"tools offered {list(tools)}")
+        schema = tools["weather"].input_schema
+        expect(schema.get("required") == ["city"] and "city" in schema.get("properties", {}), f"weather inputSchema {schema}")
+        mode = first.tool_choice.mode if first.tool_choice else None
+        expect(mode == "auto", f"toolChoice {first.tool_choice}")
+        expect(second.tools is not None and second.tool_choice is not None, "the follow-up dropped tools/toolChoice")
+        roles = [m.role for m in second.messages]
+        expect(roles == ["user", "assistant", "user"], f"follow-up roles {roles}")
+        use = second.messages[1].content_as_list
+        expect(
+            len(use) == 1 and isinstance(use[0], types.ToolUseContent) and use[0].id == WEATHER_CALL_ID
+            and use[0].input == {"city": "Paris"},
+            f"follow-up assistant message {short(use)}",
+        )
+        result = second.messages[2].content_as_list
+        expect(
+            len(result) == 1 and isinstance(result[0], types.ToolResultContent) and result[0].tool_use_id == WEATHER_CALL_ID,
+            f"follow-up tool_result {short(result)}",
+        )
+        said = [c.text for c in result[0].content if isinstance(c, types.TextContent)]
+        expect(said == ["sunny, 18 degrees in Paris"], f"tool_result content {said}")
+        prefix = "the model said: "
+        expect(texts(r).startswith(prefix), f"sample with tools gave {short(texts(r))}")
+        final = json.loads(texts(r)[len(prefix) :])
+        want = [{"type": "text", "text": "python heard: sunny, 18 degrees in Paris"}]
+        expect(final == want, f"the model's final answer reached the server as {short(final)}")
+
+    async def url_elicitation(self) -> None:
+        """URL-mode elicitation. 2025-11-25: an elicitationId, and once accepted
+        notifications/elicitation/complete with that id. 2026-07-28: an input request with no
+        elicitationId, and no completion notification (the revision has none)."""
+        before = len(self.rec.elicitation)
+        r = await self.c.call_tool("elicit", {"question": "sign in, please", "url": LINK_URL})
+        expect(not r.is_error, f"elicit with a url isError: {short(texts(r))}")
+        asked = self.rec.elicitation[before:]
+        expect(len(asked) == 1, f"elicitation callback ran {len(asked)} times")
+        params = asked[0]
+        expect(isinstance(params, types.ElicitRequestURLParams), f"not a URL elicitation: {short(params)}")
+        expect(params.mode == "url", f"mode {params.mode!r}")
+        expect(params.url == LINK_URL and params.message == "sign in, please", f"url {params.url!r} message {params.message!r}")
+        answer = json.loads(texts(r))
+        expect(answer.get("action") == "accept", f"elicit with a url gave {answer}")
+        if self.legacy:
+            eid = params.elicitation_id
+            expect(bool(eid) and eid == answer.get("elicitationId"), f"elicitationId {eid!r}, the server says {answer}")
+            expect(answer.get("completionSent") is True, f"the server did not send the completion: {answer}")
+            await wait_for(lambda: eid in self.rec.completions, 2.0)
+            expect(self.rec.completions == [eid], f"completions heard {self.rec.completions}, wanted [{eid!r}]")
+        else:
+            expect(params.elicitation_id is None, f"2026-07-28 has no elicitationId, got {params.elicitation_id!r}")
+            expect(answer.get("completionSent") is False, f"2026-07-28 has no completion notification: {answer}")
+            await anyio.sleep(0.2)
+            expect(self.rec.completions == [], f"completions heard {self.rec.completions}")
+
 
 async def main() -> int:
     parser = argparse.ArgumentParser()
@@ -352,7 +447,10 @@ async def main() -> int:
         mode=args.mode,
         cache=None,
         logging_callback=rec.on_log,
+        message_handler=rec.on_message,
         sampling_callback=rec.on_sampling,
+        # Sampling with tools (2025-11-25+); elicitation declares form and url by itself.
+        sampling_capabilities=types.SamplingCapability(tools=types.SamplingToolsCapability()),
         elicitation_callback=rec.on_elicitation,
         list_roots_callback=rec.on_roots,
     )
@@ -385,6 +483,7 @@ async def main() -> int:
             # In 2026-07-28 a server asks the client through an InputRequiredResult, which the
             # SDK answers with the same callbacks and then retries the call.
             groups += [("sampling", checks.sampling), ("elicitation", checks.elicitation), ("roots", checks.roots)]
+            groups += [("sampling-tools", checks.sampling_tools), ("url-elicitation", checks.url_elicitation)]
             for group, check in groups:
                 error: BaseException | None = None
                 try:

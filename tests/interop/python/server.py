@@ -10,6 +10,7 @@ Network transports bind 127.0.0.1 (port 0: a free one) and print
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import socket
@@ -105,23 +106,84 @@ def pending(ctx: Context, request: Any) -> tuple[Any, types.InputRequiredResult 
     return None, types.InputRequiredResult(input_requests={"ask": request})
 
 
-@mcp.tool(description="Asks the client's model")
-async def sample(ctx: Context, question: str = "") -> str | types.InputRequiredResult:
+# The tool `sample` offers the model with `tools=True`.
+WEATHER = types.Tool(
+    name="weather",
+    description="Today's weather in a city",
+    input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+# The elicitation ids `elicit` hands out to URL-mode requests.
+url_elicitations = itertools.count(1)
+
+
+def tool_use_of(result: Any) -> types.ToolUseContent | None:
+    """The weather call the model asked for (tool_use, stopReason toolUse), if it did."""
+    content = result.content if isinstance(result.content, list) else [result.content]
+    calls = [c for c in content if isinstance(c, types.ToolUseContent)]
+    return calls[0] if calls and result.stop_reason == "toolUse" else None
+
+
+def follow_up(messages: list[types.SamplingMessage], call: types.ToolUseContent) -> list[types.SamplingMessage]:
+    """The conversation after running the model's weather call: its tool_use, then the tool_result."""
+    city = str(call.input.get("city", "nowhere"))
+    answer = types.TextContent(type="text", text=f"sunny, 18 degrees in {city}")
+    return messages + [
+        types.SamplingMessage(role="assistant", content=[call]),
+        types.SamplingMessage(role="user", content=[types.ToolResultContent(tool_use_id=call.id, content=[answer])]),
+    ]
+
+
+def said(result: Any) -> str:
+    """What the model said, as the tool reports it: one block as is, a list of blocks as a list."""
+    if isinstance(result.content, list):
+        return json.dumps([c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.content])
+    return result.content.model_dump_json(exclude_none=True)
+
+
+@mcp.tool(description="Asks the client's model, with a weather tool offered if `tools` is true")
+async def sample(ctx: Context, question: str = "", tools: bool = False) -> str | types.InputRequiredResult:
     messages = [types.SamplingMessage(role="user", content=types.TextContent(type="text", text=question))]
+    offered: dict[str, Any] = {"tools": [WEATHER], "tool_choice": types.ToolChoice(mode="auto")} if tools else {}
     if modern(ctx):
-        params = types.CreateMessageRequestParams(messages=messages, max_tokens=100)
-        result, ask = pending(ctx, types.CreateMessageRequest(params=params))
+        # Round 1 asks ("ask"); if the model called the tool, round 2 sends its result ("ask-2").
+        responses = ctx.input_responses or {}
+        if "ask-2" in responses:
+            return f"the model said: {said(responses['ask-2'])}"
+        result, ask = pending(ctx, types.CreateMessageRequest(
+            params=types.CreateMessageRequestParams(messages=messages, max_tokens=100, **offered)))
         if ask is not None:
             return ask
+        call = tool_use_of(result) if tools else None
+        if call is not None:
+            params = types.CreateMessageRequestParams(messages=follow_up(messages, call), max_tokens=100, **offered)
+            return types.InputRequiredResult(input_requests={"ask-2": types.CreateMessageRequest(params=params)})
     else:
-        result = await ctx.request_context.session.create_message(
-            messages, max_tokens=100, related_request_id=ctx.request_id
-        )
-    return f"the model said: {result.content.model_dump_json(exclude_none=True)}"
+        session = ctx.request_context.session
+        result = await session.create_message(messages, max_tokens=100, related_request_id=ctx.request_id, **offered)
+        call = tool_use_of(result) if tools else None
+        if call is not None:
+            result = await session.create_message(
+                follow_up(messages, call), max_tokens=100, related_request_id=ctx.request_id, **offered
+            )
+    return f"the model said: {said(result)}"
 
 
-@mcp.tool(description="Asks the user a question")
-async def elicit(ctx: Context, question: str = "") -> str | types.InputRequiredResult:
+@mcp.tool(description="Asks the user a question, or sends them to `url` (URL mode)")
+async def elicit(ctx: Context, question: str = "", url: str = "") -> str | types.InputRequiredResult:
+    if url:
+        if modern(ctx):
+            # 2026-07-28: an input request with no elicitationId, and no completion notification.
+            params = types.ElicitRequestURLParams(message=question, url=url)
+            result, ask = pending(ctx, types.ElicitRequest(params=params))
+            if ask is not None:
+                return ask
+            return json.dumps({"action": result.action, "completionSent": False})
+        eid = f"url-{next(url_elicitations)}"
+        result = await ctx.request_context.session.elicit_url(question, url, eid, related_request_id=ctx.request_id)
+        sent = result.action == "accept"
+        if sent:  # the page's flow is done (here: at once)
+            await ctx.request_context.session.send_elicit_complete(eid, related_request_id=ctx.request_id)
+        return json.dumps({"action": result.action, "elicitationId": eid, "completionSent": sent})
     if modern(ctx):
         schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
         params = types.ElicitRequestFormParams(message=question, requested_schema=schema)

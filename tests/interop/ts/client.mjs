@@ -17,6 +17,11 @@ const types = sdk('types.js');
 const SLOW_STATS_TOOL = 'slow-stats';
 const EXPECTED_TOOLS = ['echo', 'add', 'fail', 'calls', 'log', 'slow', 'sample', 'elicit', 'roots'];
 const ROOT_URI = 'file:///tmp/talaria-interop-root';
+// When the server offers the client's model tools, the model asks for the weather tool under
+// this id, then answers with the tool's result.
+const WEATHER_CALL_ID = 'call-ts-1';
+// The page the url-elicitation group has the server send the user to.
+const LINK_URL = 'https://example.com/interop/link?from=typescript';
 
 function parseArgs(argv) {
   const out = {};
@@ -80,19 +85,38 @@ async function main() {
 
   const client = new Client(
     { name: 'talaria-interop-ts', version: '1.0.0' },
-    { capabilities: { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } } },
+    { capabilities: { sampling: { tools: {} }, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } },
   );
-  const seen = { logs: [], sampling: [], elicitation: [], roots: 0, errors: [] };
+  const seen = { logs: [], sampling: [], elicitation: [], completions: [], roots: 0, errors: [] };
   client.onerror = (error) => seen.errors.push(error);
   client.setNotificationHandler(types.LoggingMessageNotificationSchema, (n) => {
     seen.logs.push(n.params);
   });
+  client.setNotificationHandler(types.ElicitationCompleteNotificationSchema, (n) => {
+    seen.completions.push(n.params.elicitationId);
+  });
   client.setRequestHandler(types.CreateMessageRequestSchema, async (request) => {
-    seen.sampling.push(request.params);
+    const params = request.params;
+    seen.sampling.push(params);
+    if (params.tools) {
+      const last = params.messages.at(-1)?.content;
+      const result = (Array.isArray(last) ? last : [last]).find((c) => c?.type === 'tool_result');
+      if (!result) {
+        return {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: WEATHER_CALL_ID, name: 'weather', input: { city: 'Paris' } }],
+          model: 'interop-model',
+          stopReason: 'toolUse',
+        };
+      }
+      const said = (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join(' ');
+      return { role: 'assistant', content: [{ type: 'text', text: `typescript heard: ${said}` }], model: 'interop-model', stopReason: 'endTurn' };
+    }
     return { role: 'assistant', content: { type: 'text', text: 'pong from typescript' }, model: 'interop-model', stopReason: 'endTurn' };
   });
   client.setRequestHandler(types.ElicitRequestSchema, async (request) => {
     seen.elicitation.push(request.params);
+    if (request.params.mode === 'url') return { action: 'accept' };
     return { action: 'accept', content: { answer: 'forty-two' } };
   });
   client.setRequestHandler(types.ListRootsRequestSchema, async () => {
@@ -294,6 +318,56 @@ async function main() {
       expect(!r.isError, `roots isError: ${short(texts(r))}`);
       expect(seen.roots === 1, `roots handler ran ${seen.roots} times`);
       expect(texts(r) === ROOT_URI, `roots gave ${short(texts(r))}`);
+    }],
+    // 2025-11-25 sampling with tools: the server offers the model a tool, the model asks for it
+    // (tool_use), the server sends the result back (tool_result), the model answers.
+    ['sampling-tools', async () => {
+      const before = seen.sampling.length;
+      const r = await client.callTool({ name: 'sample', arguments: { question: 'weather in Paris?', tools: true } });
+      expect(!r.isError, `sample with tools isError: ${short(texts(r))}`);
+      const asked = seen.sampling.slice(before);
+      expect(asked.length === 2, `sampling handler ran ${asked.length} times, wanted 2 (tool_use, then tool_result)`);
+      const [first, second] = asked;
+      expect(JSON.stringify((first.tools ?? []).map((t) => t.name)) === '["weather"]', `tools offered ${short(first.tools)}`);
+      const schema = first.tools[0].inputSchema;
+      expect(JSON.stringify(schema.required) === '["city"]' && schema.properties?.city, `weather inputSchema ${short(schema)}`);
+      expect(first.toolChoice?.mode === 'auto', `toolChoice ${short(first.toolChoice)}`);
+      expect(second.tools && second.toolChoice, 'the follow-up dropped tools/toolChoice');
+      const roles = second.messages.map((m) => m.role);
+      expect(JSON.stringify(roles) === '["user","assistant","user"]', `follow-up roles ${short(roles)}`);
+      const asList = (c) => (Array.isArray(c) ? c : [c]);
+      const use = asList(second.messages[1].content);
+      expect(use.length === 1 && use[0].type === 'tool_use' && use[0].id === WEATHER_CALL_ID && use[0].input?.city === 'Paris',
+        `follow-up assistant message ${short(use)}`);
+      const result = asList(second.messages[2].content);
+      expect(result.length === 1 && result[0].type === 'tool_result' && result[0].toolUseId === WEATHER_CALL_ID,
+        `follow-up tool_result ${short(result)}`);
+      const said = (result[0].content ?? []).map((c) => c.text);
+      expect(JSON.stringify(said) === '["sunny, 18 degrees in Paris"]', `tool_result content ${short(said)}`);
+      const prefix = 'the model said: ';
+      expect(texts(r).startsWith(prefix), `sample with tools gave ${short(texts(r))}`);
+      const final = JSON.parse(texts(r).slice(prefix.length));
+      expect(final.length === 1 && final[0].type === 'text' && final[0].text === 'typescript heard: sunny, 18 degrees in Paris',
+        `the model's final answer reached the server as ${short(final)}`);
+    }],
+    // URL-mode elicitation (2025-11-25): an elicitationId, and once accepted
+    // notifications/elicitation/complete with that id.
+    ['url-elicitation', async () => {
+      const before = seen.elicitation.length;
+      const r = await client.callTool({ name: 'elicit', arguments: { question: 'sign in, please', url: LINK_URL } });
+      expect(!r.isError, `elicit with a url isError: ${short(texts(r))}`);
+      const asked = seen.elicitation.slice(before);
+      expect(asked.length === 1, `elicitation handler ran ${asked.length} times`);
+      const params = asked[0];
+      expect(params.mode === 'url', `mode ${short(params.mode)}`);
+      expect(params.url === LINK_URL && params.message === 'sign in, please', `url ${short(params.url)} message ${short(params.message)}`);
+      const answer = JSON.parse(texts(r));
+      expect(answer.action === 'accept', `elicit with a url gave ${short(answer)}`);
+      const id = params.elicitationId;
+      expect(id && id === answer.elicitationId, `elicitationId ${short(id)}, the server says ${short(answer)}`);
+      expect(answer.completionSent === true, `the server did not send the completion: ${short(answer)}`);
+      await waitFor(() => seen.completions.includes(id), 2000);
+      expect(JSON.stringify(seen.completions) === JSON.stringify([id]), `completions heard ${short(seen.completions)}, wanted [${id}]`);
     }],
   ];
 

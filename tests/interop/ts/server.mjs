@@ -21,6 +21,14 @@ const { z } = requireFromPrefix('zod');
 
 const NAMES = ['Ada', 'Alan', 'Barbara', 'Grace', 'Linus', 'Margaret'];
 const slowStats = { started: 0, completed: 0, cancelled: 0 };
+// The tool `sample` offers the model with `tools: true`.
+const WEATHER = {
+  name: 'weather',
+  description: "Today's weather in a city",
+  inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
+// The elicitation ids `elicit` hands out to URL-mode requests.
+let urlElicitations = 0;
 const text = (t) => ({ content: [{ type: 'text', text: t }] });
 const sleep = (ms, signal) =>
   new Promise((done, fail) => {
@@ -82,26 +90,64 @@ function makeServer() {
   server.registerTool('slow-stats', { description: 'What happened to slow calls' }, async () => ({
     ...text(JSON.stringify(slowStats)),
   }));
-  server.registerTool('sample', { description: "Asks the client's model", inputSchema: { question: z.string().default('') } }, async ({ question }, extra) => {
-    const result = await extra.sendRequest(
-      { method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: question } }], maxTokens: 100 } },
-      types.CreateMessageResultSchema,
-    );
-    return text(`the model said: ${JSON.stringify(result.content)}`);
-  });
-  server.registerTool('elicit', { description: 'Asks the user a question', inputSchema: { question: z.string().default('') } }, async ({ question }, extra) => {
-    const result = await extra.sendRequest(
-      {
-        method: 'elicitation/create',
-        params: {
-          message: question,
-          requestedSchema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] },
+  // With `tools`, the model is offered a weather tool (sampling with tools, 2025-11-25): when it
+  // asks for it (tool_use), the tool's result goes back to it (tool_result) in a second request.
+  server.registerTool(
+    'sample',
+    { description: "Asks the client's model, with a weather tool offered if `tools` is true", inputSchema: { question: z.string().default(''), tools: z.boolean().default(false) } },
+    async ({ question, tools }, extra) => {
+      const messages = [{ role: 'user', content: { type: 'text', text: question } }];
+      if (!tools) {
+        const result = await extra.sendRequest(
+          { method: 'sampling/createMessage', params: { messages, maxTokens: 100 } },
+          types.CreateMessageResultSchema,
+        );
+        return text(`the model said: ${JSON.stringify(result.content)}`);
+      }
+      const offered = { tools: [WEATHER], toolChoice: { mode: 'auto' } };
+      const options = { relatedRequestId: extra.requestId };
+      let result = await server.server.createMessage({ messages, maxTokens: 100, ...offered }, options);
+      const content = Array.isArray(result.content) ? result.content : [result.content];
+      const call = content.find((c) => c.type === 'tool_use');
+      if (call && result.stopReason === 'toolUse') {
+        const answer = { type: 'text', text: `sunny, 18 degrees in ${call.input?.city ?? 'nowhere'}` };
+        const followUp = [
+          ...messages,
+          { role: 'assistant', content: [call] },
+          { role: 'user', content: [{ type: 'tool_result', toolUseId: call.id, content: [answer] }] },
+        ];
+        result = await server.server.createMessage({ messages: followUp, maxTokens: 100, ...offered }, options);
+      }
+      return text(`the model said: ${JSON.stringify(Array.isArray(result.content) ? result.content : [result.content])}`);
+    },
+  );
+  // With a `url`, the user is sent to that page (URL-mode elicitation, 2025-11-25) under a fresh
+  // elicitationId; once they accept, the server says the page's flow is complete.
+  server.registerTool(
+    'elicit',
+    { description: 'Asks the user a question, or sends them to `url` (URL mode)', inputSchema: { question: z.string().default(''), url: z.string().optional() } },
+    async ({ question, url }, extra) => {
+      if (url) {
+        const elicitationId = `url-${++urlElicitations}`;
+        const options = { relatedRequestId: extra.requestId };
+        const result = await server.server.elicitInput({ mode: 'url', message: question, url, elicitationId }, options);
+        const completionSent = result.action === 'accept';
+        if (completionSent) await server.server.createElicitationCompletionNotifier(elicitationId, options)();
+        return text(JSON.stringify({ action: result.action, elicitationId, completionSent }));
+      }
+      const result = await extra.sendRequest(
+        {
+          method: 'elicitation/create',
+          params: {
+            message: question,
+            requestedSchema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] },
+          },
         },
-      },
-      types.ElicitResultSchema,
-    );
-    return text(JSON.stringify(result));
-  });
+        types.ElicitResultSchema,
+      );
+      return text(JSON.stringify(result));
+    },
+  );
   server.registerTool('roots', { description: "Lists the client's roots" }, async (extra) => {
     const result = await extra.sendRequest({ method: 'roots/list' }, types.ListRootsResultSchema);
     return text(result.roots.map((r) => r.uri).join('\n'));
