@@ -60,8 +60,10 @@ impl Default for Scripted {
 pub(crate) fn scripted(printer: &Arc<Printer>, answers: &Scripted) -> Handlers {
     let (p1, p2) = (Arc::clone(printer), Arc::clone(printer));
     let (reply, elicitation) = (answers.sampling_reply.clone(), answers.elicitation);
+    // Sampling with tools is declared: a text reply is a fine answer to a request that offers
+    // tools (the model chose not to use them).
     Handlers::default()
-        .with_sampling(move |_| {
+        .with_sampling_tools(move |_| {
             let Some(text) = &reply else {
                 p1.verbose(1, "the server asked for sampling: declined (non-interactive; see --sampling-reply)");
                 return Err(declined("talaria runs non-interactively"));
@@ -102,7 +104,7 @@ pub(crate) fn asking(questions: Sender<Question>, waiting: fn() -> bool) -> Hand
     let sampling = Mutex::new(questions.clone());
     let elicit = Mutex::new(questions);
     Handlers::default()
-        .with_sampling(move |params| {
+        .with_sampling_tools(move |params| {
             if !waiting() {
                 return Err(declined("no command is running to answer it"));
             }
@@ -183,18 +185,44 @@ fn answer_sampling(
             printer.line(&format!("  {} {text}", style.dim(&format!("{}:", role.as_deref().unwrap_or("?")))));
         }
     }
-    let reply = ask("reply as the model (empty to decline): ").unwrap_or_default();
-    if reply.trim().is_empty() {
+    let offered: Vec<&str> = params.tools.iter().flatten().map(|t| t.name.as_str()).collect();
+    let prompt = if offered.is_empty() {
+        "reply as the model (empty to decline): ".to_owned()
+    } else {
+        let choice = params
+            .tool_choice
+            .as_ref()
+            .and_then(|c| serde_json::to_value(c).ok())
+            .map_or(String::new(), |c| format!(", choice {c}"));
+        printer.line(&format!("  {} {}{choice}", style.dim("tools offered:"), offered.join(", ")));
+        "reply as the model, or `tool NAME {json}` to call one (empty to decline): ".to_owned()
+    };
+    let reply = ask(&prompt).unwrap_or_default();
+    let reply = reply.trim();
+    if reply.is_empty() {
         printer.line("declined");
         return Err(declined("the user declined"));
     }
-    serde_json::from_value(json!({
-        "role": "assistant",
-        "content": {"type": "text", "text": reply},
-        "model": "human-at-talaria",
-        "stopReason": "endTurn"
-    }))
-    .map_err(|e| ErrorObject::internal(e.to_string()))
+    let answer =
+        match reply.strip_prefix("tool ").map(|rest| rest.trim().split_once(' ').unwrap_or((rest.trim(), "{}"))) {
+            Some((name, input)) if offered.contains(&name) => {
+                let input: Value =
+                    serde_json::from_str(input).map_err(|e| ErrorObject::invalid_params(format!("tool input: {e}")))?;
+                json!({
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": format!("call-{name}"), "name": name, "input": input}],
+                    "model": "human-at-talaria",
+                    "stopReason": "toolUse"
+                })
+            }
+            _ => json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": reply},
+                "model": "human-at-talaria",
+                "stopReason": "endTurn"
+            }),
+        };
+    serde_json::from_value(answer).map_err(|e| ErrorObject::internal(e.to_string()))
 }
 
 fn answer_elicitation(params: &ElicitRequestParams, printer: &Printer, ask: &mut Ask<'_>) -> ElicitResult {
