@@ -378,3 +378,17 @@ fn a_task_that_reports_progress_outlives_the_request_timeout_and_a_silent_one_do
     assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     wait_stopped(&spinning);
 }
+
+#[test]
+fn a_call_that_asks_for_progress_of_an_optional_tool_stays_a_plain_call_with_its_progress() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let client = talaria::memory::connect(&server(), options(&asked)).unwrap();
+    let reports = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&reports);
+    let options = talaria::core::client::CallOptions::default().with_progress(move |_| {
+        seen.fetch_add(1, Ordering::Relaxed);
+    });
+    let counted = client.call_tool_with("count", json!({}), options).unwrap();
+    assert_eq!(counted.content[0].as_text(), Some("counted"));
+    assert_eq!(reports.load(Ordering::Relaxed), 12, "every step reported: no task, which would carry none");
+}

@@ -5,7 +5,9 @@
 //! The server decides which calls become tasks: a call of a tool declared with
 //! `taskSupport` optional or required, from a client that lists the extension in the
 //! request's capabilities, whose handler runs on (a long-running tool). A tool that answers
-//! at once is answered as a plain call. A client without the extension calling a tool that
+//! at once is answered as a plain call, and so is a call of an optional one that asks for
+//! progress (`progressToken`): the extension carries no progress for tasks, so such a client
+//! is better served by the call it made. A client without the extension calling a tool that
 //! must run as a task is refused with -32021 naming the extension, as are its task requests.
 
 use serde_json::value::RawValue;
@@ -48,7 +50,8 @@ impl<S> Endpoint<S> {
         let Some(support) = called_tool(request.params.as_deref()).and_then(|name| router.task_support(&name)) else {
             return Some(request);
         };
-        if support == TaskSupport::Forbidden {
+        let wants_progress = request.progress_token.is_some();
+        if support == TaskSupport::Forbidden || (support == TaskSupport::Optional && wants_progress) {
             return Some(request);
         }
         if !declares_tasks(request.meta.as_deref()) {
