@@ -126,3 +126,35 @@ fn a_completion_the_client_cannot_place_is_ignored() {
             .unwrap();
     assert_eq!(forms_only.answer_input(&request).unwrap_err().code.0, -32602);
 }
+
+#[test]
+fn a_url_elicitation_required_error_becomes_input_requests_in_the_stateless_era() {
+    // A tool written the 2025-11-25 way: -32042 until the user has visited the page.
+    let router = Router::<()>::builder()
+        .tool(Tool::new("pay", json!({"type": "object"}).as_object().cloned().unwrap()), |ctx, _: serde_json::Value| {
+            if ctx.input_responses().is_some_and(|answers| answers.contains_key("url-1")) {
+                return Ok(CallToolResult::text("paid"));
+            }
+            let page = json!({"mode": "url", "message": "Confirm the payment", "url": "https://example.com/pay", "elicitationId": "pay-1"});
+            Err(ToolError::Protocol(talaria::core::jsonrpc::ErrorObject::url_elicitation_required("confirm first", vec![page])))
+        })
+        .build();
+    let server = talaria::server::Server::new("shop", "1", router);
+    let visited = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&visited);
+    let handlers = Handlers::default().with_elicitation(true, move |params| {
+        let ElicitRequestParams::Url(page) = params else { panic!("{params:?}") };
+        assert_eq!(page.elicitation_id, None, "2026-07-28 has no elicitationId");
+        seen.lock().unwrap().push(page.url.clone());
+        Ok(ElicitResult::new(ElicitAction::Accept))
+    });
+    let client = talaria::memory::connect(&server, options(ClientMode::Stateless, handlers)).unwrap();
+    assert_eq!(client.call_tool("pay", json!({})).unwrap().content[0].as_text(), Some("paid"));
+    assert_eq!(*visited.lock().unwrap(), ["https://example.com/pay"]);
+    // In 2025-11-25 the error goes to the client as it is.
+    let legacy = talaria::memory::connect(&server, options(ClientMode::Legacy, Handlers::default())).unwrap();
+    match legacy.call_tool("pay", json!({})) {
+        Err(ClientError::Call(CallError::Remote(e))) => assert_eq!(e.code.0, -32042),
+        other => panic!("{other:?}"),
+    }
+}

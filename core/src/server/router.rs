@@ -715,7 +715,11 @@ pub(super) fn answer(
     let result = match outcome {
         Ok(result) => result,
         Err(ToolError::Execution(message)) => CallToolResult::error(message),
-        Err(ToolError::Protocol(error)) => return session.respond(reply, Err(error)),
+        Err(ToolError::Protocol(error)) => match url_elicitations_as_input(session, &error) {
+            // 2026-07-28 has no -32042: the pages to visit become the call's input requests.
+            Some(needed) => return respond_adapted(session, reply, needed),
+            None => return session.respond(reply, Err(error)),
+        },
         Err(ToolError::InputRequired(needed)) => {
             if session.version().is_some_and(|v| v.supports(crate::version::Feature::Mrtr)) {
                 return respond_adapted(session, reply, *needed);
@@ -725,6 +729,36 @@ pub(super) fn answer(
         }
     };
     respond_adapted(session, reply, result)
+}
+
+/// In the stateless era, a -32042 URL-elicitation-required error (which 2026-07-28 no longer
+/// has) as the `input_required` answer that carries the same URL elicitations as input
+/// requests (`url-1`, `url-2`, ...): the client sends the user to each page and calls again,
+/// and the tool decides anew. `None` for any other error or revision.
+fn url_elicitations_as_input(
+    session: &Session<Server>,
+    error: &ErrorObject,
+) -> Option<crate::schema::mrtr::InputRequiredResult> {
+    use crate::schema::mrtr::{InputRequest, InputRequiredResult};
+    if error.code != crate::jsonrpc::ErrorCode::URL_ELICITATION_REQUIRED
+        || !session.version().is_some_and(|v| v.supports(crate::version::Feature::Mrtr))
+    {
+        return None;
+    }
+    let pages = error.data.as_ref()?.get("elicitations")?.as_array()?;
+    let mut needed = InputRequiredResult::new();
+    for (i, page) in pages.iter().enumerate() {
+        let mut params = page.clone();
+        if let Some(params) = params.as_object_mut() {
+            params.insert("mode".into(), serde_json::Value::String("url".into()));
+            // 2026-07-28 correlates through the input request's key, not an elicitation id.
+            params.remove("elicitationId");
+        }
+        let request = serde_json::json!({"method": "elicitation/create", "params": params});
+        let request: InputRequest = serde_json::from_value(request).ok()?;
+        needed.input_requests.get_or_insert_with(Default::default).insert(format!("url-{}", i + 1), request);
+    }
+    needed.input_requests.is_some().then_some(needed)
 }
 
 fn decode<T: DeserializeOwned>(params: Option<&serde_json::value::RawValue>) -> Result<T, serde_json::Error> {
