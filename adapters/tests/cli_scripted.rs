@@ -167,6 +167,17 @@ fn a_server_that_dies_shows_its_stderr_and_exits_4() {
     assert_eq!(json_lines(&output)[0]["kind"], "transport");
     assert!(stderr(&output).contains("boom: missing config"), "{}", stderr(&output));
 
+    // The server's own exit status is shown, directly and through the trace proxy.
+    for trace in [&[][..], &["--trace"][..]] {
+        let mut args = vec!["--json"];
+        args.extend_from_slice(trace);
+        args.extend(["stdio", "--", "sh", "-c", "echo 'boom' >&2; exit 3", ":::", "ping"]);
+        let output = talaria(&args);
+        assert_eq!(code(&output), 4, "{trace:?}");
+        let message = json_lines(&output)[0]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("exit status: 3"), "{trace:?}: {message}");
+    }
+
     let output = talaria(&["--json", "stdio", "--", "/nonexistent/server", ":::", "ping"]);
     assert_eq!(code(&output), 4);
     assert!(json_lines(&output)[0]["message"].as_str().unwrap().contains("cannot start /nonexistent/server"));
@@ -626,4 +637,53 @@ fn a_refusal_shows_what_the_server_said() {
         failure["message"].as_str().unwrap().contains("Unsupported protocol version (supported: 2025-06-18)"),
         "{failure}"
     );
+}
+
+#[test]
+fn a_script_goes_on_after_the_server_forgets_its_session() {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let serve = || {
+        let child = Command::new(TALARIA)
+            .args(["serve-demo", "--transport", "http", "--port", &port.to_string()])
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut child = child;
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+        child
+    };
+    let mut server = serve();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mut cli = Command::new(TALARIA)
+        .args(["--json", "--protocol-version", "2025-11-25", "http", &url])
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = cli.stdin.take().unwrap();
+    let mut output = BufReader::new(cli.stdout.take().unwrap());
+    writeln!(input, "call-tool echo text=one").unwrap();
+    let mut first = String::new();
+    output.read_line(&mut first).unwrap();
+    assert!(first.contains("one"), "{first}");
+    // The server restarts: the session it gave is gone (404 on the next request).
+    let _ = server.kill();
+    let _ = server.wait();
+    let mut server = serve();
+    writeln!(input, "call-tool echo text=two").unwrap();
+    writeln!(input, "call-tool echo text=three").unwrap();
+    drop(input);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut output, &mut rest).unwrap();
+    let status = cli.wait().unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let lines: Vec<Value> = rest.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{rest}");
+    assert_eq!(lines[1]["content"][0]["text"], "three", "the script went on with a new session: {rest}");
+    assert_eq!(status.code(), Some(if lines[0].get("kind").is_some() { 4 } else { 0 }), "{rest}");
 }

@@ -137,9 +137,13 @@ fn structured_output_is_checked_against_the_declared_schema() {
 
         link.call::<ListTools>(&PaginatedRequestParams::default()).unwrap();
         match link.call_tool("liar", json!({})) {
-            Err(CallError::Local(LocalError::MalformedResponse(why))) => {
+            Err(CallError::Local(LocalError::OutputMismatch { why, result })) => {
                 assert!(why.contains("liar") && why.contains("\"count\""), "{row:?}: {why}");
                 assert!(why.contains("expected an integer"), "{row:?}: {why}");
+                assert!(
+                    result.contains(r#""structuredContent":{"count":"many"}"#),
+                    "{row:?}: the result is kept: {result}"
+                );
             }
             other => panic!("{row:?}: {other:?}"),
         }

@@ -157,12 +157,15 @@ pub(crate) struct Session {
 impl Session {
     /// A failure enriched with the server's stderr tail when the connection is gone.
     pub(crate) fn explain(&self, failure: Failure) -> Failure {
-        if failure.kind != Kind::Transport || failure.hint.is_some() {
+        if failure.kind != Kind::Transport {
             return failure;
         }
         let mut failure = failure;
         if let Some(status) = self.client.exit_status() {
             failure.message.push_str(&format!(" (server {status})"));
+        }
+        if failure.hint.is_some() {
+            return failure;
         }
         match self.stderr.as_ref().and_then(|log| log.hint()) {
             Some(hint) => failure.with_hint(hint),

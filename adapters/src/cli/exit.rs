@@ -194,6 +194,7 @@ impl From<ClientError> for Failure {
             ClientError::Call(CallError::Local(local)) => from_local(&local),
             ClientError::Connect(why) => Self::transport(format!("cannot connect: {why}")),
             handshake @ ClientError::HandshakeTimedOut { .. } => Self::new(Kind::Timeout, handshake.to_string()),
+            exited @ ClientError::ServerExited(_) => Self::transport(exited.to_string()),
             ClientError::HttpStatus { url, status, www_authenticate, detail } => {
                 let kind = if matches!(status, 401 | 403) { Kind::Authorization } else { Kind::Transport };
                 let detail = detail.map(|d| format!(": {d}")).unwrap_or_default();

@@ -10,7 +10,7 @@ use super::catalog::Catalog;
 use super::commands::{self, Command};
 use super::connect::{Connector, Hooks, Session};
 use super::exec::{Exec, Outcome};
-use super::exit::{Exit, Failure};
+use super::exit::{Exit, Failure, Kind};
 use super::interrupt;
 use super::printer::Printer;
 use super::render::render;
@@ -144,7 +144,10 @@ pub(crate) fn step(
                 }
                 Err(failure) => {
                     emit_failure(settings, printer, &failure);
-                    if failure.kind.is_fatal() {
+                    // A transport failure the connection survived (an HTTP session the server
+                    // forgot, which the client re-initializes) does not end the script.
+                    let gone = failure.kind != Kind::Transport || session.client.is_closed();
+                    if failure.kind.is_fatal() && gone {
                         Step::Stop(failure.exit())
                     } else {
                         Step::Continue(failure.exit())

@@ -70,13 +70,24 @@ pub(crate) fn proxy(command: &[String]) -> Exit {
         Ok(status) if status.success() => Exit::Ok,
         Ok(status) => {
             eprintln!("talaria: the server ended: {status}");
-            Exit::Transport
+            // The proxy ends as the server did, so the client reports the server's status.
+            std::process::exit(passthrough_code(status))
         }
         Err(e) => {
             eprintln!("talaria: cannot wait for the server: {e}");
             Exit::Transport
         }
     }
+}
+
+/// The exit code that tells a parent how `status` ended: its code, or 128 + the signal that
+/// killed it (as a shell reports it).
+fn passthrough_code(status: std::process::ExitStatus) -> i32 {
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return 128 + signal;
+    }
+    status.code().unwrap_or(1)
 }
 
 /// Copies newline-delimited frames from `input` to `output`, reporting each on stderr.

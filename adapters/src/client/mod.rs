@@ -64,6 +64,10 @@ pub enum ClientError {
     /// The connection could not be set up.
     #[error("cannot connect: {0}")]
     Connect(String),
+    /// The server process ended before the handshake finished (it crashed, or refused to
+    /// start): how it ended.
+    #[error("cannot connect: the server exited: {0}")]
+    ServerExited(std::process::ExitStatus),
     /// The transport connected but the handshake did not finish in time
     /// ([`ClientOptions::connect_timeout`]).
     #[error("cannot connect: no handshake within {after:?}")]
@@ -238,9 +242,27 @@ impl Connecting {
             Some(None) => ClientError::Connect("connection closed".to_owned()),
             None => ClientError::HandshakeTimedOut { after: self.timeout },
         };
-        shut(&self.conn, Some(self.teardown));
+        let mut teardown = self.teardown;
+        // A server process that died during the handshake says how.
+        let failure = match (failure, exited(teardown.as_mut())) {
+            (ClientError::Connect(_), Some(status)) => ClientError::ServerExited(status),
+            (failure, _) => failure,
+        };
+        shut(&self.conn, Some(teardown));
         Err(failure)
     }
+}
+
+/// How the server process ended, if the transport is a process that has ended or ends within
+/// a moment (its pipes close just before it is reaped).
+fn exited(teardown: &mut dyn Teardown) -> Option<std::process::ExitStatus> {
+    for _ in 0..20 {
+        if let Some(status) = teardown.exit_status() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
 }
 
 /// Sets a connection up over `sink` and starts the handshake. The transport's reader feeds
