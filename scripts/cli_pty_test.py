@@ -232,7 +232,19 @@ def history(s):
     s.send("\x04")
 
 
-SCENARIOS = {f.__name__: f for f in [completion, prompts, cancel, server_requests, history]}
+def connect_interrupt(s):
+    """Ctrl-C while connecting to a server that never answers leaves at once (exit 6)."""
+    time.sleep(1.0)
+    s.send("\x03")
+
+
+SCENARIOS = {f.__name__: f for f in [completion, prompts, cancel, server_requests, history, connect_interrupt]}
+
+# A scenario's server, when not the demo.
+SERVERS = {"connect_interrupt": ["sh", "-c", "sleep 60"]}
+
+# A scenario's expected exit status, when not 0.
+STATUS = {"connect_interrupt": 6}
 
 # Server-to-client requests need a legacy session: in 2026-07-28 the SDK's server cannot ask
 # from inside a tool yet (it would have to answer input_required instead).
@@ -242,12 +254,13 @@ EXTRA_ARGS = {"server_requests": ["--protocol-version", "2025-11-25"]}
 def run(talaria, name):
     with tempfile.TemporaryDirectory() as tmp:
         history_file = os.path.join(tmp, "history")
-        args = EXTRA_ARGS.get(name, []) + ["stdio", "--", talaria, "serve-demo"]
+        server = SERVERS.get(name, [talaria, "serve-demo"])
+        args = EXTRA_ARGS.get(name, []) + ["stdio", "--", *server]
         s = Session(talaria, args, history_file)
         try:
             SCENARIOS[name](s)
-            status = s.wait()
-            if status != 0:
+            status = s.wait(timeout=5 if name in STATUS else TIMEOUT)
+            if status != STATUS.get(name, 0):
                 raise Failed(f"exit status {status}")
             if name == "history":
                 with open(history_file, encoding="utf-8") as f:

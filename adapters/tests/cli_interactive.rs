@@ -48,3 +48,8 @@ fn sampling_and_elicitation_are_answered_at_the_prompt() {
 fn history_persists_and_ctrl_d_leaves() {
     scenario("history");
 }
+
+#[test]
+fn ctrl_c_while_connecting_leaves() {
+    scenario("connect_interrupt");
+}

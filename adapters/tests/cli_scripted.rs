@@ -570,6 +570,10 @@ fn asking_for_a_log_level_shows_the_logs_without_verbose() {
         // Without the flag, and without -v, they stay quiet.
         let quiet = stdio(era, "call-tool log");
         assert!(!stderr(&quiet).contains("[debug]"), "{}", stderr(&quiet));
+        // Set mid-session: with logging/setLevel in the legacy era, in place in 2026-07-28.
+        let set = stdio(era, "set-log-level debug ::: call-tool log");
+        assert_eq!(code(&set), 0, "{era:?}: {}", stderr(&set));
+        assert!(stderr(&set).contains("[debug]"), "{era:?}: {}", stderr(&set));
     }
 }
 
@@ -686,4 +690,14 @@ fn a_script_goes_on_after_the_server_forgets_its_session() {
     assert_eq!(lines.len(), 2, "{rest}");
     assert_eq!(lines[1]["content"][0]["text"], "three", "the script went on with a new session: {rest}");
     assert_eq!(status.code(), Some(if lines[0].get("kind").is_some() { 4 } else { 0 }), "{rest}");
+}
+
+#[test]
+fn subscribing_in_2026_opens_a_listen_stream_and_unsubscribing_closes_it() {
+    let output = stdio(&[], "subscribe notes://1 ::: unsubscribe notes://1 ::: unsubscribe notes://1");
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let values = json_lines(&output);
+    assert!(values[0]["message"].as_str().unwrap().contains("subscriptions/listen"), "{values:?}");
+    assert_eq!(values[1]["message"], "unsubscribed from notes://1");
+    assert_eq!(values[2]["message"], "not subscribed to notes://1");
 }

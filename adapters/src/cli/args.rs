@@ -37,6 +37,7 @@ Exit codes (the first failing command's): 0 ok, 2 usage, 3 protocol error or too
     override_usage = "talaria [OPTIONS] stdio [--env K=V] [--cwd DIR] -- CMD [ARGS...] [::: COMMAND [ARGS...]]...\n       \
                       talaria [OPTIONS] stdio --cmd 'CMD ARGS' [COMMAND [ARGS...]] [::: COMMAND [ARGS...]]...\n       \
                       talaria [OPTIONS] ws|http|sse URL [COMMAND [ARGS...]] [::: COMMAND [ARGS...]]...\n       \
+                      talaria [OPTIONS] URL [COMMAND [ARGS...]] [::: ...]   (http(s):// or ws(s)://)\n       \
                       talaria [OPTIONS] --config FILE NAME [COMMAND [ARGS...]] [::: ...]\n       \
                       talaria [OPTIONS] --server NAME [COMMAND [ARGS...]] [::: ...]\n       \
                       talaria demo [--no-interactive]\n       \

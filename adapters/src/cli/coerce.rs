@@ -172,10 +172,35 @@ pub(crate) fn types(property: &Value) -> Vec<String> {
 }
 
 fn enum_values_raw(property: &Value) -> Vec<Value> {
+    enum_choices(property).into_iter().map(|(value, _)| value).collect()
+}
+
+/// The allowed values of a property with their titles, in the forms elicitation schemas use:
+/// `enum` (titled by a legacy `enumNames`), `oneOf`/`anyOf` of `{const, title}` (titled
+/// enums), or one `const`.
+pub(crate) fn enum_choices(property: &Value) -> Vec<(Value, Option<String>)> {
     if let Some(values) = property.get("enum").and_then(Value::as_array) {
-        return values.clone();
+        let names = property.get("enumNames").and_then(Value::as_array);
+        return values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.clone(), names.and_then(|n| n.get(i)).and_then(Value::as_str).map(str::to_owned)))
+            .collect();
     }
-    property.get("const").cloned().into_iter().collect()
+    for key in ["oneOf", "anyOf"] {
+        if let Some(options) = property.get(key).and_then(Value::as_array) {
+            let titled: Vec<_> = options
+                .iter()
+                .filter_map(|o| {
+                    Some((o.get("const")?.clone(), o.get("title").and_then(Value::as_str).map(str::to_owned)))
+                })
+                .collect();
+            if !titled.is_empty() && titled.len() == options.len() {
+                return titled;
+            }
+        }
+    }
+    property.get("const").cloned().map(|c| (c, None)).into_iter().collect()
 }
 
 /// The allowed values of an `enum` (or `const`) property, as they would be typed.
@@ -340,12 +365,22 @@ pub(crate) fn placeholder(property: Option<&Value>) -> String {
 /// The enum value a typed choice number stands for (`2` for the second value), when the
 /// property is an enum of strings and `text` is not itself one of them.
 pub(crate) fn choose(text: &str, property: Option<&Value>) -> Option<String> {
-    let values = enum_values_raw(property?);
-    if values.is_empty() || !values.iter().all(Value::is_string) || values.iter().any(|v| v.as_str() == Some(text)) {
+    let choices = enum_choices(property?);
+    if choices.is_empty()
+        || !choices.iter().all(|(v, _)| v.is_string())
+        || choices.iter().any(|(v, _)| v.as_str() == Some(text))
+    {
         return None;
     }
-    let n: usize = text.trim().parse().ok()?;
-    values.get(n.checked_sub(1)?).and_then(Value::as_str).map(str::to_owned)
+    // A choice's title stands for its value.
+    let wanted = text.trim();
+    if let Some((value, _)) =
+        choices.iter().find(|(_, title)| title.as_deref().is_some_and(|t| t.eq_ignore_ascii_case(wanted)))
+    {
+        return value.as_str().map(str::to_owned);
+    }
+    let n: usize = wanted.parse().ok()?;
+    choices.get(n.checked_sub(1)?).and_then(|(v, _)| v.as_str()).map(str::to_owned)
 }
 
 /// A short description of a property for prompts: `integer, 1..1000, default 5`.
@@ -355,10 +390,29 @@ pub(crate) fn describe_property(property: Option<&Value>) -> String {
     if parts[0].is_empty() {
         parts[0] = "any".into();
     }
-    let choices = enum_values(property);
+    let choices = enum_choices(property);
     if !choices.is_empty() {
-        let numbered: Vec<String> = choices.iter().enumerate().map(|(i, c)| format!("{} {c}", i + 1)).collect();
+        let numbered: Vec<String> = choices
+            .iter()
+            .enumerate()
+            .map(|(i, (value, title))| {
+                let value = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+                match title {
+                    Some(title) if *title != value => format!("{} {title} ({value})", i + 1),
+                    _ => format!("{} {value}", i + 1),
+                }
+            })
+            .collect();
         parts.push(format!("choose {}", numbered.join(", ")));
+    }
+    if let Some(format) = property.get("format").and_then(Value::as_str) {
+        parts.push(format!("format {format}"));
+    }
+    match (property.get("minLength"), property.get("maxLength")) {
+        (Some(lo), Some(hi)) => parts.push(format!("{lo}..{hi} characters")),
+        (Some(lo), None) => parts.push(format!("at least {lo} characters")),
+        (None, Some(hi)) => parts.push(format!("at most {hi} characters")),
+        (None, None) => {}
     }
     match (property.get("minimum"), property.get("maximum")) {
         (Some(lo), Some(hi)) => parts.push(format!("{lo}..{hi}")),

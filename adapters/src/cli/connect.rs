@@ -152,7 +152,13 @@ pub(crate) struct Session {
     pub(crate) connect_time: Duration,
     /// The task this session started last (what `task-status` and friends mean without an id).
     pub(crate) last_task: std::sync::Mutex<Option<String>>,
+    /// 2026-07-28 subscriptions: a `subscriptions/listen` stream per resource URI, open while
+    /// its call is kept (dropping it cancels the stream).
+    pub(crate) listens: std::sync::Mutex<std::collections::BTreeMap<String, Listen>>,
 }
+
+/// An open `subscriptions/listen` call.
+pub(crate) type Listen = crate::client::CallFuture<talaria_core::schema::subscriptions::SubscriptionsListenResult>;
 
 impl Session {
     /// A failure enriched with the server's stderr tail when the connection is gone.
@@ -234,6 +240,7 @@ impl Connector {
             catalog: Arc::clone(&hooks.catalog),
             connect_time: started.elapsed(),
             last_task: std::sync::Mutex::new(None),
+            listens: std::sync::Mutex::new(std::collections::BTreeMap::new()),
         };
         if let Some(level) = self.log_level.filter(|_| session.client.protocol_version().era() == Era::Legacy) {
             if let Err(e) = session.client.set_log_level(level) {

@@ -2,7 +2,7 @@
 //! `--json` and for the renderer) and how long it took.
 
 use std::io::IsTerminal as _;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -18,6 +18,7 @@ use talaria_core::schema::resources::{
     Unsubscribe, UnsubscribeRequestParams,
 };
 use talaria_core::schema::roots::Root;
+use talaria_core::schema::subscriptions::{SubscriptionFilter, SubscriptionsListen, SubscriptionsListenRequestParams};
 use talaria_core::schema::tasks::{
     CallToolAsTask, CancelTask, CancelTaskRequestParams, GetTask, GetTaskPayload, GetTaskPayloadRequestParams,
     GetTaskRequestParams, ListTasks,
@@ -125,7 +126,7 @@ impl Exec<'_> {
             Command::CallToolAsTask { name, args } => {
                 let args = self.tool_arguments(name, args)?;
                 let created = self.typed::<CallToolAsTask>(&task_call(name, Value::Object(args), None))?;
-                *self.session.last_task.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                *self.session.last_task.lock().unwrap_or_else(PoisonError::into_inner) =
                     Some(created.task.task_id.clone());
                 (to_json(&created)?, Shape::Raw, false)
             }
@@ -172,11 +173,34 @@ impl Exec<'_> {
                 let result = self.typed::<ReadResource>(&ReadResourceRequestParams::new(uri.as_str()))?;
                 (to_json(&result)?, Shape::Contents, false)
             }
+            Command::Subscribe(uri) if self.session.client.protocol_version().era() == Era::Stateless => {
+                // 2026-07-28: a subscriptions/listen stream carries the resource's updates.
+                let filter =
+                    SubscriptionFilter { resource_subscriptions: Some(vec![uri.clone()]), ..Default::default() };
+                let params = SubscriptionsListenRequestParams::new(filter);
+                let listen =
+                    self.session.client.to_async().call::<SubscriptionsListen>(&params, CallOptions::default());
+                if listen.id().is_none() {
+                    // Not sent: the future holds why, and resolves at once.
+                    let refused =
+                        smol::block_on(listen).err().map_or_else(|| Failure::usage("not sent"), Failure::from);
+                    return Err(refused);
+                }
+                self.session.listens.lock().unwrap_or_else(PoisonError::into_inner).insert(uri.clone(), listen);
+                self.printer.set_logs(true);
+                (done(&format!("subscribed to {uri} (a subscriptions/listen stream)")), Shape::Done, false)
+            }
             Command::Subscribe(uri) => {
-                self.typed::<Subscribe>(&SubscribeRequestParams::new(uri.as_str())).map_err(|f| {
-                    self.stateless_hint(f, "subscriptions are per request (subscriptions/listen) in 2026-07-28; pin --protocol-version 2025-11-25 to subscribe")
-                })?;
+                self.typed::<Subscribe>(&SubscribeRequestParams::new(uri.as_str()))?;
+                self.printer.set_logs(true);
                 (done(&format!("subscribed to {uri}")), Shape::Done, false)
+            }
+            Command::Unsubscribe(uri) if self.session.client.protocol_version().era() == Era::Stateless => {
+                // Dropping the listen call cancels its stream.
+                let gone = self.session.listens.lock().unwrap_or_else(PoisonError::into_inner).remove(uri).is_some();
+                let message =
+                    if gone { format!("unsubscribed from {uri}") } else { format!("not subscribed to {uri}") };
+                (done(&message), Shape::Done, false)
             }
             Command::Unsubscribe(uri) => {
                 self.typed::<Unsubscribe>(&UnsubscribeRequestParams::new(uri.as_str()))?;
@@ -186,15 +210,19 @@ impl Exec<'_> {
                 (self.complete(reference, argument, partial, context)?, Shape::Completion, false)
             }
             Command::SetLogLevel(level) => {
-                let client = self.session.client.to_async();
-                self.wait(|| client.set_log_level(*level)).map_err(|f| {
-                    self.stateless_hint(
-                        f,
-                        "in 2026-07-28 the level travels with each request: reconnect with --log-level LEVEL",
-                    )
-                })?;
                 let name = serde_json::to_value(level).unwrap_or_default();
-                (done(&format!("log level set to {}", name.as_str().unwrap_or("?"))), Shape::Done, false)
+                let name = name.as_str().unwrap_or("?");
+                if self.session.client.protocol_version().era() == Era::Stateless {
+                    // 2026-07-28: the level travels with each request; there is nothing to send.
+                    self.session.client.set_request_log_level(Some(*level));
+                    self.printer.set_logs(true);
+                    (done(&format!("log level set to {name} (asked with each request)")), Shape::Done, false)
+                } else {
+                    let client = self.session.client.to_async();
+                    self.wait(|| client.set_log_level(*level))?;
+                    self.printer.set_logs(true);
+                    (done(&format!("log level set to {name}")), Shape::Done, false)
+                }
             }
             Command::RootsList => (json!({"roots": self.session.client.roots()}), Shape::Roots, false),
             Command::RootsAdd(uri, name) => {
@@ -225,15 +253,6 @@ impl Exec<'_> {
             }
         };
         Ok(Outcome { value, shape, tool_error, elapsed: elapsed() })
-    }
-
-    /// `failure`, with `hint` when the session is in the stateless era.
-    fn stateless_hint(&self, failure: Failure, hint: &str) -> Failure {
-        if self.session.client.protocol_version().era() == Era::Stateless && failure.hint.is_none() {
-            failure.with_hint(hint)
-        } else {
-            failure
-        }
     }
 
     /// Sends the call `send` makes and waits for it (see [`wait::call`]).
@@ -303,7 +322,7 @@ impl Exec<'_> {
     /// The task `id` names, or without one the task this session started last.
     fn task_id(&self, id: Option<&str>) -> Result<String, Failure> {
         id.map(str::to_owned)
-            .or_else(|| self.session.last_task.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone())
+            .or_else(|| self.session.last_task.lock().unwrap_or_else(PoisonError::into_inner).clone())
             .ok_or_else(|| Failure::usage("no task started yet: name one").with_hint("start one with `task TOOL ...`"))
     }
 

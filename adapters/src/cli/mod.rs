@@ -134,7 +134,9 @@ where
     let groups = split_groups(words);
     let interactive = groups.is_empty() && std::io::stdin().is_terminal();
     interrupt::install();
-    interrupt::exit_when_idle(!interactive);
+    // Until the REPL has connected (and its line editor reads Ctrl-C as a key), Ctrl-C ends
+    // the process: a connect that hangs can be left.
+    interrupt::exit_when_idle(true);
     let is_stdio = matches!(target, Target::Stdio { .. });
     let oauth = if global.oauth {
         let args = oauth::OAuthArgs {

@@ -228,6 +228,11 @@ fn answer_sampling(
 fn answer_elicitation(params: &ElicitRequestParams, printer: &Printer, ask: &mut Ask<'_>) -> ElicitResult {
     let style = printer.style;
     printer.line(&style.bold(&format!("The server asks: {}", params.message().unwrap_or("(no message)"))));
+    // The fields are asked in the order the server listed them.
+    let order: Vec<String> = match params {
+        ElicitRequestParams::Form(form) => form.requested_schema.properties.keys().map(str::to_owned).collect(),
+        _ => Vec::new(),
+    };
     let schema = match params {
         ElicitRequestParams::Form(form) => serde_json::to_value(&form.requested_schema).ok(),
         ElicitRequestParams::Url(url) => {
@@ -248,25 +253,32 @@ fn answer_elicitation(params: &ElicitRequestParams, printer: &Printer, ask: &mut
     let (ElicitAction::Accept, Some(Value::Object(schema))) = (action, schema) else {
         return ElicitResult::new(action);
     };
-    match fill_form(&schema, printer, ask) {
+    match fill_form(&schema, &order, printer, ask) {
         Some(content) => ElicitResult::accept(content),
         None => ElicitResult::new(ElicitAction::Cancel),
     }
 }
 
-/// Asks for each field of an elicitation form; `None` if the user gave up.
+/// Asks for each field of an elicitation form, in `order`; `None` if the user gave up. Each
+/// answer is checked against its field's schema (type, range, length, pattern, format,
+/// choices), and asked again until it fits.
 fn fill_form(
     schema: &serde_json::Map<String, Value>,
+    order: &[String],
     printer: &Printer,
     ask: &mut Ask<'_>,
 ) -> Option<BTreeMap<String, Value>> {
     let required = coerce::required(schema);
     let mut content = BTreeMap::new();
-    for name in coerce::property_names(schema) {
+    let names = if order.is_empty() { coerce::property_names(schema) } else { order.to_vec() };
+    for name in names {
         let property = coerce::property(schema, &name);
         let is_required = required.contains(&name);
         let label = property.and_then(|p| p.get("title")).and_then(Value::as_str).unwrap_or(&name).to_owned();
         let described = coerce::describe_property(property);
+        if let Some(description) = property.and_then(|p| p.get("description")).and_then(Value::as_str) {
+            printer.line(&format!("  {}", printer.style.dim(description)));
+        }
         loop {
             let prompt = format!("  {label} ({described}{}): ", if is_required { ", required" } else { "" });
             let text = ask(&prompt)?;
@@ -283,15 +295,56 @@ fn fill_form(
             }
             let text = coerce::choose(&text, property).unwrap_or(text);
             match coerce::coerce_value(&text, property, schema) {
-                Ok(value) => {
-                    content.insert(name.clone(), value);
-                    break;
-                }
+                Ok(value) => match field_problems(property, &value) {
+                    None => {
+                        content.insert(name.clone(), value);
+                        break;
+                    }
+                    Some(problems) => printer.line(&format!("  {problems}")),
+                },
                 Err(e) => printer.line(&format!("  {e}")),
             }
         }
     }
     Some(content)
+}
+
+/// What makes `value` unfit for the field `property` describes, if anything: the schema's
+/// constraints, and the string formats elicitation forms use (which the core's validator
+/// leaves to the application).
+fn field_problems(property: Option<&Value>, value: &Value) -> Option<String> {
+    let Some(Value::Object(field)) = property else { return None };
+    let violations = talaria_core::server::validate::validate(field, value);
+    if let Some(problems) = talaria_core::server::validate::describe(&violations) {
+        return Some(problems);
+    }
+    let (Some(format), Some(text)) = (field.get("format").and_then(Value::as_str), value.as_str()) else { return None };
+    (!fits_format(format, text)).then(|| format!("not a valid {format}"))
+}
+
+/// Whether `text` looks like the elicitation string `format` (`email`, `uri`, `date`,
+/// `date-time`); other formats are not checked.
+fn fits_format(format: &str, text: &str) -> bool {
+    let date = |d: &str| {
+        let parts: Vec<&str> = d.split('-').collect();
+        parts.len() == 3
+            && [4, 2, 2].iter().zip(&parts).all(|(n, p)| p.len() == *n && p.bytes().all(|b| b.is_ascii_digit()))
+    };
+    match format {
+        "email" => {
+            text.split_once('@').is_some_and(|(local, domain)| {
+                !local.is_empty() && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.')
+            }) && !text.contains(char::is_whitespace)
+        }
+        "uri" => text.split_once(':').is_some_and(|(scheme, rest)| {
+            scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+                && !rest.is_empty()
+        }),
+        "date" => date(text),
+        "date-time" => text.split_once(['T', 't']).is_some_and(|(d, time)| date(d) && time.len() >= 8),
+        _ => true,
+    }
 }
 
 #[cfg(test)]
@@ -322,6 +375,42 @@ mod tests {
         assert_eq!(declined.action, ElicitAction::Decline);
         let gone = answer_elicitation(&params, &printer, &mut scripted(&[]));
         assert_eq!(gone.action, ElicitAction::Cancel);
+    }
+
+    #[test]
+    fn a_form_is_asked_in_the_servers_order_with_its_choices_checked_against_the_schema() {
+        let printer = Printer::new(Style::plain(), 0, false);
+        // From text, as it comes off the wire (a `json!` value would sort the fields).
+        let params: ElicitRequestParams = serde_json::from_str(
+            r#"{"message": "Book a table", "requestedSchema": {"type": "object", "properties": {
+                "size": {"type": "integer", "minimum": 1, "maximum": 12, "description": "How many people"},
+                "email": {"type": "string", "format": "email"},
+                "area": {"type": "string", "oneOf": [
+                    {"const": "in", "title": "Inside"}, {"const": "out", "title": "Terrace"}]},
+                "diet": {"type": "string", "enum": ["v", "m"], "enumNames": ["Vegetarian", "Meat"]}},
+                "required": ["size", "email", "area", "diet"]}}"#,
+        )
+        .unwrap();
+        let prompts = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&prompts);
+        let mut answers = scripted(&["a", "500", "4", "not-an-email", "ada@example.com", "terrace", "1"]);
+        let mut ask = move |prompt: &str| {
+            seen.lock().unwrap().push(prompt.to_owned());
+            answers(prompt)
+        };
+        let result = answer_elicitation(&params, &printer, &mut ask);
+        assert_eq!(result.action, ElicitAction::Accept, "{:?}", prompts.lock().unwrap());
+        assert_eq!(
+            serde_json::to_value(result.content.unwrap()).unwrap(),
+            json!({"size": 4, "email": "ada@example.com", "area": "out", "diet": "v"}),
+            "500 is out of range and not-an-email no email: both asked again; titles and numbers pick choices"
+        );
+        let prompts = prompts.lock().unwrap();
+        let fields: Vec<&str> = prompts[1..].iter().map(|p| p.trim_start().split(' ').next().unwrap()).collect();
+        assert_eq!(fields, ["size", "size", "email", "email", "area", "diet"], "the server's order, not the alphabet");
+        assert!(prompts[5].contains("1 Inside (in), 2 Terrace (out)"), "{}", prompts[5]);
+        assert!(prompts[6].contains("1 Vegetarian (v), 2 Meat (m)"), "{}", prompts[6]);
+        assert!(prompts[3].contains("format email"), "{}", prompts[3]);
     }
 
     #[test]

@@ -403,6 +403,25 @@ impl Client {
         &self.inner.ready.peer
     }
 
+    /// Sets the log level each request asks for from now on, in the stateless era
+    /// (2026-07-28), where it travels in the request's `_meta` (the start value is
+    /// `ClientConfig::log_level`); `None` asks for none. A legacy session sets its level with
+    /// [`Client::set_log_level`] (`logging/setLevel`) instead.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use talaria::client::{Client, ClientOptions};
+    /// use talaria::core::schema::LoggingLevel;
+    ///
+    /// let client = Client::http("http://127.0.0.1:8080/mcp", &[], ClientOptions::new("me", "1"))?;
+    /// client.set_request_log_level(Some(LoggingLevel::Debug));
+    /// # Ok::<(), talaria::client::ClientError>(())
+    /// ```
+    pub fn set_request_log_level(&self, level: Option<LoggingLevel>) {
+        self.inner.conn.with(|endpoint, _| endpoint.session_mut().set_request_log_level(level));
+    }
+
     /// The negotiated protocol revision.
     #[must_use]
     pub fn protocol_version(&self) -> ProtocolVersion {

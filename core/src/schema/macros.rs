@@ -109,6 +109,37 @@ pub(crate) fn collect_rest<'de, A: serde::de::MapAccess<'de>>(
     Ok(())
 }
 
+/// Gathers the members of `map` as one JSON object's text, in the order they came, refusing
+/// duplicates; and the value of the string member `tag`, if there is one.
+pub(crate) fn collect_text<'de, A: serde::de::MapAccess<'de>>(
+    map: &mut A,
+    tag: &str,
+) -> Result<(String, Option<String>), A::Error> {
+    use serde::de::Error as _;
+    let mut text = String::from("{");
+    let mut names: Vec<String> = Vec::new();
+    let mut found = None;
+    while let Some(key) = map.next_key::<Key<'de>>()? {
+        let value: Box<serde_json::value::RawValue> = map.next_value()?;
+        let name = key.0.into_owned();
+        if names.contains(&name) {
+            return Err(duplicate(&name));
+        }
+        if name == tag {
+            found = serde_json::from_str::<String>(value.get()).ok();
+        }
+        if !names.is_empty() {
+            text.push(',');
+        }
+        text.push_str(&serde_json::to_string(&name).map_err(A::Error::custom)?);
+        text.push(':');
+        text.push_str(value.get());
+        names.push(name);
+    }
+    text.push('}');
+    Ok((text, found))
+}
+
 /// Checks a constant tag member.
 pub(crate) fn check_tag<E: serde::de::Error>(found: &str, name: &str, expected: &str) -> Result<(), E> {
     if found == expected {
@@ -317,10 +348,10 @@ macro_rules! tagged_union {
                     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$name, A::Error> {
                         if $name::TAG_MAY_BE_MISSING {
                             // The default variant keeps the tag as an ordinary member, so it
-                            // must see the whole object.
-                            let mut object = $crate::schema::JsonObject::new();
-                            $crate::schema::macros::collect_rest(&mut map, &mut object)?;
-                            return $name::from_object(object);
+                            // must see the whole object: gathered as JSON text, which keeps
+                            // the members' order (a form's fields are asked in it).
+                            let (text, tag) = $crate::schema::macros::collect_text(&mut map, $tag)?;
+                            return $name::from_text(&text, tag.as_deref());
                         }
                         // Fast path: the tag is the first member, as every SDK writes it.
                         let Some(first) = map.next_key::<$crate::schema::macros::Key<'de>>()? else {
@@ -352,6 +383,16 @@ macro_rules! tagged_union {
         impl $name {
             /// Whether an object without the tag decodes as a default variant.
             const TAG_MAY_BE_MISSING: bool = tagged_union!(@missing $($missing)?);
+
+            /// The object as JSON text, with its tag if it had one: dispatch on the tag.
+            #[allow(dead_code)]
+            fn from_text<E: serde::de::Error>(text: &str, tag: Option<&str>) -> Result<Self, E> {
+                match tag {
+                    $( Some($value) => serde_json::from_str(text).map(Self::$variant).map_err(E::custom), )*
+                    $( None => serde_json::from_str(text).map(Self::$missing).map_err(E::custom), )?
+                    _ => serde_json::from_str(text).map(Self::Unknown).map_err(E::custom),
+                }
+            }
 
             /// The slow path: the whole object is in hand; dispatch on its tag.
             fn from_object<E: serde::de::Error>(map: $crate::schema::JsonObject) -> Result<Self, E> {

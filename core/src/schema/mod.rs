@@ -31,6 +31,7 @@ mod common;
 mod content;
 mod dispatch;
 mod methods;
+mod ordered;
 
 pub mod completion;
 pub mod elicitation;
@@ -62,3 +63,4 @@ pub use methods::{
     method_info, method_info_in, params_capability, Capability, MethodInfo, MethodKind, NotificationMethod,
     RequestMethod, SentBy, Side, METHODS,
 };
+pub use ordered::OrderedMap;

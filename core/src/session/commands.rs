@@ -502,6 +502,35 @@ impl Session<Client> {
         }
     }
 
+    /// Sets the log level every request asks for from now on (2026-07-28, where it travels in
+    /// each request's `_meta`; `None` stops asking). Legacy sessions set it with
+    /// `logging/setLevel` instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use talaria_core::schema::{Implementation, LoggingLevel};
+    /// use talaria_core::session::{Client, ClientConfig, ClientMode, Output, RequestOptions, Session};
+    ///
+    /// let now = Instant::now();
+    /// let config = ClientConfig::new(Implementation::new("c", "1")).with_mode(ClientMode::Stateless);
+    /// let mut client = Session::<Client>::new(config, now);
+    /// client.set_request_log_level(Some(LoggingLevel::Debug));
+    /// while client.poll_output().is_some() {}
+    /// client.send_request(now, "tools/list", None, RequestOptions::default()).unwrap();
+    /// let sent = std::iter::from_fn(|| client.poll_output()).find_map(|out| match out {
+    ///     Output::Transmit { payload, .. } => Some(String::from_utf8(payload).unwrap()),
+    ///     _ => None,
+    /// });
+    /// assert!(sent.unwrap().contains(r#""io.modelcontextprotocol/logLevel":"debug""#));
+    /// ```
+    pub fn set_request_log_level(&mut self, level: Option<LoggingLevel>) {
+        if let Local::Client(config) = &mut self.local {
+            config.log_level = level;
+        }
+    }
+
     /// The transport refused request `id` with `error` (an HTTP error answer's JSON-RPC error,
     /// or one naming the status): the call fails with it, as a remote error, though no frame
     /// arrived (frame observers see nothing; a wire trace shows only what the server sent).

@@ -82,7 +82,8 @@ impl Ui for ReplUi<'_> {
 
 /// Runs the REPL (connecting first unless `live` is given) until `exit` or Ctrl-D.
 pub(crate) fn run(connector: &Connector, settings: &Settings, printer: &Arc<Printer>, live: Option<Live>) -> Exit {
-    interrupt::exit_when_idle(false);
+    // Ctrl-C while connecting ends the process (see `cli::run`); once connected, the line
+    // editor reads it as a key and a running call is cancelled by it.
     let live = match live.map_or_else(|| connect(connector, printer), Ok) {
         Ok(live) => live,
         Err(failure) => {
@@ -90,6 +91,7 @@ pub(crate) fn run(connector: &Connector, settings: &Settings, printer: &Arc<Prin
             return failure.exit();
         }
     };
+    interrupt::exit_when_idle(false);
     let Live { mut session, hooks, questions } = live;
     let shared = Arc::new(Mutex::new(Some(session.client.clone())));
     let (mut editor, mut asker) = match editors(&session.catalog, &shared) {

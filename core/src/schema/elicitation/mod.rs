@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::common::{ForRevision, JsonObject, Meta};
 use super::macros::{mcp_struct, tagged_union};
 use super::methods::{notification_method, request_method};
+use super::ordered::OrderedMap;
 use super::tasks::TaskMetadata;
 use crate::version::ProtocolVersion;
 
@@ -168,8 +169,8 @@ mcp_struct! {
     #[derive(Default)]
     pub struct ElicitationSchema {
         @tag "type" = "object";
-        /// The form fields, by name.
-        req properties: BTreeMap<String, PrimitiveSchemaDefinition> = "properties",
+        /// The form fields, by name, in the order the server listed them (the order to ask).
+        req properties: OrderedMap<PrimitiveSchemaDefinition> = "properties",
         /// The names of the fields the user must fill in.
         opt required: Vec<String> = "required",
         /// The JSON Schema dialect (2025-11-25+).
@@ -373,6 +374,21 @@ mod tests {
             "url",
             &json!({"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e", "task": {"ttl": 5}, "_meta": {"progressToken": 1}}),
         );
+    }
+
+    #[test]
+    fn a_forms_fields_keep_the_order_they_came_in_with_or_without_a_mode() {
+        for mode in ["", r#""mode":"form","#, r#""_meta":{},"mode":"form","#] {
+            let text = format!(
+                r#"{{{mode}"message":"m","requestedSchema":{{"type":"object","properties":{{
+                    "zeta":{{"type":"string"}},"alpha":{{"type":"integer"}},"mid":{{"type":"boolean"}}}}}}}}"#
+            );
+            let p: ElicitRequestParams = serde_json::from_str(&text).unwrap();
+            let ElicitRequestParams::Form(form) = &p else { unreachable!("decoded {p:?}") };
+            assert_eq!(form.requested_schema.properties.keys().collect::<Vec<_>>(), ["zeta", "alpha", "mid"], "{mode}");
+        }
+        let dup = r#"{"message":"m","message":"n","requestedSchema":{"type":"object","properties":{}}}"#;
+        assert!(serde_json::from_str::<ElicitRequestParams>(dup).is_err(), "duplicates are refused");
     }
 
     #[test]
