@@ -701,3 +701,55 @@ fn subscribing_in_2026_opens_a_listen_stream_and_unsubscribing_closes_it() {
     assert_eq!(values[1]["message"], "unsubscribed from notes://1");
     assert_eq!(values[2]["message"], "not subscribed to notes://1");
 }
+
+#[test]
+fn describe_snapshot_and_diff_show_a_servers_surface_for_people_and_ci() {
+    let output = stdio(&[], "describe echo");
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let described = &json_lines(&output)[0];
+    assert_eq!(described["name"], "echo");
+    assert!(described["example"].as_str().unwrap().starts_with("call_tool echo text=<string>"), "{described}");
+    let output = stdio(&[], "describe ecko");
+    assert_eq!(code(&output), 2);
+    assert!(stderr(&output).contains("did you mean echo?"), "{}", stderr(&output));
+
+    let output = stdio(&[], "snapshot");
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let snapshot = json_lines(&output)[0].clone();
+    assert!(snapshot["tools"].as_array().unwrap().iter().any(|t| t["name"] == "echo"), "{snapshot}");
+    let dir = std::env::temp_dir().join(format!("talaria-snapshot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let saved = dir.join("surface.json");
+    std::fs::write(&saved, snapshot.to_string()).unwrap();
+    let saved_arg = saved.to_string_lossy().into_owned();
+    let output = stdio(&[], &format!("diff {saved_arg}"));
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(json_lines(&output)[0]["same"], true);
+    // The saved surface had no `echo`: the server now has one more tool.
+    let mut older = snapshot;
+    older["tools"].as_array_mut().unwrap().retain(|t| t["name"] != "echo");
+    std::fs::write(&saved, older.to_string()).unwrap();
+    let output = stdio(&[], &format!("diff {saved_arg}"));
+    assert_eq!(code(&output), 3, "a changed surface fails the run: {}", stderr(&output));
+    assert_eq!(json_lines(&output)[0]["added"]["tools"], serde_json::json!(["echo"]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn completions_a_man_page_and_a_public_tap() {
+    for shell in ["bash", "zsh", "fish"] {
+        let output = talaria(&["completions", shell]);
+        assert_eq!(code(&output), 0, "{shell}");
+        let script = String::from_utf8_lossy(&output.stdout);
+        assert!(script.contains("talaria") && script.contains("serve-demo"), "{shell}: {script}");
+    }
+    let man = talaria(&["man"]);
+    assert_eq!(code(&man), 0);
+    assert!(String::from_utf8_lossy(&man.stdout).contains(".TH talaria"));
+    // `tap` between a host and a stdio server: frames pass unchanged, each shown on stderr.
+    let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"host","version":"1"}}}}"#;
+    let output = with_stdin(&["tap", "--", TALARIA, "serve-demo"], &format!("{discover}\n"));
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains(r#""supportedVersions""#), "the server's answer passed");
+    assert!(stderr(&output).contains(r#"method":"server/discover""#), "{}", stderr(&output));
+}

@@ -18,15 +18,17 @@ Without one, commands are read from stdin (one per line) when it is not a termin
 interactive session starts when it is. Commands: ping, list-tools, call-tool NAME [key=value |
 key:=json | @file.json | {json}]..., list-prompts, get-prompt NAME [k=v]..., list-resources,
 list-templates, read-resource URI, subscribe URI, complete REF ARG[=PARTIAL], set-log-level
-LEVEL, roots list|add|remove, show-state, rpc METHOD [JSON], notify METHOD [JSON], batch
-JSON-ARRAY (`help` in the interactive session explains each).
+LEVEL, roots list|add|remove, show-state, describe TOOL, snapshot, diff SNAPSHOT-FILE, rpc
+METHOD [JSON], notify METHOD [JSON], batch JSON-ARRAY (`help` in the interactive session
+explains each). For CI: `talaria --json URL snapshot > surface.json` once, then
+`talaria --json URL diff surface.json` exits 3 when the server's surface changed.
 
 --json prints one JSON value per command on stdout: the result, or for a failure
 {\"kind\": \"usage|protocol|transport|timeout|authorization|interrupted\",
 \"code\": <JSON-RPC code or null>, \"message\": \"...\"}. Diagnostics go to stderr.
 
-Exit codes (the first failing command's): 0 ok, 2 usage, 3 protocol error or tool isError,
-4 transport failure or timeout, 5 authorization, 6 interrupted (Ctrl-C).";
+Exit codes (the first failing command's): 0 ok, 2 usage, 3 protocol error, tool isError or
+a changed surface (diff), 4 transport failure or timeout, 5 authorization, 6 interrupted (Ctrl-C).";
 
 /// `talaria`: explore and test any MCP server from a terminal.
 #[derive(Debug, Parser)]
@@ -156,9 +158,25 @@ pub(crate) enum Mode {
     Demo(DemoArgs),
     /// Serve the bundled demo server for other clients (e.g. the MCP Inspector).
     ServeDemo(ServeArgs),
+    /// Sit between any host and a stdio server: `talaria tap -- CMD ARGS...` runs the server,
+    /// passes the frames both ways unchanged, and prints each on stderr (secrets redacted).
+    /// Put it in a host's server configuration in place of the server's command.
+    Tap(ProxyArgs),
+    /// Print shell completions: `talaria completions bash|zsh|fish|elvish|powershell`.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff): `talaria man | man -l -`.
+    Man,
     /// Internal: run a stdio server, copying and reporting its frames (for --trace).
     #[command(name = "__trace-proxy", hide = true)]
     TraceProxy(ProxyArgs),
+}
+
+/// `talaria completions SHELL`.
+#[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub(crate) shell: clap_complete::Shell,
 }
 
 /// `talaria stdio`.

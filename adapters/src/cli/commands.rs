@@ -87,6 +87,24 @@ pub(crate) const COMMANDS: &[Spec] = &[
         usage: "",
         summary: "negotiated revision, capabilities, server info, transport, pending requests",
     },
+    Spec {
+        name: "describe",
+        aliases: &["describe_tool"],
+        usage: "TOOL",
+        summary: "a tool's declaration (schemas, annotations) and an example call",
+    },
+    Spec {
+        name: "snapshot",
+        aliases: &[],
+        usage: "",
+        summary: "everything the server offers, as one JSON value (save it, then `diff` it)",
+    },
+    Spec {
+        name: "diff",
+        aliases: &[],
+        usage: "SNAPSHOT-FILE",
+        summary: "what changed since a saved snapshot (exit 3 when anything did)",
+    },
     Spec { name: "rpc", aliases: &[], usage: "METHOD [JSON]", summary: "send a raw request and show the raw result" },
     Spec { name: "notify", aliases: &[], usage: "METHOD [JSON]", summary: "send a raw notification" },
     Spec {
@@ -172,6 +190,12 @@ pub(crate) enum Command {
     RootsRemove(String),
     /// `show_state`.
     ShowState,
+    /// `describe TOOL`.
+    Describe(String),
+    /// `snapshot`.
+    Snapshot,
+    /// `diff FILE`.
+    Diff(String),
     /// `rpc METHOD [JSON]`.
     Rpc(String, Option<String>),
     /// `notify METHOD [JSON]`.
@@ -270,6 +294,9 @@ pub(crate) fn parse(words: &[String]) -> Result<Command, Failure> {
             _ => Err(usage()),
         },
         "show_state" => none(Command::ShowState),
+        "describe" => one().map(Command::Describe),
+        "snapshot" => none(Command::Snapshot),
+        "diff" => one().map(Command::Diff),
         "rpc" | "notify" => {
             let (method, params) = match rest {
                 [method] => (method.clone(), None),

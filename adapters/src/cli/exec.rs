@@ -33,6 +33,7 @@ use super::connect::Session;
 use super::exit::{Failure, Kind};
 use super::printer::Printer;
 use super::progress::ProgressView;
+use super::surface;
 use super::wait::{self, Ui};
 use crate::client::{task_call, task_payload, ClientError, MAX_LIST_PAGES};
 use talaria_core::jsonrpc::CallError;
@@ -238,6 +239,17 @@ impl Exec<'_> {
                 (done(&message), Shape::Done, false)
             }
             Command::ShowState => (self.state(), Shape::State, false),
+            Command::Describe(name) => (self.describe(name)?, Shape::Raw, false),
+            Command::Snapshot => (self.snapshot()?, Shape::Raw, false),
+            Command::Diff(file) => {
+                let text = std::fs::read_to_string(file)
+                    .map_err(|e| Failure::usage(format!("cannot read the snapshot {file}: {e}")))?;
+                let before: Value = serde_json::from_str(&text)
+                    .map_err(|e| Failure::usage(format!("{file} is not a snapshot (JSON): {e}")))?;
+                let found = surface::diff(&before, &self.snapshot()?);
+                let changed = found["same"] == false;
+                (found, Shape::Raw, changed)
+            }
             Command::Rpc(method, params) => (self.rpc(method, params.as_deref())?, Shape::Raw, false),
             Command::Batch(items) => {
                 let (answers, failed) = self.batch(items)?;
@@ -486,6 +498,38 @@ impl Exec<'_> {
             })
             .collect();
         Ok((Value::Array(shown), failed))
+    }
+
+    /// `describe TOOL`: the tool's declaration and an example call.
+    fn describe(&mut self, name: &str) -> Result<Value, Failure> {
+        let Some(tool) = self.tool(name)? else {
+            let known: Vec<String> =
+                self.session.catalog.lists().tools.unwrap_or_default().into_iter().map(|t| t.name).collect();
+            let hint = match super::suggest::closest(name, known.iter().map(String::as_str)) {
+                Some(meant) => format!("did you mean {meant}? (tools: {})", known.join(", ")),
+                None => format!("tools: {}", known.join(", ")),
+            };
+            return Err(Failure::usage(format!("unknown tool {name:?}")).with_hint(hint));
+        };
+        Ok(surface::describe_tool(&to_json(&tool)?))
+    }
+
+    /// `snapshot`: everything the server offers, each list fetched whole (those its
+    /// capabilities announce).
+    fn snapshot(&mut self) -> Result<Value, Failure> {
+        let caps = self.session.client.server_capabilities().cloned().unwrap_or_default();
+        let tools = if caps.tools.is_some() { to_json(&self.tools()?)? } else { json!([]) };
+        let prompts = if caps.prompts.is_some() { to_json(&self.list_all::<ListPrompts>()?)? } else { json!([]) };
+        let (resources, templates) = if caps.resources.is_some() {
+            (to_json(&self.list_all::<ListResources>()?)?, to_json(&self.list_all::<ListResourceTemplates>()?)?)
+        } else {
+            (json!([]), json!([]))
+        };
+        let list = |v: Value| match v {
+            Value::Array(items) => items,
+            _ => Vec::new(),
+        };
+        Ok(surface::snapshot(&self.state(), [list(tools), list(prompts), list(resources), list(templates)]))
     }
 
     fn state(&self) -> Value {

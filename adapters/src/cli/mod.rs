@@ -47,6 +47,7 @@ mod split;
 mod stderr;
 mod style;
 mod suggest;
+mod surface;
 mod trace;
 mod wait;
 
@@ -116,7 +117,20 @@ where
         out: Style::new(color_wanted(global.no_color, std::io::stdout().is_terminal())),
     };
     match &cli.mode {
-        Some(Mode::TraceProxy(proxy)) => return trace::proxy(&proxy.command),
+        Some(Mode::TraceProxy(proxy) | Mode::Tap(proxy)) => return trace::proxy(&proxy.command),
+        Some(Mode::Completions(shell)) => {
+            clap_complete::generate(shell.shell, &mut Cli::command(), "talaria", &mut std::io::stdout());
+            return Exit::Ok;
+        }
+        Some(Mode::Man) => {
+            return match clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout()) {
+                Ok(()) => Exit::Ok,
+                Err(e) => {
+                    printer.error(&format!("cannot write the manual page: {e}"), None);
+                    Exit::Transport
+                }
+            };
+        }
         Some(Mode::ServeDemo(serve)) => return serve::run(serve),
         Some(Mode::Demo(demo)) => {
             interrupt::install();
@@ -180,7 +194,7 @@ where
 }
 
 /// The modes a command line may start with.
-const MODES: [&str; 6] = ["stdio", "ws", "http", "sse", "demo", "serve-demo"];
+const MODES: [&str; 9] = ["stdio", "ws", "http", "sse", "demo", "serve-demo", "tap", "completions", "man"];
 
 /// A command line naming no mode: a URL picks its transport (`talaria URL [COMMAND...]`);
 /// anything else is a mistyped mode or option, answered with the closest one.
