@@ -407,6 +407,14 @@ fn demo_runs_to_completion_non_interactively() {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
     assert!(stderr(&output).contains("[warning] log: a message at level warning"), "{}", stderr(&output));
+    for expected in ["talaria> describe echo", "call_tool echo text=<string>", "talaria> show_state", "tap -- CMD"] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    // The commands suggested run as written: `talaria` if it is on PATH, else this binary's path.
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("talaria").is_file()));
+    let me = if on_path { "talaria" } else { TALARIA };
+    assert!(text.contains(&format!("{me} --json stdio -- {me} serve-demo")), "{text}");
 }
 
 #[test]

@@ -33,6 +33,8 @@ const STEPS: &[(&str, &str)] = &[
     ("A resource template, expanded by the server", "read_resource notes://42"),
     ("Completion: the server suggests values for a prompt argument", "complete greet name=A"),
     ("Logging: the server's log messages appear as they arrive", "call_tool log"),
+    ("A tool described: its schemas and an example call", "describe echo"),
+    ("The connection: revision, capabilities, transport, latency", "show_state"),
 ];
 
 /// Runs the tour, then (on a terminal, unless `--no-interactive`) the REPL.
@@ -61,7 +63,7 @@ pub(crate) fn run(args: &DemoArgs, settings: &Settings, printer: &Arc<Printer>) 
         };
         return match connector.connect(&hooks) {
             Ok(session) => {
-                let exit = tour(&session, settings, printer);
+                let exit = tour_pausing(&session, settings, printer, false);
                 session.client.close();
                 printer.line(&style.dim("Run `talaria demo` on a terminal to continue interactively after the tour."));
                 exit
@@ -79,14 +81,45 @@ pub(crate) fn run(args: &DemoArgs, settings: &Settings, printer: &Arc<Printer>) 
             return failure.exit();
         }
     };
-    let exit = tour(&live.session, settings, printer);
+    let exit = tour_pausing(&live.session, settings, printer, true);
     printer.line("");
     printer.line(&style.bold("Now it is your turn: the same commands work here (Tab completes). `exit` leaves."));
     repl::run(&connector, settings, printer, Some(live)).or(exit)
 }
 
-/// The steps, in order; returns the first failure's exit code (a tool error is expected).
-fn tour(session: &Session, settings: &Settings, printer: &Arc<Printer>) -> Exit {
+/// Waits for Enter before the next section, on a terminal (`q` skips the rest of the pauses).
+struct Pauses {
+    on: bool,
+}
+
+impl Pauses {
+    fn wait(&mut self, printer: &Printer) {
+        if !self.on {
+            return;
+        }
+        eprint!("{}", printer.style.dim("  (Enter: next step, q: run the rest without pausing) "));
+        let mut line = String::new();
+        if std::io::stdin().read_line(&mut line).is_err() || line.trim() == "q" || line.is_empty() {
+            self.on = false;
+        }
+    }
+}
+
+/// The command to suggest for running `talaria`: its name if it is on `PATH`, else the path
+/// this process runs from (a newcomer who ran `cargo run` has no `talaria` on `PATH`).
+fn talaria_command() -> String {
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("talaria").is_file()));
+    if on_path {
+        return "talaria".into();
+    }
+    std::env::current_exe().map_or_else(|_| "talaria".into(), |exe| exe.display().to_string())
+}
+
+/// The steps, in order, pausing between sections when `pause` (interactive); returns the
+/// first failure's exit code (a tool error is expected).
+fn tour_pausing(session: &Session, settings: &Settings, printer: &Arc<Printer>, pause: bool) -> Exit {
+    let mut pauses = Pauses { on: pause };
     let style = printer.style;
     let client = &session.client;
     let info = client.server_info();
@@ -109,6 +142,7 @@ fn tour(session: &Session, settings: &Settings, printer: &Arc<Printer>) -> Exit 
     let mut number = 1;
     for (what, line) in STEPS {
         if !what.is_empty() {
+            pauses.wait(printer);
             number += 1;
             heading(printer, number, what);
         }
@@ -135,10 +169,17 @@ fn tour(session: &Session, settings: &Settings, printer: &Arc<Printer>) -> Exit 
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
     }
+    pauses.wait(printer);
     heading(printer, number + 1, "Scripts and CI");
+    let me = talaria_command();
     println!("The same commands run one-shot, with JSON output and documented exit codes:");
-    println!("  talaria --json stdio -- talaria serve-demo ::: call-tool add a=2 b=40 ::: list-prompts");
-    println!("  talaria http http://127.0.0.1:PORT/mcp read-resource notes://7   (after: talaria serve-demo --transport http)");
+    println!("  {me} --json stdio -- {me} serve-demo ::: call-tool add a=2 b=40 ::: list-prompts");
+    println!("  {me} --json stdio -- {me} serve-demo ::: snapshot > surface.json   (then: ... ::: diff surface.json)");
+    println!("In another terminal, `{me} serve-demo --transport http --port 8765`, then:");
+    println!("  {me} http://127.0.0.1:8765/mcp read-resource notes://7");
+    println!(
+        "Also: `wire on` in the session shows every frame; `{me} tap -- CMD` shows them between any host and server."
+    );
     exit
 }
 
