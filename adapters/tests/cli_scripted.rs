@@ -384,13 +384,19 @@ fn sse_and_ws_connects_end_at_the_timeout_on_a_server_that_never_answers() {
 
 /// A server answering every request with 401 (on a thread that lives as long as the tests).
 fn refusing_server() -> std::net::SocketAddr {
+    answering_server("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into())
+}
+
+/// A server answering every request with `response` (on a thread that lives as long as the
+/// tests).
+fn answering_server(response: String) -> std::net::SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
         for mut stream in listener.incoming().flatten() {
-            let mut request = [0u8; 4096];
+            let mut request = [0u8; 8192];
             let _ = std::io::Read::read(&mut stream, &mut request);
-            let _ = stream.write_all(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = stream.write_all(response.as_bytes());
         }
     });
     addr
@@ -630,17 +636,12 @@ fn a_servers_escape_sequences_are_shown_not_obeyed_in_human_output() {
 #[test]
 fn a_refusal_shows_what_the_server_said() {
     // A server that knows only older revisions refuses a pinned 2026-07-28 with a plain body.
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            let mut request = [0u8; 8192];
-            let _ = std::io::Read::read(&mut stream, &mut request);
-            let body = "Bad Request: Unsupported protocol version (supported: 2025-06-18)";
-            let head = format!("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
-            let _ = stream.write_all(format!("{head}{body}").as_bytes());
-        }
-    });
+    let body = "Bad Request: Unsupported protocol version (supported: 2025-06-18)";
+    let head = format!(
+        "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let addr = answering_server(format!("{head}{body}"));
     let output =
         talaria(&["--json", "--protocol-version", "2026-07-28", "http", &format!("http://{addr}/mcp"), "ping"]);
     assert_ne!(code(&output), 0);

@@ -516,8 +516,11 @@ impl Session<Client> {
     /// let now = Instant::now();
     /// let config = ClientConfig::new(Implementation::new("c", "1")).with_mode(ClientMode::Stateless);
     /// let mut client = Session::<Client>::new(config, now);
-    /// client.set_request_log_level(Some(LoggingLevel::Debug));
     /// while client.poll_output().is_some() {}
+    /// # let ready = br#"{"jsonrpc":"2.0","id":0,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"cacheScope":"public","ttlMs":0,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}}"#;
+    /// # client.handle_frame(now, talaria_core::session::Route::Connection, ready);
+    /// # while client.poll_output().is_some() {}
+    /// client.set_request_log_level(Some(LoggingLevel::Debug));
     /// client.send_request(now, "tools/list", None, RequestOptions::default()).unwrap();
     /// let sent = std::iter::from_fn(|| client.poll_output()).find_map(|out| match out {
     ///     Output::Transmit { payload, .. } => Some(String::from_utf8(payload).unwrap()),
