@@ -68,6 +68,7 @@
 
 mod batch;
 mod carries;
+mod client_commands;
 mod commands;
 mod config;
 mod error;
