@@ -762,3 +762,32 @@ fn completions_a_man_page_and_a_public_tap() {
     assert!(String::from_utf8_lossy(&output.stdout).contains(r#""supportedVersions""#), "the server's answer passed");
     assert!(stderr(&output).contains(r#"method":"server/discover""#), "{}", stderr(&output));
 }
+
+#[test]
+fn doctor_reports_revisions_capabilities_schemas_and_latency() {
+    let demo = NetDemo::start("http");
+    for args in [
+        vec!["--json", "doctor", demo.url.as_str()],
+        vec!["--json", "stdio", "--", TALARIA, "serve-demo", ":::", "doctor"],
+    ] {
+        let output = talaria(&args);
+        assert_eq!(code(&output), 0, "{args:?}: {}", stderr(&output));
+        let report = &json_lines(&output)[0];
+        let found = |check: &str| {
+            report["findings"].as_array().unwrap().iter().find(|f| f["check"] == check).cloned().unwrap_or_default()
+        };
+        for revision in ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
+            assert_eq!(found(&format!("revision {revision}"))["level"], "ok", "{args:?} {revision}: {report}");
+        }
+        assert_eq!(found("tools capability")["level"], "ok", "{report}");
+        assert_eq!(found("tool echo")["level"], "ok", "{report}");
+        assert_eq!(found("latency")["level"], "ok", "{report}");
+        assert_eq!(report["errors"], 0, "{report}");
+    }
+    // A server that cannot be reached is an error, and the run says so in its exit code.
+    let output = talaria(&["--json", "stdio", "--", "sh", "-c", "exit 1", ":::", "doctor"]);
+    assert_eq!(code(&output), 3, "{}", stderr(&output));
+    let report = &json_lines(&output)[0];
+    assert!(report["errors"].as_u64().unwrap() >= 1, "{report}");
+    assert!(report["findings"].as_array().unwrap().iter().any(|f| f["check"] == "reachable" && f["level"] == "error"));
+}

@@ -40,6 +40,7 @@ a changed surface (diff), 4 transport failure or timeout, 5 authorization, 6 int
                       talaria [OPTIONS] stdio --cmd 'CMD ARGS' [COMMAND [ARGS...]] [::: COMMAND [ARGS...]]...\n       \
                       talaria [OPTIONS] ws|http|sse URL [COMMAND [ARGS...]] [::: COMMAND [ARGS...]]...\n       \
                       talaria [OPTIONS] URL [COMMAND [ARGS...]] [::: ...]   (http(s):// or ws(s)://)\n       \
+                      talaria [OPTIONS] doctor URL   or   talaria [OPTIONS] <connection> doctor\n       \
                       talaria [OPTIONS] --config FILE NAME [COMMAND [ARGS...]] [::: ...]\n       \
                       talaria [OPTIONS] --server NAME [COMMAND [ARGS...]] [::: ...]\n       \
                       talaria demo [--no-interactive]\n       \

@@ -94,6 +94,12 @@ pub(crate) const COMMANDS: &[Spec] = &[
         summary: "a tool's declaration (schemas, annotations) and an example call",
     },
     Spec {
+        name: "doctor",
+        aliases: &[],
+        usage: "",
+        summary: "diagnose the server (revisions, capabilities, tool schemas, latency); one-shot only",
+    },
+    Spec {
         name: "snapshot",
         aliases: &[],
         usage: "",
@@ -296,6 +302,10 @@ pub(crate) fn parse(words: &[String]) -> Result<Command, Failure> {
         "show_state" => none(Command::ShowState),
         "describe" => one().map(Command::Describe),
         "snapshot" => none(Command::Snapshot),
+        "doctor" => {
+            Err(Failure::usage("doctor runs on its own")
+                .with_hint("talaria doctor URL, or talaria <connection> doctor"))
+        }
         "diff" => one().map(Command::Diff),
         "rpc" | "notify" => {
             let (method, params) = match rest {

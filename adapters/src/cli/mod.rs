@@ -31,6 +31,7 @@ mod config;
 mod connect;
 mod demo;
 mod demo_server;
+mod doctor;
 mod exec;
 mod exit;
 mod interrupt;
@@ -184,6 +185,9 @@ where
         oauth,
         smol: global.smol || std::env::var("TALARIA_HTTP_CLIENT").is_ok_and(|client| client == "smol"),
     };
+    if groups.len() == 1 && groups[0].len() == 1 && groups[0][0] == "doctor" {
+        return doctor::run(&connector, &settings, &printer);
+    }
     if interactive {
         repl::run(&connector, &settings, &printer, None)
     } else if groups.is_empty() {
@@ -194,11 +198,17 @@ where
 }
 
 /// The modes a command line may start with.
-const MODES: [&str; 9] = ["stdio", "ws", "http", "sse", "demo", "serve-demo", "tap", "completions", "man"];
+const MODES: [&str; 10] = ["stdio", "ws", "http", "sse", "demo", "serve-demo", "tap", "completions", "man", "doctor"];
 
 /// A command line naming no mode: a URL picks its transport (`talaria URL [COMMAND...]`);
 /// anything else is a mistyped mode or option, answered with the closest one.
 fn bare_words(words: &[String]) -> Result<Resolved, Failure> {
+    // `talaria doctor URL`: the same as `talaria URL doctor`.
+    if let [doctor, url] = words {
+        if doctor == "doctor" && url.contains("://") {
+            return bare_words(&[url.clone(), doctor.clone()]);
+        }
+    }
     let Some((first, rest)) = words.split_first() else {
         return Err(Failure::usage(
             "say how to connect: stdio, ws, http, sse, a URL, --config FILE NAME or --server NAME",
