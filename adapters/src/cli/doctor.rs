@@ -9,10 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use talaria_core::schema::prompts::ListPrompts;
-use talaria_core::schema::resources::ListResources;
-use talaria_core::schema::tools::{ListTools, Tool};
-use talaria_core::schema::{Paginated, PaginatedRequestParams, RequestMethod};
+use talaria_core::schema::tools::Tool;
 use talaria_core::version::ProtocolVersion;
 
 use super::catalog::Catalog;
@@ -20,9 +17,6 @@ use super::connect::{Connector, Hooks, Session};
 use super::exit::Exit;
 use super::printer::Printer;
 use super::Settings;
-use talaria_core::client::CallOptions;
-
-use crate::client::MAX_LIST_PAGES;
 
 /// How sure a finding is that something is wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,38 +143,18 @@ fn examine(session: &Session, report: &mut Report) {
             ),
             (false, _) => {}
         };
-    let tools = list_all::<ListTools>(session);
+    let tools = client.list_all_tools().map_err(|e| e.to_string());
     listing(report, "tools", caps.tools.is_some(), tools.as_ref().map(Vec::len).map_err(Clone::clone));
     if let Ok(tools) = &tools {
         for tool in tools {
             check_tool(tool, report);
         }
     }
-    let prompts = list_all::<ListPrompts>(session).map(|p| p.len());
+    let prompts = client.list_all_prompts().map(|p| p.len()).map_err(|e| e.to_string());
     listing(report, "prompts", caps.prompts.is_some(), prompts);
-    let resources = list_all::<ListResources>(session).map(|r| r.len());
+    let resources = client.list_all_resources().map(|r| r.len()).map_err(|e| e.to_string());
     listing(report, "resources", caps.resources.is_some(), resources);
     latency(session, report);
-}
-
-/// Every page of `M`'s list, or why it failed.
-fn list_all<M>(session: &Session) -> Result<Vec<<M::Result as Paginated>::Item>, String>
-where
-    M: RequestMethod<Params = PaginatedRequestParams>,
-    M::Result: Paginated + Send + 'static,
-{
-    let mut items = Vec::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..MAX_LIST_PAGES {
-        let params = cursor.map_or_else(PaginatedRequestParams::default, PaginatedRequestParams::after);
-        let page = session.client.call::<M>(&params, CallOptions::default()).map_err(|e| e.to_string())?;
-        cursor = page.next_cursor().map(str::to_owned);
-        items.extend(page.into_items());
-        if cursor.is_none() {
-            return Ok(items);
-        }
-    }
-    Err(format!("still more after {MAX_LIST_PAGES} pages"))
 }
 
 /// A tool's schemas: an object at the top, `required` naming declared properties, and
@@ -234,7 +208,7 @@ fn latency(session: &Session, report: &mut Report) {
     let mut times: Vec<Duration> = Vec::new();
     for _ in 0..5 {
         let started = Instant::now();
-        if list_all::<ListTools>(session).is_err() && session.client.ping().is_err() {
+        if session.client.list_all_tools().is_err() && session.client.ping().is_err() {
             return;
         }
         times.push(started.elapsed());
