@@ -570,6 +570,35 @@ fn tools_run_as_tasks_from_the_command_line() {
         "{values:?}"
     );
     assert!(values[4]["message"].as_str().unwrap().contains("already completed"), "{values:?}");
+    // Watched (2025-11-25: tasks/get until it ends, then tasks/result), each change printed.
+    let output = stdio(&["--protocol-version", "2025-11-25"], "task slow steps=4 step_ms=150 ::: watch");
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(json_lines(&output)[1]["content"][0]["text"], "done after 4 steps");
+    let err = stderr(&output);
+    assert!(err.contains("task task-1: ") && err.contains("completed"), "{err}");
+}
+
+#[test]
+fn tasks_of_the_2026_extension_are_started_watched_looked_at_and_cancelled() {
+    // Started and kept; watched to the end with each change printed; looked at afterwards.
+    let commands = "task slow steps=6 step_ms=100 ::: watch ::: task-status ::: tasks";
+    let output = stdio(&["--protocol-version", "2026-07-28"], commands);
+    assert_eq!(code(&output), 2, "tasks/list does not exist in the extension; {}", stderr(&output));
+    let values = json_lines(&output);
+    let id = values[0]["taskId"].as_str().unwrap_or_else(|| panic!("a task: {values:?}"));
+    assert_eq!(values[0]["resultType"], "task");
+    assert_eq!(values[1]["content"][0]["text"], "done after 6 steps", "{values:?}");
+    assert_eq!((values[2]["taskId"].as_str(), values[2]["status"].as_str()), (Some(id), Some("completed")));
+    assert_eq!(values[3]["kind"], "usage", "{values:?}");
+    let err = stderr(&output);
+    assert!(err.contains(&format!("task {id}: step ")), "each change of the task is printed: {err}");
+    // Cancelled by id while it runs.
+    let output =
+        stdio(&["--protocol-version", "2026-07-28"], "task slow steps=100 step_ms=50 ::: cancel-task ::: task-result");
+    let values = json_lines(&output);
+    assert_eq!(values[1]["ok"], true, "{values:?}");
+    assert_eq!(values[2]["kind"], "protocol", "the task ended cancelled: {values:?}");
+    assert_eq!(code(&output), 3, "{}", stderr(&output));
 }
 
 #[test]

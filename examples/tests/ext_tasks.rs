@@ -166,6 +166,70 @@ fn cancelling_a_call_that_became_a_task_cancels_the_task() {
     wait_stopped(&spinning);
 }
 
+#[test]
+fn a_task_can_be_started_looked_at_watched_and_cancelled_by_id() {
+    use talaria::core::client::CallOptions;
+    use talaria::core::schema::tasks::ext::TaskStart;
+    use talaria::core::schema::tasks::TaskStatus;
+    let asked = Arc::new(AtomicUsize::new(0));
+    let spinning = Arc::new(AtomicUsize::new(0));
+    let client = talaria::memory::connect(&server_counting(Arc::clone(&spinning)), options(&asked)).unwrap();
+    // Started and kept: the task's id comes back, and nothing answers its question yet.
+    let TaskStart::Task(task) = client.start_task("greet", json!({})).unwrap() else { panic!("greet is a task") };
+    let state = poll_state(&client, &task.task_id, |s| s.status == TaskStatus::InputRequired);
+    assert!(state.input_requests.is_some_and(|r| r.len() == 1), "the question waits");
+    assert_eq!(asked.load(Ordering::Relaxed), 0, "a kept task is not followed");
+    // Watched: the question is answered once, each change reported, and the result returned.
+    let changes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&changes);
+    let options =
+        CallOptions::default().with_progress(move |p| seen.lock().unwrap().push(p.message.unwrap_or_default()));
+    let result = client.watch_task(&task.task_id, options).unwrap();
+    assert_eq!(result.content[0].as_text(), Some("Hello, Luca!"));
+    assert_eq!(asked.load(Ordering::Relaxed), 1);
+    assert_eq!(changes.lock().unwrap().first().map(String::as_str), Some("input_required"), "{changes:?}");
+    // An inline tool answers at once.
+    assert!(
+        matches!(client.start_task("quick", json!({})).unwrap(), TaskStart::Answered(r) if r.content[0].as_text() == Some("quick answer"))
+    );
+    // A dropped watch leaves the task running; cancelling it by id stops it.
+    let TaskStart::Task(spin) = client.start_task("spin", json!({})).unwrap() else { panic!("spin became a task") };
+    let asynchronous = client.to_async();
+    smol::block_on(async {
+        let watch = asynchronous.watch_task(&spin.task_id, CallOptions::default());
+        let outcome = smol::future::or(async { Some(watch.await) }, async {
+            smol::Timer::after(Duration::from_millis(200)).await;
+            None
+        })
+        .await;
+        assert!(outcome.is_none(), "spin runs until cancelled: {outcome:?}");
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(spinning.load(Ordering::SeqCst), 1, "the watch was dropped, not the task");
+    assert_eq!(client.task_state(&spin.task_id).unwrap().status, TaskStatus::Working);
+    client.cancel_ext_task(&spin.task_id).unwrap();
+    wait_stopped(&spinning);
+    let ended = poll_state(&client, &spin.task_id, |s| s.status == TaskStatus::Cancelled);
+    assert_eq!(ended.status, TaskStatus::Cancelled);
+}
+
+/// Polls task `id` with our client until `done` holds (10 s at most).
+fn poll_state(
+    client: &Client,
+    id: &str,
+    done: impl Fn(&talaria::core::schema::tasks::ext::DetailedTask) -> bool,
+) -> talaria::core::schema::tasks::ext::DetailedTask {
+    let started = Instant::now();
+    loop {
+        let state = client.task_state(id).unwrap();
+        if done(&state) {
+            return state;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "the task stayed {:?}", state.status);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 // ---- raw HTTP: the wire rules, from a client that is not ours ----
 
 fn meta(with_tasks: bool) -> Value {

@@ -35,9 +35,14 @@ pub(crate) const COMMANDS: &[Spec] = &[
         name: "call_tool_as_task",
         aliases: &["task"],
         usage: "NAME [key=value | key:=json | @file.json | {json}]...",
-        summary: "call a tool as a task (2025-11-25): the task comes back at once",
+        summary: "start a tool call as a task and keep its id (2025-11-25, or the 2026-07-28 tasks extension)",
     },
-    Spec { name: "list_tasks", aliases: &["tasks"], usage: "", summary: "list the server's tasks for this session" },
+    Spec {
+        name: "list_tasks",
+        aliases: &["tasks"],
+        usage: "",
+        summary: "list the server's tasks for this session (2025-11-25; the extension has no list)",
+    },
     Spec {
         name: "task_status",
         aliases: &["get_task"],
@@ -49,6 +54,12 @@ pub(crate) const COMMANDS: &[Spec] = &[
         aliases: &[],
         usage: "[TASK-ID]",
         summary: "wait for a task to end and show its tool's result",
+    },
+    Spec {
+        name: "watch_task",
+        aliases: &["watch"],
+        usage: "[TASK-ID]",
+        summary: "follow a task until it ends, printing each change, then show its result (Ctrl-C stops watching, not the task)",
     },
     Spec { name: "cancel_task", aliases: &["task_cancel"], usage: "[TASK-ID]", summary: "cancel a task" },
     Spec { name: "list_prompts", aliases: &["prompts"], usage: "", summary: "list the server's prompts" },
@@ -154,6 +165,8 @@ pub(crate) enum Command {
     TaskStatus(Option<String>),
     /// `task_result [TASK-ID]`.
     TaskResult(Option<String>),
+    /// `watch_task [TASK-ID]`.
+    WatchTask(Option<String>),
     /// `cancel_task [TASK-ID]`.
     CancelTask(Option<String>),
     /// `list_prompts`.
@@ -262,7 +275,7 @@ pub(crate) fn parse(words: &[String]) -> Result<Command, Failure> {
             [] => Err(usage()),
         },
         "list_tasks" => none(Command::ListTasks),
-        "task_status" | "task_result" | "cancel_task" => {
+        "task_status" | "task_result" | "watch_task" | "cancel_task" => {
             let id = match rest {
                 [] => None,
                 [id] => Some(id.clone()),
@@ -271,6 +284,7 @@ pub(crate) fn parse(words: &[String]) -> Result<Command, Failure> {
             Ok(match spec.name {
                 "task_status" => Command::TaskStatus(id),
                 "task_result" => Command::TaskResult(id),
+                "watch_task" => Command::WatchTask(id),
                 _ => Command::CancelTask(id),
             })
         }

@@ -19,10 +19,6 @@ use talaria_core::schema::resources::{
 };
 use talaria_core::schema::roots::Root;
 use talaria_core::schema::subscriptions::{SubscriptionFilter, SubscriptionsListen, SubscriptionsListenRequestParams};
-use talaria_core::schema::tasks::{
-    CallToolAsTask, CancelTask, CancelTaskRequestParams, GetTask, GetTaskPayload, GetTaskPayloadRequestParams,
-    GetTaskRequestParams, ListTasks,
-};
 use talaria_core::schema::tools::{ListTools, Tool};
 use talaria_core::schema::{Paginated, PaginatedRequestParams, RequestMethod, RequestParams};
 use talaria_core::version::Era;
@@ -35,7 +31,7 @@ use super::printer::Printer;
 use super::progress::ProgressView;
 use super::surface;
 use super::wait::{self, Ui};
-use crate::client::{task_call, task_payload, ClientError, MAX_LIST_PAGES};
+use crate::client::{ClientError, MAX_LIST_PAGES};
 use talaria_core::jsonrpc::CallError;
 
 /// What a command produced.
@@ -124,36 +120,12 @@ impl Exec<'_> {
                 (json!({"tools": tools}), Shape::Tools, false)
             }
             Command::CallTool { name, args } => return self.call_tool(name, args, elapsed),
-            Command::CallToolAsTask { name, args } => {
-                let args = self.tool_arguments(name, args)?;
-                let created = self.typed::<CallToolAsTask>(&task_call(name, Value::Object(args), None))?;
-                *self.session.last_task.lock().unwrap_or_else(PoisonError::into_inner) =
-                    Some(created.task.task_id.clone());
-                (to_json(&created)?, Shape::Raw, false)
-            }
-            Command::ListTasks => {
-                let tasks = self.typed::<ListTasks>(&PaginatedRequestParams::default())?;
-                (to_json(&tasks)?, Shape::Raw, false)
-            }
-            Command::TaskStatus(id) => {
-                let id = self.task_id(id.as_deref())?;
-                (to_json(&self.typed::<GetTask>(&GetTaskRequestParams::new(id))?)?, Shape::Raw, false)
-            }
-            Command::TaskResult(id) => {
-                let id = self.task_id(id.as_deref())?;
-                let payload = self.typed::<GetTaskPayload>(&GetTaskPayloadRequestParams::new(id))?;
-                let result = task_payload(payload).map_err(Failure::from)?;
-                return Ok(Outcome {
-                    value: to_json(&result)?,
-                    shape: Shape::ToolResult,
-                    tool_error: result.is_error(),
-                    elapsed: elapsed(),
-                });
-            }
-            Command::CancelTask(id) => {
-                let id = self.task_id(id.as_deref())?;
-                (to_json(&self.typed::<CancelTask>(&CancelTaskRequestParams::new(id))?)?, Shape::Raw, false)
-            }
+            Command::CallToolAsTask { .. }
+            | Command::ListTasks
+            | Command::TaskStatus(_)
+            | Command::TaskResult(_)
+            | Command::WatchTask(_)
+            | Command::CancelTask(_) => return self.run_task(command, &elapsed),
             Command::ListPrompts => {
                 let prompts = self.list_all::<ListPrompts>()?;
                 self.session.catalog.update(|l| l.prompts = Some(prompts.clone()));
@@ -268,11 +240,14 @@ impl Exec<'_> {
     }
 
     /// Sends the call `send` makes and waits for it (see [`wait::call`]).
-    fn wait<T: Send + 'static>(&mut self, send: impl FnOnce() -> crate::client::CallFuture<T>) -> Result<T, Failure> {
+    pub(super) fn wait<T: Send + 'static>(
+        &mut self,
+        send: impl FnOnce() -> crate::client::CallFuture<T>,
+    ) -> Result<T, Failure> {
         wait::call(&self.session.client, send, self.ui, self.printer).map_err(|f| self.session.explain(f))
     }
 
-    fn typed<M: RequestMethod>(&mut self, params: &M::Params) -> Result<M::Result, Failure>
+    pub(super) fn typed<M: RequestMethod>(&mut self, params: &M::Params) -> Result<M::Result, Failure>
     where
         M::Result: Send + 'static,
     {
@@ -332,7 +307,7 @@ impl Exec<'_> {
     }
 
     /// The task `id` names, or without one the task this session started last.
-    fn task_id(&self, id: Option<&str>) -> Result<String, Failure> {
+    pub(super) fn task_id(&self, id: Option<&str>) -> Result<String, Failure> {
         id.map(str::to_owned)
             .or_else(|| self.session.last_task.lock().unwrap_or_else(PoisonError::into_inner).clone())
             .ok_or_else(|| Failure::usage("no task started yet: name one").with_hint("start one with `task TOOL ...`"))
@@ -340,7 +315,7 @@ impl Exec<'_> {
 
     /// A tool's arguments from `words`, typed by its input schema (the missing required ones
     /// asked for at the prompt, and all checked, unless validation is off).
-    fn tool_arguments(&mut self, name: &str, words: &[String]) -> Result<JsonObject, Failure> {
+    pub(super) fn tool_arguments(&mut self, name: &str, words: &[String]) -> Result<JsonObject, Failure> {
         let tool = match self.tool(name) {
             Ok(tool) => tool,
             Err(failure) if failure.kind == Kind::Protocol => None,
@@ -550,11 +525,11 @@ impl Exec<'_> {
     }
 }
 
-fn to_json<T: Serialize>(value: &T) -> Result<Value, Failure> {
+pub(super) fn to_json<T: Serialize>(value: &T) -> Result<Value, Failure> {
     serde_json::to_value(value).map_err(|e| Failure::new(Kind::Protocol, format!("cannot show the result: {e}")))
 }
 
-fn done(message: &str) -> Value {
+pub(super) fn done(message: &str) -> Value {
     json!({"ok": true, "message": message})
 }
 

@@ -49,6 +49,7 @@ mod stderr;
 mod style;
 mod suggest;
 mod surface;
+mod tasks;
 mod trace;
 mod wait;
 

@@ -4,7 +4,7 @@
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::time::Duration;
 
-use talaria_core::jsonrpc::RequestId;
+use talaria_core::jsonrpc::{CallError, LocalError, RequestId};
 
 use super::exit::{Failure, Kind};
 use super::interrupt::{self, Busy};
@@ -92,6 +92,11 @@ pub(crate) fn run<T: Send + 'static>(
                 let failure = Failure::from(e);
                 let message = format!("interrupted: the call was cancelled ({})", failure.message);
                 return Err(Failure::new(Kind::Interrupted, message));
+            }
+            // Cancelled, but not from here: a task someone cancelled, say. The server's doing.
+            Ok(Err(ClientError::Call(CallError::Local(LocalError::Cancelled { reason })))) => {
+                let why = reason.unwrap_or_else(|| "no reason given".into());
+                return Err(Failure::new(Kind::Protocol, format!("the call ended cancelled ({why})")));
             }
             Ok(Err(e)) => return Err(Failure::from(e)),
             Err(RecvTimeoutError::Disconnected) => return Err(Failure::transport("the call ended without an outcome")),

@@ -9,6 +9,7 @@ mod async_client;
 mod async_connect;
 mod authenticator;
 mod error;
+mod ext_tasks;
 mod options;
 mod tasks;
 mod trace;

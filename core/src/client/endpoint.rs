@@ -54,6 +54,19 @@ pub struct Progress {
 pub struct CallOptions {
     request: RequestOptions,
     on_progress: Option<ProgressFn>,
+    task: TaskMode,
+}
+
+/// What a call does with a task (the 2026-07-28 tasks extension).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum TaskMode {
+    /// A `tools/call` answered with a task is followed until the task ends.
+    #[default]
+    Follow,
+    /// A `tools/call` answered with a task ends with the `CreateTaskResult`.
+    Keep,
+    /// A `tasks/get` is followed until the task ends, without owning the task.
+    Watch,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -61,6 +74,7 @@ impl std::fmt::Debug for CallOptions {
         f.debug_struct("CallOptions")
             .field("request", &self.request)
             .field("on_progress", &self.on_progress.is_some())
+            .field("task", &self.task)
             .finish()
     }
 }
@@ -84,7 +98,43 @@ impl CallOptions {
         self
     }
 
-    /// Asks the server for progress and hands each report to `on_progress`.
+    /// A `tools/call` the server answers with a task (the 2026-07-28 tasks extension) ends
+    /// at once with the `CreateTaskResult` (`resultType: "task"`, the `taskId`), instead of
+    /// being followed until the task ends: the caller polls, watches or cancels it itself.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let options = talaria_core::client::CallOptions::default().keeping_task();
+    /// # let _ = options;
+    /// ```
+    pub const fn keeping_task(mut self) -> Self {
+        self.task = TaskMode::Keep;
+        self
+    }
+
+    /// Turns a `tasks/get` (the 2026-07-28 tasks extension) into a watch: the call ends
+    /// with the task's outcome (the tool's result or error) once it ends, and meanwhile the
+    /// task is followed as a call answered with a task is (input requests answered, each
+    /// change reported as progress, the timeout restarted by each change). The task is not
+    /// the call's: cancelling the call stops the watch and leaves the task running.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let options = talaria_core::client::CallOptions::default()
+    ///     .watching_task()
+    ///     .with_progress(|p| eprintln!("{}", p.message.unwrap_or_default()));
+    /// # let _ = options;
+    /// ```
+    pub const fn watching_task(mut self) -> Self {
+        self.task = TaskMode::Watch;
+        self
+    }
+
+    /// Asks the server for progress and hands each report to `on_progress`. A call followed
+    /// through a task (2026-07-28) reports each change of the task the same way: its status
+    /// message (or status) as the message.
     pub fn with_progress(mut self, on_progress: impl FnMut(Progress) + Send + 'static) -> Self {
         self.request = self.request.with_progress();
         self.on_progress = Some(Box::new(on_progress));
@@ -97,7 +147,7 @@ pub(super) struct Pending {
     /// The id the caller knows it by (the first attempt's, when an MRTR retry re-sent it).
     pub(super) origin: RequestId,
     done: Completion,
-    progress: Option<ProgressFn>,
+    pub(super) progress: Option<ProgressFn>,
     check: Check,
     /// Kept for an MRTR retry (stateless era only).
     pub(super) retry: Option<Retry>,
@@ -124,6 +174,8 @@ pub(super) struct Retry {
     rounds: usize,
     /// The call went again after a `tools/list` (see [`Check::Relist`]); once is enough.
     relisted: bool,
+    /// What to do with a task.
+    pub(super) task: TaskMode,
 }
 
 /// A client connection: a [`Session<Client>`], the [`Handlers`] that answer the server, and a
@@ -392,6 +444,7 @@ impl Endpoint {
             started: now,
             rounds: 0,
             relisted: false,
+            task: options.task,
         });
         let id = self.session.send_request(now, method, params, options.request)?;
         let pending = Pending { origin: id.clone(), done, progress: options.on_progress, check, retry };
@@ -524,9 +577,18 @@ impl Endpoint {
                     Err(e) => Err(e),
                 }
             }
+            (Ok(raw), Some(retry)) if retry.task == TaskMode::Watch && retry.method == "tasks/get" => {
+                return self.watch_task(pending, &raw);
+            }
             (Ok(raw), Some(retry)) if mrtr && result_type_of(&raw) == Some(ResultType::Task) => {
-                if retry.method == "tools/call" {
-                    return self.follow_task(pending, &raw);
+                match (retry.method.as_str(), retry.task) {
+                    ("tools/call", TaskMode::Keep) => {
+                        // The task itself, not the tool's result: nothing to check.
+                        pending.check = Check::Nothing;
+                        return self.deliver(pending, Ok(raw));
+                    }
+                    ("tools/call", _) => return self.follow_task(pending, &raw),
+                    _ => {}
                 }
                 let why = format!("{} cannot be answered with a task", retry.method);
                 Err(CallError::Local(LocalError::MalformedResponse(why)))

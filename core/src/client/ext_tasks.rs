@@ -12,13 +12,20 @@
 //! input requests), as progress restarts it for a plain call; its `max_time` (or the
 //! session's) bounds it all, and the task's TTL is a backstop. On timing out, the task is
 //! cancelled.
+//!
+//! Each change of the task is reported to the call's progress callback, if it has one: the
+//! status message (or the status) as the message, the count of changes as the progress.
+//!
+//! A `tasks/get` sent with [`CallOptions::watching_task`](super::CallOptions::watching_task)
+//! follows a task the caller did not start here the same way, without owning it: the call
+//! ends with the task's outcome, and cancelling it stops the watch, not the task.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
-use super::endpoint::{Endpoint, Pending};
+use super::endpoint::{Endpoint, Pending, Progress};
 use crate::jsonrpc::{CallError, ErrorObject, LocalError, RequestId};
 use crate::schema::mrtr::InputResponses;
 use crate::schema::tasks::ext::{CreateTaskResult, DetailedTask, TaskRequestParams, UpdateTaskRequestParams};
@@ -50,6 +57,10 @@ struct TaskCall {
     answered_at: Instant,
     /// What the task looked like at its last change: status, message, input request keys.
     last_seen: String,
+    /// How many changes were reported to the call's progress callback.
+    changes: u32,
+    /// Whether the call started the task (cancelling it cancels the task) or watches it.
+    owns: bool,
 }
 
 /// What a request the endpoint sent on a task's behalf was.
@@ -96,29 +107,63 @@ impl Endpoint {
             Ok(created) => created,
             Err(e) => return self.deliver(call, Err(malformed(format!("malformed CreateTaskResult: {e}")))),
         };
-        let interval = interval_of(created.poll_interval_ms);
+        let status = (created.status, created.status_message);
+        self.start_following(call, created.task_id, created.poll_interval_ms, created.ttl_ms, Some(status));
+    }
+
+    /// A `tasks/get` sent to watch a task was answered with its state (`raw`): follow it
+    /// from there, without owning it.
+    pub(super) fn watch_task(&mut self, call: Pending, raw: &RawValue) {
+        let task: DetailedTask = match serde_json::from_str(raw.get()) {
+            Ok(task) => task,
+            Err(e) => return self.deliver(call, Err(malformed(format!("malformed tasks/get result: {e}")))),
+        };
+        // The TTL counts from the task's creation, an unknown while ago: from now, it is a
+        // backstop that errs long.
+        self.start_following(call, task.task_id.clone(), task.poll_interval_ms, task.ttl_ms, None);
+        if let Some(follow) = self.tasks.calls.get_mut(&task.task_id) {
+            follow.owns = false;
+        }
+        self.on_task_state(task);
+    }
+
+    /// Follows task `task_id` for `call`: polled every `poll_ms`, for at most `ttl_ms` (and
+    /// the call's `max_time`). `created` is its state as created (reported as a change).
+    fn start_following(
+        &mut self,
+        call: Pending,
+        task_id: String,
+        poll_ms: Option<u64>,
+        ttl_ms: Option<u64>,
+        created: Option<(TaskStatus, Option<String>)>,
+    ) {
+        let interval = interval_of(poll_ms);
         // The call's own `max_time` (or the session's), and the task's TTL as a backstop (a
         // task not over by then may be gone).
         let config = self.session.config();
         let (default_timeout, default_max) = (config.request_timeout, config.max_request_time);
         let max_time = call.retry.as_ref().and_then(|r| r.options.max_time.or(default_max).map(|max| r.started + max));
-        let ttl = created.ttl_ms.map(|ms| self.now + Duration::from_millis(ms));
+        let ttl = ttl_ms.map(|ms| self.now + Duration::from_millis(ms));
         let deadline = [max_time, ttl].into_iter().flatten().min();
         let timeout = call.retry.as_ref().and_then(|r| r.options.timeout).unwrap_or(default_timeout);
-        let next_poll = Some(self.now + interval);
-        let last_seen = fingerprint(created.status, created.status_message.as_deref(), None);
-        let follow = TaskCall {
+        let mut follow = TaskCall {
             call,
             interval,
-            next_poll,
+            next_poll: Some(self.now + interval),
             answered: BTreeSet::new(),
             deadline,
             timeout,
             quiet_until: self.now + timeout,
             answered_at: self.now,
-            last_seen,
+            last_seen: String::new(),
+            changes: 0,
+            owns: true,
         };
-        self.tasks.calls.insert(created.task_id, follow);
+        if let Some((status, message)) = created {
+            follow.last_seen = fingerprint(status, message.as_deref(), None);
+            follow.report(status, message.as_deref());
+        }
+        self.tasks.calls.insert(task_id, follow);
     }
 
     /// Sends `tasks/get` for every task due; cancels those whose call ran out of time.
@@ -190,11 +235,13 @@ impl Endpoint {
                     .error
                     .and_then(|e| serde_json::from_value::<ErrorObject>(serde_json::Value::Object(e)).ok())
                     .unwrap_or_else(|| {
-                        ErrorObject::internal(task.status_message.unwrap_or_else(|| "the task failed".into()))
+                        ErrorObject::internal(task.status_message.clone().unwrap_or_else(|| "the task failed".into()))
                     });
                 Some(Err(CallError::Remote(error)))
             }
-            TaskStatus::Cancelled => Some(Err(CallError::Local(LocalError::Cancelled { reason: task.status_message }))),
+            TaskStatus::Cancelled => {
+                Some(Err(CallError::Local(LocalError::Cancelled { reason: task.status_message.clone() })))
+            }
             _ => None,
         };
         if let Some(outcome) = ended {
@@ -207,6 +254,7 @@ impl Endpoint {
         if seen != call.last_seen {
             call.last_seen = seen;
             call.quiet_until = self.now + call.timeout;
+            call.report(task.status, task.status_message.as_deref());
         } else if call.quiet_until <= self.now {
             // No change since before its timeout: the call timed out.
             let origin = call.call.origin.clone();
@@ -262,11 +310,14 @@ impl Endpoint {
         reason: Option<&str>,
         outcome: Result<Box<RawValue>, CallError>,
     ) -> bool {
-        let Some(task_id) = self.tasks.calls.iter().find(|(_, c)| c.call.origin == *origin).map(|(id, _)| id.clone())
+        let Some((task_id, owns)) =
+            self.tasks.calls.iter().find(|(_, c)| c.call.origin == *origin).map(|(id, c)| (id.clone(), c.owns))
         else {
             return false;
         };
-        if let Ok(sent) =
+        if !owns {
+            // A watch ends; the task is someone else's.
+        } else if let Ok(sent) =
             self.session.send(self.now, "tasks/cancel", &TaskRequestParams::new(&task_id), RequestOptions::default())
         {
             self.tasks.requests.insert(sent, TaskRequest::Cancel);
@@ -280,6 +331,22 @@ impl Endpoint {
         self.end_task_call(&task_id, outcome);
         true
     }
+}
+
+impl TaskCall {
+    /// Reports a change of the task to the call's progress callback, if any.
+    fn report(&mut self, status: TaskStatus, message: Option<&str>) {
+        self.changes += 1;
+        if let Some(report) = self.call.progress.as_mut() {
+            let message = message.map_or_else(|| status_name(status), str::to_owned);
+            report(Progress { progress: f64::from(self.changes), total: None, message: Some(message) });
+        }
+    }
+}
+
+/// A status as the spec writes it (`working`, `input_required`, ...).
+fn status_name(status: TaskStatus) -> String {
+    serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 /// What a change of a task is judged by: its status, its message, its input request keys.

@@ -343,6 +343,75 @@ request_method! {
     CancelTask, info = info("tasks/cancel", MethodKind::Request, SentBy::Client), TaskRequestParams => CancelTaskResult
 }
 
+request_method! {
+    /// `tools/call` made to start a task: answered with the task ([`TaskStart::Task`]), or
+    /// with the tool's result when the server runs the call inline ([`TaskStart::Answered`]).
+    /// A client sends it with `CallOptions::keeping_task`, so that the task comes back
+    /// instead of being followed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tasks::ext::StartTask;
+    /// use talaria_core::schema::RequestMethod;
+    ///
+    /// assert_eq!(StartTask::INFO.name, "tools/call");
+    /// ```
+    StartTask, "tools/call", super::super::tools::CallToolRequestParams => TaskStart
+}
+
+request_method! {
+    /// `tasks/get` made to watch a task until it ends: the answer is the tool's result once
+    /// the task has completed. A client sends it with `CallOptions::watching_task`, which
+    /// follows the task (polls, answers its input requests) and ends the call with its
+    /// outcome.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tasks::ext::WatchTask;
+    /// use talaria_core::schema::RequestMethod;
+    ///
+    /// assert_eq!(WatchTask::INFO.name, "tasks/get");
+    /// ```
+    WatchTask, info = info("tasks/get", MethodKind::Request, SentBy::Client), TaskRequestParams => super::super::tools::CallToolResult
+}
+
+/// What a `tools/call` made to start a task ([`StartTask`]) was answered with.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::schema::tasks::ext::TaskStart;
+///
+/// let task: TaskStart = serde_json::from_str(
+///     r#"{"resultType":"task","taskId":"t1","status":"working","createdAt":"a","lastUpdatedAt":"a","ttlMs":null}"#,
+/// ).unwrap();
+/// assert!(matches!(task, TaskStart::Task(ref t) if t.task_id == "t1"));
+/// let inline: TaskStart = serde_json::from_str(r#"{"content":[{"type":"text","text":"hi"}]}"#).unwrap();
+/// assert!(matches!(inline, TaskStart::Answered(_)));
+/// ```
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+pub enum TaskStart {
+    /// The call runs as this task.
+    Task(CreateTaskResult),
+    /// The server answered inline: the tool's result.
+    Answered(super::super::tools::CallToolResult),
+}
+
+impl<'de> serde::Deserialize<'de> for TaskStart {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let value = serde_json::Value::deserialize(deserializer)?;
+        if value.get("resultType").and_then(serde_json::Value::as_str) == Some(RESULT_TYPE_TASK) {
+            serde_json::from_value(value).map(Self::Task).map_err(D::Error::custom)
+        } else {
+            serde_json::from_value(value).map(Self::Answered).map_err(D::Error::custom)
+        }
+    }
+}
+
 /// The extension's methods, for gating by revision (see
 /// [`method_info_in`](super::super::method_info_in)).
 pub static METHODS: [MethodInfo; 4] = [
