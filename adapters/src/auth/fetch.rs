@@ -8,13 +8,23 @@ use talaria_core::auth::client::{Method, Request, Response};
 /// The largest metadata, registration or token response read (larger ones are refused).
 pub const MAX_RESPONSE: u64 = 1 << 20;
 
-/// An agent for authorization requests: statuses as answers, no redirects, bounded time.
-pub(crate) fn agent(timeout: Duration) -> ureq::Agent {
+/// An agent for authorization requests: statuses as answers, no redirects, bounded time,
+/// trusting `roots` for `https://`.
+pub(crate) fn agent(timeout: Duration, #[cfg(feature = "tls")] roots: &crate::tls::TlsRoots) -> ureq::Agent {
     let builder =
         ureq::Agent::config_builder().http_status_as_error(false).max_redirects(0).timeout_global(Some(timeout));
     #[cfg(feature = "tls")]
-    let builder = builder.tls_config(crate::tls::TlsRoots::new().ureq_config());
+    let builder = builder.tls_config(roots.ureq_config());
     builder.build().new_agent()
+}
+
+/// [`agent`] with the default roots and a 30 s bound.
+pub(crate) fn default_agent() -> ureq::Agent {
+    agent(
+        Duration::from_secs(30),
+        #[cfg(feature = "tls")]
+        &crate::tls::TlsRoots::new(),
+    )
 }
 
 /// Makes `request`; `Err` describes a transport failure (or a body over `limit` bytes).

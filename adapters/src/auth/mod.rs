@@ -79,7 +79,7 @@ impl OAuthClient {
             config: Arc::new(config),
             redirect: None,
             store: Arc::new(MemoryTokenStore::default()),
-            agent: fetch::agent(Duration::from_secs(30)),
+            agent: fetch::default_agent(),
             response_limit: MAX_RESPONSE,
             progress: None,
             running: Mutex::new(()),
@@ -105,6 +105,30 @@ impl OAuthClient {
     #[must_use]
     pub const fn response_limit(mut self, bytes: u64) -> Self {
         self.response_limit = bytes;
+        self
+    }
+
+    /// Trusts `roots` for the authorization requests to `https://` servers (builder style;
+    /// default: Mozilla's roots and the system's), as
+    /// [`ClientOptions::tls_roots`](crate::client::ClientOptions::tls_roots) does for MCP
+    /// requests.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::auth::OAuthClient;
+    /// use talaria::core::auth::client::ClientConfig;
+    /// use talaria::core::auth::registration::ClientInformation;
+    ///
+    /// let client = ClientInformation::new("id", Some("secret"));
+    /// let oauth = OAuthClient::new(ClientConfig::client_credentials("me", client))
+    ///     .tls_roots(&talaria::tls::TlsRoots::new());
+    /// # let _ = oauth;
+    /// ```
+    #[cfg(feature = "tls")]
+    #[must_use]
+    pub fn tls_roots(mut self, roots: &crate::tls::TlsRoots) -> Self {
+        self.agent = fetch::agent(Duration::from_secs(30), roots);
         self
     }
 

@@ -29,7 +29,7 @@ pub struct HeadlessRedirect {
 
 impl Default for HeadlessRedirect {
     fn default() -> Self {
-        Self { agent: fetch::agent(Duration::from_secs(30)) }
+        Self { agent: fetch::default_agent() }
     }
 }
 

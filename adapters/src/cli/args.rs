@@ -100,6 +100,11 @@ pub(crate) struct Global {
     /// With --oauth: print the sign-in URL without starting a browser.
     #[arg(long, global = true, requires = "oauth")]
     pub(crate) no_browser: bool,
+    /// For https:// and wss://: also trust the certificate authorities in FILE (PEM), besides
+    /// Mozilla's roots and the system's (a private CA, a test server's self-signed
+    /// certificate). `SSL_CERT_FILE` works too.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) cacert: Option<PathBuf>,
     /// Print the frames both ways on stderr (secrets redacted).
     #[arg(long, global = true)]
     pub(crate) trace: bool,
@@ -241,6 +246,13 @@ pub(crate) struct ServeArgs {
     /// The port (0: any free port; the URL is printed on stderr).
     #[arg(long, default_value_t = 0)]
     pub(crate) port: u16,
+    /// Serve https:// (http and sse transports) with the certificate chain in FILE (PEM, the
+    /// server's certificate first).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub(crate) tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub(crate) tls_key: Option<PathBuf>,
 }
 
 /// `talaria __trace-proxy -- CMD ARGS...`.

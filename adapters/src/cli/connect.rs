@@ -93,6 +93,8 @@ pub(crate) struct Connector {
     pub(crate) oauth: Option<Arc<OAuthClient>>,
     /// Connects to HTTP and SSE servers with the smol client (`--smol`).
     pub(crate) smol: bool,
+    /// The certificate authorities trusted for `https://` and `wss://` (`--cacert`).
+    pub(crate) tls: crate::tls::TlsRoots,
 }
 
 /// Connects to an HTTP server (Streamable HTTP with the spec's fallback probe, or legacy SSE
@@ -313,6 +315,7 @@ impl Connector {
         if let Some(oauth) = &self.oauth {
             options = options.authenticator(oauth.clone());
         }
+        options = options.tls_roots(self.tls.clone());
         let handlers = match &hooks.questions {
             Some(questions) => server_requests::asking(questions.clone(), hooks.waiting),
             None => server_requests::scripted(&hooks.printer, &self.scripted),

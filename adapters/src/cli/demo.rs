@@ -50,6 +50,7 @@ pub(crate) fn run(args: &DemoArgs, settings: &Settings, printer: &Arc<Printer>) 
         scripted: super::server_requests::Scripted::default(),
         oauth: None,
         smol: false,
+        tls: crate::tls::TlsRoots::new(),
     };
     printer.set_logs(true);
     let style = printer.style;

@@ -154,6 +154,13 @@ where
     // the process: a connect that hangs can be left.
     interrupt::exit_when_idle(true);
     let is_stdio = matches!(target, Target::Stdio { .. });
+    let tls = match trusted_roots(global.cacert.as_deref()) {
+        Ok(roots) => roots,
+        Err(failure) => {
+            scripted::emit_failure(&settings, &printer, &failure);
+            return failure.exit();
+        }
+    };
     let oauth = if global.oauth {
         let args = oauth::OAuthArgs {
             client_id: global.client_id.clone(),
@@ -161,6 +168,7 @@ where
             token_file: global.token_file.clone(),
             no_browser: global.no_browser,
             verbose: global.verbose > 0,
+            tls: tls.clone(),
         };
         match oauth::client(&args) {
             Ok(client) => Some(client),
@@ -185,6 +193,7 @@ where
         },
         oauth,
         smol: global.smol || std::env::var("TALARIA_HTTP_CLIENT").is_ok_and(|client| client == "smol"),
+        tls,
     };
     if groups.len() == 1 && groups[0].len() == 1 && groups[0][0] == "doctor" {
         return doctor::run(&connector, &settings, &printer);
@@ -196,6 +205,14 @@ where
     } else {
         scripted::run(&connector, &settings, &printer, scripted::Source::Args(groups))
     }
+}
+
+/// The usual roots, and the certificate authorities in `cacert` (PEM) if given.
+fn trusted_roots(cacert: Option<&std::path::Path>) -> Result<crate::tls::TlsRoots, Failure> {
+    let Some(path) = cacert else { return Ok(crate::tls::TlsRoots::new()) };
+    let pem =
+        std::fs::read(path).map_err(|e| Failure::usage(format!("--cacert: cannot read {}: {e}", path.display())))?;
+    crate::tls::TlsRoots::new().add_pem(&pem).map_err(|e| Failure::usage(format!("--cacert {}: {e}", path.display())))
 }
 
 /// The modes a command line may start with.

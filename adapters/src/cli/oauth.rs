@@ -15,7 +15,7 @@ use crate::core::auth::registration::ClientInformation;
 use super::exit::{Failure, Kind};
 
 /// The `--oauth` settings from the command line.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct OAuthArgs {
     /// A pre-registered client id.
     pub(crate) client_id: Option<String>,
@@ -27,6 +27,8 @@ pub(crate) struct OAuthArgs {
     pub(crate) no_browser: bool,
     /// Print each step of the authorization.
     pub(crate) verbose: bool,
+    /// The certificate authorities trusted for `https://`.
+    pub(crate) tls: crate::tls::TlsRoots,
 }
 
 /// The default token file: `$XDG_CONFIG_HOME/talaria/tokens.json`, else
@@ -65,7 +67,7 @@ pub(crate) fn client(args: &OAuthArgs) -> Result<Arc<OAuthClient>, Failure> {
         config = config.with_client(ClientInformation::new(id, args.client_secret.as_deref()));
     }
     let store = FileTokenStore::new(args.token_file.clone().unwrap_or_else(default_token_file));
-    let mut client = OAuthClient::new(config).redirect(redirect).store(Arc::new(store));
+    let mut client = OAuthClient::new(config).redirect(redirect).store(Arc::new(store)).tls_roots(&args.tls);
     if args.verbose {
         client = client.on_progress(|line| eprintln!("talaria: oauth: {line}"));
     }

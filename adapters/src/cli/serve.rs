@@ -1,5 +1,5 @@
 //! `talaria serve-demo`: the demo server for other clients, on stdio, WebSocket or Streamable
-//! HTTP.
+//! HTTP (or legacy HTTP+SSE), over TLS with `--tls-cert` and `--tls-key`.
 
 use super::args::{ServeArgs, ServeTransport};
 use super::demo_server;
@@ -7,9 +7,41 @@ use super::exit::Exit;
 use crate::http::{HttpServer, HttpServerOptions};
 use crate::ws::{WsServer, WsServerOptions};
 
-/// Serves until the transport ends (stdin closes) or forever (WebSocket).
+/// Serves until the transport ends (stdin closes) or forever (network transports).
 pub(crate) fn run(args: &ServeArgs) -> Exit {
     let server = demo_server::server();
+    let tls = match (&args.tls_cert, &args.tls_key, args.transport) {
+        (Some(_), _, ServeTransport::Stdio | ServeTransport::Ws) => {
+            eprintln!("talaria: --tls-cert serves the http and sse transports only");
+            return Exit::Usage;
+        }
+        (Some(cert), Some(key), _) => match tls_config(cert, key) {
+            Ok(config) => Some(config),
+            Err(e) => {
+                eprintln!("talaria: {e}");
+                return Exit::Usage;
+            }
+        },
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let listen = |path: &str| {
+        let mut options = HttpServerOptions::default();
+        if let Some(config) = tls.clone() {
+            options = options.tls(config);
+        }
+        match HttpServer::bind(&server, (args.host.as_str(), args.port), options) {
+            Ok(listening) => {
+                eprintln!("talaria: serving the demo server on {scheme}://{}{path}", listening.local_addr());
+                listening.wait();
+                Exit::Ok
+            }
+            Err(e) => {
+                eprintln!("talaria: cannot listen on {}:{}: {e}", args.host, args.port);
+                Exit::Transport
+            }
+        }
+    };
     match args.transport {
         ServeTransport::Stdio => match crate::stdio::serve(&server) {
             Ok(()) => Exit::Ok,
@@ -31,31 +63,13 @@ pub(crate) fn run(args: &ServeArgs) -> Exit {
                 }
             }
         }
-        ServeTransport::Http => {
-            match HttpServer::bind(&server, (args.host.as_str(), args.port), HttpServerOptions::default()) {
-                Ok(listening) => {
-                    eprintln!("talaria: serving the demo server on http://{}/mcp", listening.local_addr());
-                    listening.wait();
-                    Exit::Ok
-                }
-                Err(e) => {
-                    eprintln!("talaria: cannot listen on {}:{}: {e}", args.host, args.port);
-                    Exit::Transport
-                }
-            }
-        }
-        ServeTransport::Sse => {
-            match HttpServer::bind(&server, (args.host.as_str(), args.port), HttpServerOptions::default()) {
-                Ok(listening) => {
-                    eprintln!("talaria: serving the demo server on http://{}/sse", listening.local_addr());
-                    listening.wait();
-                    Exit::Ok
-                }
-                Err(e) => {
-                    eprintln!("talaria: cannot listen on {}:{}: {e}", args.host, args.port);
-                    Exit::Transport
-                }
-            }
-        }
+        ServeTransport::Http => listen("/mcp"),
+        ServeTransport::Sse => listen("/sse"),
     }
+}
+
+/// The TLS configuration from the PEM files `cert` and `key`.
+fn tls_config(cert: &std::path::Path, key: &std::path::Path) -> Result<std::sync::Arc<rustls::ServerConfig>, String> {
+    let read = |path: &std::path::Path| std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()));
+    crate::tls::server_config(&read(cert)?, &read(key)?).map_err(|e| e.to_string())
 }

@@ -1,0 +1,119 @@
+//! The `talaria` binary over TLS: `serve-demo --tls-cert --tls-key` serves https://, and the
+//! CLI reaches it with `--cacert` (a private CA), or refuses it, as a transport failure, when
+//! the certificate is not trusted.
+#![cfg(feature = "cli")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+use serde_json::Value;
+
+const TALARIA: &str = env!("CARGO_BIN_EXE_talaria");
+
+/// A private CA and a certificate it signed for `localhost` and 127.0.0.1, as PEM files.
+struct Pki {
+    dir: PathBuf,
+}
+
+impl Pki {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("talaria-cli-tls-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let leaf = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
+        let cert = leaf.signed_by(&key, &ca).unwrap();
+        std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+        std::fs::write(dir.join("cert.pem"), cert.pem()).unwrap();
+        std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
+        Self { dir }
+    }
+
+    fn path(&self, file: &str) -> String {
+        self.dir.join(file).display().to_string()
+    }
+}
+
+impl Drop for Pki {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `talaria serve-demo --transport TRANSPORT --tls-cert --tls-key`, and the URL it prints.
+struct Served {
+    child: Child,
+    url: String,
+}
+
+impl Served {
+    fn start(pki: &Pki, transport: &str) -> Self {
+        let mut child = Command::new(TALARIA)
+            .args(["serve-demo", "--transport", transport, "--port", "0"])
+            .args(["--tls-cert", &pki.path("cert.pem"), "--tls-key", &pki.path("key.pem")])
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line.split_whitespace().find(|w| w.contains("://")).expect("the URL on stderr").to_owned();
+        Self { child, url }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn talaria(args: &[&str]) -> Output {
+    Command::new(TALARIA).args(args).env("NO_COLOR", "1").stdin(Stdio::null()).output().unwrap()
+}
+
+fn json_lines(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout).lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
+#[test]
+fn https_servers_are_reached_with_a_private_ca_and_refused_without_it() {
+    let pki = Pki::new("https");
+    for transport in ["http", "sse"] {
+        let served = Served::start(&pki, transport);
+        assert!(served.url.starts_with("https://"), "{}", served.url);
+        let url = served.url.replace("127.0.0.1", "localhost");
+        // Trusted through --cacert: the URL alone picks the transport (an sse URL through the
+        // fallback probe).
+        let cacert = pki.path("ca.pem");
+        let output =
+            talaria(&["--json", "--cacert", &cacert, &url, "call-tool", "echo", "text=over tls", ":::", "show-state"]);
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{transport}: {err}");
+        let values = json_lines(&output);
+        assert_eq!(values[0]["content"][0]["text"], "over tls", "{values:?}");
+        let reached = values[1]["transport"].as_str().unwrap_or_default();
+        assert_eq!(reached, if transport == "sse" { "sse" } else { "streamable-http" }, "{values:?}");
+        // Not trusted: a transport failure naming the certificate, exit 4.
+        let output = talaria(&["--json", "--timeout", "5s", &url, "ping"]);
+        assert_eq!(output.status.code(), Some(4), "{}", String::from_utf8_lossy(&output.stderr));
+        let failure = &json_lines(&output)[0];
+        assert_eq!(failure["kind"], "transport", "{failure}");
+        assert!(failure["message"].as_str().unwrap().to_lowercase().contains("certificate"), "{failure}");
+    }
+}
+
+#[test]
+fn a_cacert_that_cannot_be_read_is_a_usage_error() {
+    let output = talaria(&["--json", "--cacert", "/nonexistent/ca.pem", "https://localhost:1/mcp", "ping"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(json_lines(&output)[0]["message"].as_str().unwrap().contains("--cacert"));
+    let output = talaria(&["serve-demo", "--transport", "ws", "--tls-cert", "a", "--tls-key", "b"]);
+    assert_eq!(output.status.code(), Some(2), "the WebSocket server has no TLS");
+}
