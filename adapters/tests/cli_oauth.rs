@@ -78,3 +78,69 @@ fn the_cli_signs_in_once_and_keeps_the_token() {
     assert_eq!(authorization.ledger.lock().unwrap().grants, ["authorization_code"]);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn auth_login_on_another_device_then_status_use_and_logout() {
+    let authorization = TestAuthorizationServer::start(3600);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let resource = ProtectedResource::new(&url, &[&authorization.issuer]).unwrap();
+    let options = HttpServerOptions::default().protected_resource(resource, authorization.verifier(&url));
+    let schema = serde_json::from_value(json!({"type": "object"})).unwrap();
+    let router = Router::<()>::builder()
+        .tool(Tool::new("whoami", schema), |ctx, _: Value| {
+            Ok(CallToolResult::text(ctx.transport().and_then(|t| t.identity.clone()).unwrap_or_default()))
+        })
+        .build();
+    let _server =
+        HttpServer::bind(&Server::new("protected", "1", router), format!("127.0.0.1:{port}"), options).unwrap();
+    let dir = std::env::temp_dir().join(format!("talaria-cli-device-{}", std::process::id()));
+    let token_file = dir.join("tokens.json");
+    let run = |args: &[&str]| {
+        Command::new(TALARIA)
+            .args(["--json", "--token-file"])
+            .arg(&token_file)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // Login with the device grant: the code is shown, the "other device" approves it.
+    let mut login = run(&["--device", "auth", "login", &url]);
+    let stderr = BufReader::new(login.stderr.take().unwrap());
+    let mut shown = Vec::new();
+    for line in stderr.lines() {
+        let line = line.unwrap();
+        if let Some(page) = line.strip_prefix("talaria: (or open ").and_then(|l| l.strip_suffix(')')) {
+            let approved = ureq::get(page).call().unwrap().into_body().read_to_string().unwrap();
+            assert!(approved.contains("USER-"), "{approved}");
+        }
+        shown.push(line);
+    }
+    let output = login.wait_with_output().unwrap();
+    assert!(output.status.success(), "{shown:?}");
+    assert!(shown.iter().any(|l| l.contains("visit ") && l.contains(" and enter the code USER-")), "{shown:?}");
+    let signed_in: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!((signed_in["server"].as_str(), signed_in["expired"].as_bool()), (Some(url.as_str()), Some(false)));
+    assert!(signed_in.get("accessToken").is_none() && !String::from_utf8_lossy(&output.stdout).contains("access-"));
+    let grants = authorization.ledger.lock().unwrap().grants.clone();
+    assert_eq!(grants.last().map(String::as_str), Some("urn:ietf:params:oauth:grant-type:device_code"), "{grants:?}");
+    // Status lists it; a call goes through on the kept token, without signing in.
+    let status: Value = serde_json::from_slice(&run(&["auth", "status"]).wait_with_output().unwrap().stdout).unwrap();
+    assert_eq!(status["servers"][0]["server"], url.as_str(), "{status}");
+    let called = run(&[url.as_str(), "call", "whoami"]).wait_with_output().unwrap();
+    assert!(called.status.success(), "{}", String::from_utf8_lossy(&called.stderr));
+    let called: Value = serde_json::from_slice(&called.stdout).unwrap();
+    assert_eq!(called["content"][0]["text"], "alice");
+    // Logout forgets it.
+    let out: Value =
+        serde_json::from_slice(&run(&["auth", "logout", &url]).wait_with_output().unwrap().stdout).unwrap();
+    assert_eq!(out["forgotten"], true);
+    let status: Value =
+        serde_json::from_slice(&run(&["auth", "status", &url]).wait_with_output().unwrap().stdout).unwrap();
+    assert_eq!(status["servers"], json!([]), "{status}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

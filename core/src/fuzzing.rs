@@ -341,26 +341,34 @@ pub fn auth_inputs(data: &[u8]) {
 
 /// Drives the client's authorization state machine with `data` as every answer: each
 /// response's status from one byte, its body the rest of the input, the redirect back the
-/// input as a query. It must end (done or failed) within a bounded number of steps.
+/// input as a query; the first byte odd picks the device grant, whose polls are answered the
+/// same way. It must end (done or failed) within a bounded number of steps (the device
+/// grant's polls are bounded by the code's lifetime: at most 1801).
 fn auth_flow(data: &[u8]) {
     use crate::auth::client::{Authorization, ClientConfig, Response, Step};
-    let config = std::sync::Arc::new(ClientConfig::authorization_code("fuzz", "http://127.0.0.1:1/cb"));
+    let config = if data.first().is_some_and(|b| b % 2 == 1) {
+        ClientConfig::device_code("fuzz")
+    } else {
+        ClientConfig::authorization_code("fuzz", "http://127.0.0.1:1/cb")
+    };
+    let config = std::sync::Arc::new(config);
     let challenge = crate::auth::challenge::bearer(&String::from_utf8_lossy(data));
     let mut zeros = |bytes: &mut [u8]| bytes.fill(0);
     let server = "https://mcp.example.com/mcp";
     let (mut flow, mut step) = Authorization::start(config, server, challenge.as_ref(), None, &mut zeros, 0);
     let query = String::from_utf8_lossy(data);
-    for round in 0..64 {
+    for round in 0..4096 {
         step = match step {
             Step::Send(_) => {
-                let status = [200, 201, 404, 400, 302][data.get(round).map_or(0, |b| usize::from(*b) % 5)];
+                let status = [200, 201, 404, 400, 302][data.get(round % 64).map_or(0, |b| usize::from(*b) % 5)];
                 flow.receive(&Response::new(status, data.to_vec()))
             }
             Step::Visit(_) => flow.redirected(&format!("http://127.0.0.1:1/cb?{query}")),
+            Step::UserCode(_) | Step::Wait(_) => flow.poll(),
             Step::Done(_) | Step::Failed(_) => return,
         };
     }
-    panic!("the authorization did not end within 64 steps");
+    panic!("the authorization did not end within 4096 steps");
 }
 
 /// Reads the input as an HTTP request to the MCP endpoint: header lines (`Name: value`, up to

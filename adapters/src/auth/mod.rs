@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use talaria_core::auth::challenge::{self, Challenge};
-use talaria_core::auth::client::{Authorization, Authorized, ClientConfig, Step};
+use talaria_core::auth::client::{Authorization, Authorized, ClientConfig, DeviceCode, Step};
 use talaria_core::auth::scope;
 use talaria_core::auth::url::HttpUrl;
 
@@ -43,6 +43,9 @@ const EXPIRY_MARGIN: u64 = 30;
 
 /// Called with a line about each step of an authorization (for a CLI's `--verbose`).
 type ProgressFn = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Shows the user the code to enter on another device (the device grant).
+type UserCodeFn = Arc<dyn Fn(&DeviceCode) + Send + Sync>;
 
 /// An OAuth 2.1 client for MCP servers: an [`Authenticator`] for
 /// [`ClientOptions::authenticator`](crate::client::ClientOptions::authenticator).
@@ -61,6 +64,7 @@ pub struct OAuthClient {
     agent: ureq::Agent,
     response_limit: u64,
     progress: Option<ProgressFn>,
+    user_code: Option<UserCodeFn>,
     running: Mutex<()>,
 }
 
@@ -82,6 +86,7 @@ impl OAuthClient {
             agent: fetch::default_agent(),
             response_limit: MAX_RESPONSE,
             progress: None,
+            user_code: None,
             running: Mutex::new(()),
         }
     }
@@ -132,6 +137,26 @@ impl OAuthClient {
         self
     }
 
+    /// Shows the user the code to enter, and where, when the grant is the device grant
+    /// ([`ClientConfig::device_code`]): the client then polls until the user has approved
+    /// (builder style).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::auth::OAuthClient;
+    /// use talaria::core::auth::client::ClientConfig;
+    ///
+    /// let oauth = OAuthClient::new(ClientConfig::device_code("my-cli"))
+    ///     .on_user_code(|code| eprintln!("Visit {} and enter {}", code.verification_uri, code.user_code));
+    /// # let _ = oauth;
+    /// ```
+    #[must_use]
+    pub fn on_user_code(mut self, show: impl Fn(&DeviceCode) + Send + Sync + 'static) -> Self {
+        self.user_code = Some(Arc::new(show));
+        self
+    }
+
     /// Reports each step of an authorization to `progress` (builder style).
     #[must_use]
     pub fn on_progress(mut self, progress: impl Fn(&str) + Send + Sync + 'static) -> Self {
@@ -143,6 +168,19 @@ impl OAuthClient {
     #[must_use]
     pub fn token(&self, url: &str) -> Option<StoredToken> {
         self.store.load(&key(url))
+    }
+
+    /// Forgets the token kept for the server at `url` (signing out here; the authorization
+    /// server may still hold a grant). Whether there was one.
+    ///
+    /// # Errors
+    ///
+    /// The token store could not be written.
+    pub fn forget(&self, url: &str) -> std::io::Result<bool> {
+        let key = key(url);
+        let had = self.store.load(&key).is_some();
+        self.store.forget(&key)?;
+        Ok(had)
     }
 
     /// Authorizes for the server at `url` now, without waiting for it to refuse a request
@@ -185,6 +223,21 @@ impl OAuthClient {
                         Ok(back) => flow.redirected(&back),
                         Err(e) => return Err(AuthFailure(e)),
                     }
+                }
+                Step::UserCode(code) => {
+                    let Some(show) = &self.user_code else {
+                        return Err(AuthFailure(
+                            "the server wants the user to enter a code, and no user code handler is set".into(),
+                        ));
+                    };
+                    self.say(&format!("enter {} at {}", code.user_code, code.verification_uri));
+                    show(&code);
+                    std::thread::sleep(code.interval);
+                    flow.poll()
+                }
+                Step::Wait(wait) => {
+                    std::thread::sleep(wait);
+                    flow.poll()
                 }
                 Step::Done(done) => {
                     let token = stored(*done);

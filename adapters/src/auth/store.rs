@@ -55,6 +55,11 @@ pub trait TokenStore: Send + Sync {
     ///
     /// The store could not be written.
     fn forget(&self, server: &str) -> io::Result<()>;
+    /// The servers it keeps a token for, where it can list them (a keyring may not: then
+    /// none).
+    fn servers(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Tokens in memory, gone with the process (the default).
@@ -76,6 +81,10 @@ impl TokenStore for MemoryTokenStore {
     fn forget(&self, server: &str) -> io::Result<()> {
         self.tokens.lock().unwrap_or_else(PoisonError::into_inner).remove(server);
         Ok(())
+    }
+
+    fn servers(&self) -> Vec<String> {
+        self.tokens.lock().unwrap_or_else(PoisonError::into_inner).keys().cloned().collect()
     }
 }
 
@@ -144,6 +153,11 @@ impl TokenStore for FileTokenStore {
         self.update(|tokens| {
             tokens.remove(server);
         })
+    }
+
+    fn servers(&self) -> Vec<String> {
+        let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        self.read().into_keys().collect()
     }
 }
 

@@ -88,17 +88,21 @@ pub(crate) struct Global {
     /// (the URL is printed too), and tokens are kept for the next run (see --token-file).
     #[arg(long, global = true)]
     pub(crate) oauth: bool,
-    /// With --oauth: a pre-registered client id (otherwise the CLI registers itself).
-    #[arg(long, global = true, value_name = "ID", requires = "oauth")]
+    /// Sign in on another device (OAuth device grant, RFC 8628), for machines without a
+    /// browser: the CLI prints a URL and a code to enter there, and waits. Implies --oauth.
+    #[arg(long, global = true)]
+    pub(crate) device: bool,
+    /// OAuth: a pre-registered client id (otherwise the CLI registers itself).
+    #[arg(long, global = true, value_name = "ID")]
     pub(crate) client_id: Option<String>,
     /// With --client-id: its secret.
     #[arg(long, global = true, value_name = "SECRET", requires = "client_id")]
     pub(crate) client_secret: Option<String>,
-    /// With --oauth: where tokens are kept (default ~/.config/talaria/tokens.json).
-    #[arg(long, global = true, value_name = "FILE", requires = "oauth")]
+    /// OAuth: where tokens are kept (default ~/.config/talaria/tokens.json); implies --oauth.
+    #[arg(long, global = true, value_name = "FILE")]
     pub(crate) token_file: Option<PathBuf>,
-    /// With --oauth: print the sign-in URL without starting a browser.
-    #[arg(long, global = true, requires = "oauth")]
+    /// OAuth: print the sign-in URL without starting a browser.
+    #[arg(long, global = true)]
     pub(crate) no_browser: bool,
     /// For https:// and wss://: also trust the certificate authorities in FILE (PEM), besides
     /// Mozilla's roots and the system's (a private CA, a test server's self-signed
@@ -168,6 +172,10 @@ pub(crate) enum Mode {
     /// passes the frames both ways unchanged, and prints each on stderr (secrets redacted).
     /// Put it in a host's server configuration in place of the server's command.
     Tap(ProxyArgs),
+    /// Sign in to an OAuth-protected server ahead of time, sign out, or show the tokens kept:
+    /// `talaria auth login URL [--device]`, `talaria auth logout URL`, `talaria auth status [URL]`.
+    #[command(subcommand)]
+    Auth(AuthAction),
     /// Print shell completions: `talaria completions bash|zsh|fish|elvish|powershell`.
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `talaria man | man -l -`.
@@ -175,6 +183,27 @@ pub(crate) enum Mode {
     /// Internal: run a stdio server, copying and reporting its frames (for --trace).
     #[command(name = "__trace-proxy", hide = true)]
     TraceProxy(ProxyArgs),
+}
+
+/// `talaria auth ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum AuthAction {
+    /// Sign in to the server at URL now (in the browser, or with --device on another device)
+    /// and keep the token.
+    Login {
+        /// The MCP server's URL.
+        url: String,
+    },
+    /// Forget the token kept for the server at URL.
+    Logout {
+        /// The MCP server's URL.
+        url: String,
+    },
+    /// The tokens kept (all, or the one for URL): scope, expiry, refresh; never the tokens.
+    Status {
+        /// The MCP server's URL.
+        url: Option<String>,
+    },
 }
 
 /// `talaria completions SHELL`.

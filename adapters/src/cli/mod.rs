@@ -24,6 +24,7 @@
 //! (sampling and elicitation block the connection's reader while the user types).
 
 mod args;
+mod auth;
 mod catalog;
 mod coerce;
 mod commands;
@@ -118,6 +119,13 @@ where
         save: global.save.clone(),
         out: Style::new(color_wanted(global.no_color, std::io::stdout().is_terminal())),
     };
+    let tls = match trusted_roots(global.cacert.as_deref()) {
+        Ok(roots) => roots,
+        Err(failure) => {
+            scripted::emit_failure(&settings, &printer, &failure);
+            return failure.exit();
+        }
+    };
     match &cli.mode {
         Some(Mode::TraceProxy(proxy) | Mode::Tap(proxy)) => return trace::proxy(&proxy.command),
         Some(Mode::Completions(shell)) => {
@@ -134,6 +142,7 @@ where
             };
         }
         Some(Mode::ServeDemo(serve)) => return serve::run(serve),
+        Some(Mode::Auth(action)) => return auth::run(action, &oauth_args(global, &tls), &settings, &printer),
         Some(Mode::Demo(demo)) => {
             interrupt::install();
             return demo::run(demo, &settings, &printer);
@@ -154,23 +163,8 @@ where
     // the process: a connect that hangs can be left.
     interrupt::exit_when_idle(true);
     let is_stdio = matches!(target, Target::Stdio { .. });
-    let tls = match trusted_roots(global.cacert.as_deref()) {
-        Ok(roots) => roots,
-        Err(failure) => {
-            scripted::emit_failure(&settings, &printer, &failure);
-            return failure.exit();
-        }
-    };
-    let oauth = if global.oauth {
-        let args = oauth::OAuthArgs {
-            client_id: global.client_id.clone(),
-            client_secret: global.client_secret.clone(),
-            token_file: global.token_file.clone(),
-            no_browser: global.no_browser,
-            verbose: global.verbose > 0,
-            tls: tls.clone(),
-        };
-        match oauth::client(&args) {
+    let oauth = if global.oauth || global.device || global.token_file.is_some() {
+        match oauth::client(&oauth_args(global, &tls)) {
             Ok(client) => Some(client),
             Err(failure) => {
                 scripted::emit_failure(&settings, &printer, &failure);
@@ -207,6 +201,19 @@ where
     }
 }
 
+/// The OAuth settings from the command line.
+fn oauth_args(global: &args::Global, tls: &crate::tls::TlsRoots) -> oauth::OAuthArgs {
+    oauth::OAuthArgs {
+        client_id: global.client_id.clone(),
+        client_secret: global.client_secret.clone(),
+        token_file: global.token_file.clone(),
+        no_browser: global.no_browser,
+        device: global.device,
+        verbose: global.verbose > 0,
+        tls: tls.clone(),
+    }
+}
+
 /// The usual roots, and the certificate authorities in `cacert` (PEM) if given.
 fn trusted_roots(cacert: Option<&std::path::Path>) -> Result<crate::tls::TlsRoots, Failure> {
     let Some(path) = cacert else { return Ok(crate::tls::TlsRoots::new()) };
@@ -216,7 +223,8 @@ fn trusted_roots(cacert: Option<&std::path::Path>) -> Result<crate::tls::TlsRoot
 }
 
 /// The modes a command line may start with.
-const MODES: [&str; 10] = ["stdio", "ws", "http", "sse", "demo", "serve-demo", "tap", "completions", "man", "doctor"];
+const MODES: [&str; 11] =
+    ["stdio", "ws", "http", "sse", "demo", "serve-demo", "tap", "auth", "completions", "man", "doctor"];
 
 /// A command line naming no mode: a URL picks its transport (`talaria URL [COMMAND...]`);
 /// anything else is a mistyped mode or option, answered with the closest one.

@@ -25,6 +25,8 @@ pub(crate) struct OAuthArgs {
     pub(crate) token_file: Option<PathBuf>,
     /// Print the authorization URL only; do not start a browser.
     pub(crate) no_browser: bool,
+    /// Sign in on another device (the device grant).
+    pub(crate) device: bool,
     /// Print each step of the authorization.
     pub(crate) verbose: bool,
     /// The certificate authorities trusted for `https://`.
@@ -52,22 +54,40 @@ fn open_browser(url: &str) -> bool {
     Command::new(opener).arg(url).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().is_ok()
 }
 
-/// The OAuth client `--oauth` asks for.
+/// Where tokens are kept: `--token-file`, else the default file.
+pub(crate) fn store(args: &OAuthArgs) -> FileTokenStore {
+    FileTokenStore::new(args.token_file.clone().unwrap_or_else(default_token_file))
+}
+
+/// The OAuth client `--oauth` asks for: the browser (authorization code) or, with
+/// `--device`, another device (the device grant).
 pub(crate) fn client(args: &OAuthArgs) -> Result<Arc<OAuthClient>, Failure> {
     let no_browser = args.no_browser;
-    let redirect = LoopbackRedirect::bind(move |url| {
-        eprintln!("talaria: sign in at {url}");
-        if !no_browser && open_browser(url) {
-            eprintln!("talaria: (opened in your browser; waiting for you to come back)");
-        }
-    })
-    .map_err(|e| Failure::new(Kind::Transport, format!("cannot listen for the OAuth redirect: {e}")))?;
-    let mut config = ClientConfig::authorization_code("talaria", &redirect.redirect_uri());
+    let (mut config, redirect) = if args.device {
+        (ClientConfig::device_code("talaria"), None)
+    } else {
+        let redirect = LoopbackRedirect::bind(move |url| {
+            eprintln!("talaria: sign in at {url}");
+            if !no_browser && open_browser(url) {
+                eprintln!("talaria: (opened in your browser; waiting for you to come back)");
+            }
+        })
+        .map_err(|e| Failure::new(Kind::Transport, format!("cannot listen for the OAuth redirect: {e}")))?;
+        (ClientConfig::authorization_code("talaria", &redirect.redirect_uri()), Some(redirect))
+    };
     if let Some(id) = &args.client_id {
         config = config.with_client(ClientInformation::new(id, args.client_secret.as_deref()));
     }
-    let store = FileTokenStore::new(args.token_file.clone().unwrap_or_else(default_token_file));
-    let mut client = OAuthClient::new(config).redirect(redirect).store(Arc::new(store)).tls_roots(&args.tls);
+    let mut client = OAuthClient::new(config).store(Arc::new(store(args))).tls_roots(&args.tls).on_user_code(|code| {
+        eprintln!("talaria: to sign in, visit {} and enter the code {}", code.verification_uri, code.user_code);
+        if let Some(complete) = &code.verification_uri_complete {
+            eprintln!("talaria: (or open {complete})");
+        }
+        eprintln!("talaria: waiting for the sign-in to be approved (the code lasts {} s)", code.expires_in);
+    });
+    if let Some(redirect) = redirect {
+        client = client.redirect(redirect);
+    }
     if args.verbose {
         client = client.on_progress(|line| eprintln!("talaria: oauth: {line}"));
     }

@@ -119,6 +119,11 @@ pub enum Step {
     /// Send the user to this authorization URL, then pass the URL the authorization server
     /// redirected them to to [`Authorization::redirected`].
     Visit(String),
+    /// Device grant (RFC 8628): show the user this URL and code, wait
+    /// [`DeviceCode::interval`], then call [`Authorization::poll`].
+    UserCode(DeviceCode),
+    /// Device grant: wait this long, then call [`Authorization::poll`].
+    Wait(std::time::Duration),
     /// Authorized: the token, and what to keep for refreshing it.
     Done(Box<Authorized>),
     /// The authorization failed (and will not go on).
@@ -145,6 +150,8 @@ enum State {
     Redirecting { url: String },
     Exchanging { url: String },
     Token { url: String },
+    DeviceAuthorizing { url: String },
+    DevicePolling(device::Polling),
     Ended,
 }
 
@@ -275,6 +282,8 @@ impl Authorization {
             State::Registering { url } => self.on_registration(&url, response),
             State::Exchanging { url } => self.on_exchange(&url, response),
             State::Token { url } => self.on_token(&url, response),
+            State::DeviceAuthorizing { url } => self.on_device_authorization(&url, response),
+            State::DevicePolling(polling) => self.on_device_token(polling, response),
             State::Redirecting { .. } | State::Ended => self.fail(AuthError::Unexpected("an HTTP response")),
         }
     }
@@ -288,7 +297,9 @@ impl Authorization {
             State::Registering { url }
             | State::Exchanging { url }
             | State::Token { url }
+            | State::DeviceAuthorizing { url }
             | State::Redirecting { url } => Some(url.clone()),
+            State::DevicePolling(polling) => Some(polling.url.clone()),
             State::Ended => None,
         };
         // A metadata URL that cannot be reached is one more place without metadata.
@@ -517,7 +528,8 @@ impl Authorization {
             (challenged, _) => scope::select(challenged.as_deref(), self.scopes_supported.as_deref()),
         };
         let listed = metadata.scopes_supported.iter().flatten().any(|s| s == OFFLINE_ACCESS);
-        let wanted = self.config.offline_access && matches!(self.config.grant, Grant::AuthorizationCode);
+        let wanted =
+            self.config.offline_access && matches!(self.config.grant, Grant::AuthorizationCode | Grant::DeviceCode);
         if listed && wanted && chosen.is_some() {
             chosen = Some(scope::step_up(chosen.as_deref(), OFFLINE_ACCESS));
         }
@@ -557,6 +569,7 @@ impl Authorization {
                 self.state = State::Exchanging { url: assertion.token_endpoint.clone() };
                 Ok(Step::Send(form_post(assertion.token_endpoint, request)))
             }
+            Grant::DeviceCode => self.authorize_device(&metadata),
         }
     }
 
@@ -696,7 +709,10 @@ fn form_post(url: String, request: TokenRequest) -> Request {
 }
 
 mod config;
+mod device;
 mod error;
+
+pub use device::DeviceCode;
 
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,9 @@ use crate::schema::JsonObject;
 
 /// The JWT bearer grant type (RFC 7523).
 pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/// The device code grant type (RFC 8628 §3.4).
+pub const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
 /// The token exchange grant type (RFC 8693).
 pub const TOKEN_EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 /// The token type of an OIDC ID token (RFC 8693 §3).
@@ -224,6 +227,33 @@ impl TokenRequest {
         if let Some(scope) = scope {
             pairs.push(("scope", scope));
         }
+        Self::with_client(&pairs, client_id, auth)
+    }
+
+    /// The device authorization request (RFC 8628 §3.1): asks for a device code and a user
+    /// code, for `resource` and `scope`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::auth::flow::{ClientAuth, TokenRequest};
+    ///
+    /// let r = TokenRequest::device_authorization(Some("mcp:read"), "https://mcp.example.com/mcp", "c1", &ClientAuth::None);
+    /// assert_eq!(r.body, "resource=https%3A%2F%2Fmcp.example.com%2Fmcp&scope=mcp%3Aread&client_id=c1");
+    /// ```
+    #[must_use]
+    pub fn device_authorization(scope: Option<&str>, resource: &str, client_id: &str, auth: &ClientAuth) -> Self {
+        let mut pairs = vec![("resource", resource)];
+        if let Some(scope) = scope {
+            pairs.push(("scope", scope));
+        }
+        Self::with_client(&pairs, client_id, auth)
+    }
+
+    /// The device code grant (RFC 8628 §3.4): polls the token endpoint with `device_code`.
+    #[must_use]
+    pub fn device_code(device_code: &str, resource: &str, client_id: &str, auth: &ClientAuth) -> Self {
+        let pairs = [("grant_type", DEVICE_CODE_GRANT), ("device_code", device_code), ("resource", resource)];
         Self::with_client(&pairs, client_id, auth)
     }
 

@@ -142,6 +142,9 @@ pub struct AuthorizationServerMetadata {
     /// Whether it sends `iss` with authorization responses (RFC 9207).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authorization_response_iss_parameter_supported: Option<bool>,
+    /// The device authorization endpoint (RFC 8628), if it offers the device grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_authorization_endpoint: Option<String>,
     /// Members not modelled here.
     #[serde(flatten)]
     pub extra: JsonObject,

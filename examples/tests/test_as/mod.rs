@@ -1,7 +1,8 @@
 //! A small OAuth 2.1 authorization server for end-to-end tests, on 127.0.0.1 (`tiny_http`):
 //! metadata (RFC 8414), dynamic registration, an authorization endpoint that approves at
 //! once (redirecting with `code`, `state` and `iss`), and a token endpoint for the
-//! authorization code (PKCE S256 checked) and refresh grants. It keeps every token it issued
+//! authorization code (PKCE S256 checked), refresh and device (RFC 8628: `/device?user_code=`
+//! plays the user approving on another device) grants. It keeps every token it issued
 //! so the MCP server under test can verify them, and counts the grants.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
@@ -31,6 +32,8 @@ pub(crate) struct Ledger {
     pub(crate) grants: Vec<String>,
     /// Every resource parameter received.
     pub(crate) resources: Vec<String>,
+    /// Device codes: code -> (client, resource, scope, user code, approved).
+    devices: BTreeMap<String, (String, String, String, String, bool)>,
     counter: u64,
 }
 
@@ -97,6 +100,9 @@ impl Drop for TestAuthorizationServer {
     }
 }
 
+/// The device grant's type (RFC 8628).
+const DEVICE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
+
 /// The scopes this server grants.
 const SCOPES: [&str; 3] = ["mcp:read", "mcp:write", "offline_access"];
 
@@ -119,7 +125,8 @@ fn route(issuer: &str, ledger: &Mutex<Ledger>, lifetime: u64, method: &str, url:
                 "registration_endpoint": format!("{issuer}/register"),
                 "scopes_supported": SCOPES,
                 "response_types_supported": ["code"],
-                "grant_types_supported": ["authorization_code", "refresh_token"],
+                "grant_types_supported": ["authorization_code", "refresh_token", DEVICE_GRANT],
+                "device_authorization_endpoint": format!("{issuer}/device_authorization"),
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": ["none"],
                 "authorization_response_iss_parameter_supported": true,
@@ -150,6 +157,48 @@ fn route(issuer: &str, ledger: &Mutex<Ledger>, lifetime: u64, method: &str, url:
                 talaria::core::auth::encoding::form_encode(issuer)
             );
             (302, vec![("Location", location)], json!({}))
+        }
+        ("POST", "/device_authorization") => {
+            let form: BTreeMap<String, String> = parse_form(body).into_iter().collect();
+            let get = |k: &str| form.get(k).cloned().unwrap_or_default();
+            if !ledger.clients.contains_key(&get("client_id")) || get("resource").is_empty() {
+                return error(400, "invalid_request");
+            }
+            let (device, user) = (format!("device-{n}"), format!("USER-{n}"));
+            let pending = (get("client_id"), get("resource"), get("scope"), user.clone(), false);
+            ledger.devices.insert(device.clone(), pending);
+            let answer = json!({"device_code": device, "user_code": user, "verification_uri": format!("{issuer}/device"),
+                "verification_uri_complete": format!("{issuer}/device?user_code={user}"), "expires_in": 300, "interval": 1});
+            (200, Vec::new(), answer)
+        }
+        ("GET", "/device") => {
+            // The user, on another device, approves the code.
+            let q: BTreeMap<String, String> = parse_form(query).into_iter().collect();
+            let user = q.get("user_code").cloned().unwrap_or_default();
+            let Some(entry) = ledger.devices.values_mut().find(|d| d.3 == user) else {
+                return error(404, "unknown_code");
+            };
+            entry.4 = true;
+            (200, Vec::new(), json!({"approved": user}))
+        }
+        ("POST", "/token") if body.contains("device_code=") => {
+            let form: BTreeMap<String, String> = parse_form(body).into_iter().collect();
+            let get = |k: &str| form.get(k).cloned().unwrap_or_default();
+            ledger.grants.push(get("grant_type"));
+            let Some((client, resource, scope, _, approved)) = ledger.devices.get(&get("device_code")).cloned() else {
+                return error(400, "invalid_grant");
+            };
+            if client != get("client_id") || resource != get("resource") {
+                return error(400, "invalid_grant");
+            }
+            if !approved {
+                return error(400, "authorization_pending");
+            }
+            ledger.devices.remove(&get("device_code"));
+            let access = format!("access-{n}");
+            let scopes = scope.split_whitespace().filter(|s| SCOPES.contains(s)).map(str::to_owned).collect();
+            ledger.tokens.insert(access.clone(), ("alice".into(), scopes, resource));
+            (200, Vec::new(), json!({"access_token": access, "token_type": "Bearer", "expires_in": lifetime}))
         }
         ("POST", "/token") => {
             let form: BTreeMap<String, String> = parse_form(body).into_iter().collect();

@@ -21,6 +21,9 @@ pub enum Grant {
     /// exchanged there for an identity assertion grant, which the authorization server takes
     /// as a JWT bearer grant.
     IdentityAssertion(IdentityAssertion),
+    /// The device authorization grant (RFC 8628), for machines without a browser: the user
+    /// signs in on another device, at a URL with a short code the client shows.
+    DeviceCode,
 }
 
 /// Where and how a client exchanges its ID token for an identity assertion grant.
@@ -90,6 +93,34 @@ impl ClientConfig {
             grant: Grant::ClientCredentials,
             signer: None,
             offline_access: false,
+        }
+    }
+
+    /// An interactive client named `name` that signs its user in on another device (RFC
+    /// 8628): it shows a URL and a short code, and polls until the user has approved. It
+    /// registers dynamically (as a public client) and asks for a refresh token where it can.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::auth::client::{ClientConfig, Grant};
+    /// use talaria_core::auth::flow::DEVICE_CODE_GRANT;
+    ///
+    /// let headless = ClientConfig::device_code("talaria");
+    /// assert!(matches!(headless.grant, Grant::DeviceCode));
+    /// assert_eq!(headless.metadata.grant_types, [DEVICE_CODE_GRANT, "refresh_token"]);
+    /// ```
+    #[must_use]
+    pub fn device_code(name: &str) -> Self {
+        let mut metadata = ClientMetadata::new(name, None);
+        metadata.grant_types = vec![crate::auth::flow::DEVICE_CODE_GRANT.to_owned(), "refresh_token".to_owned()];
+        Self {
+            metadata,
+            client: None,
+            metadata_document: None,
+            grant: Grant::DeviceCode,
+            signer: None,
+            offline_access: true,
         }
     }
 

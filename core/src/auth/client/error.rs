@@ -63,6 +63,25 @@ pub enum AuthError {
         /// Its OAuth error, if it sent one.
         error: Option<OAuthError>,
     },
+    /// The device grant was asked for, and the authorization server offers no device
+    /// authorization endpoint (RFC 8628).
+    #[error(
+        "the authorization server offers no device authorization endpoint (RFC 8628): sign in with a browser instead"
+    )]
+    NoDeviceAuthorization,
+    /// The device authorization was refused, or answered with something unusable.
+    #[error("the device authorization request to {url} failed with HTTP {status}{}", error.as_ref().map(|e| format!(": {e}")).unwrap_or_default())]
+    DeviceAuthorization {
+        /// The device authorization endpoint.
+        url: String,
+        /// Its status.
+        status: u16,
+        /// Its OAuth error, if it sent one.
+        error: Option<OAuthError>,
+    },
+    /// The user code was not approved in time (the device code expired).
+    #[error("the sign-in code was not approved in time")]
+    DeviceCodeExpired,
     /// The token is not a bearer token.
     #[error("the token endpoint issued a {0:?} token, not a bearer token")]
     NotBearer(String),

@@ -109,6 +109,11 @@ fn drive(
                 visited.push(url.clone());
                 flow.redirected(&visit(&url))
             }
+            Step::UserCode(code) => {
+                visited.push(code.visit().to_owned());
+                flow.poll()
+            }
+            Step::Wait(_) => flow.poll(),
             Step::Done(done) => return (Ok(*done), visited),
             Step::Failed(e) => return (Err(e), visited),
         };
@@ -528,6 +533,104 @@ fn unreachable_metadata_urls_are_skipped_and_misuse_is_an_error() {
     assert!(matches!(flow.receive(&world.answer(&second)), Step::Failed(AuthError::Unexpected(_))));
 }
 
+/// [`World`] with a device authorization endpoint.
+fn device_world() -> World {
+    let mut world = World::new();
+    let mut metadata = as_metadata(ISSUER);
+    metadata["device_authorization_endpoint"] = json!(format!("{ISSUER}/device"));
+    world.route(&format!("{ISSUER}/.well-known/oauth-authorization-server"), 200, metadata);
+    world.route(
+        &format!("{ISSUER}/device"),
+        200,
+        json!({"device_code": "dc-1", "user_code": "WDJB-MJHT", "verification_uri": format!("{ISSUER}/activate"),
+               "verification_uri_complete": format!("{ISSUER}/activate?user_code=WDJB-MJHT"), "expires_in": 60, "interval": 2}),
+    );
+    world
+}
+
+#[test]
+fn the_device_grant_shows_the_code_then_polls_as_told_until_approved() {
+    let mut world = device_world();
+    let token = format!("{ISSUER}/token");
+    let config = ClientConfig::device_code("talaria-test");
+    let (mut flow, mut step) = Authorization::start(Arc::new(config), SERVER, None, None, &mut counter(), 0);
+    // Discovery, registration (as a device client), then the device authorization request.
+    let code = loop {
+        step = match step {
+            Step::Send(request) => flow.receive(&world.answer(&request)),
+            Step::UserCode(code) => break code,
+            other => panic!("{other:?}"),
+        };
+    };
+    let registered: Value = serde_json::from_str(world.log[2].body.as_deref().unwrap()).unwrap();
+    assert_eq!(registered["grant_types"], json!([crate::auth::flow::DEVICE_CODE_GRANT, "refresh_token"]));
+    assert!(registered.get("redirect_uris").is_none_or(|r| r.as_array().is_some_and(Vec::is_empty)), "{registered}");
+    assert_eq!(code.user_code, "WDJB-MJHT");
+    assert_eq!(code.visit(), format!("{ISSUER}/activate?user_code=WDJB-MJHT"));
+    assert_eq!(code.interval, std::time::Duration::from_secs(2));
+    let asked = world.form(&format!("{ISSUER}/device"));
+    assert_eq!((asked["client_id"].as_str(), asked["resource"].as_str()), ("dyn-1", SERVER));
+    // Pending, then slow down (5 s more), then the token.
+    let mut waits = Vec::new();
+    let answers = [
+        (400, json!({"error": "authorization_pending"})),
+        (400, json!({"error": "slow_down"})),
+        (200, json!({"access_token": "at-dev", "token_type": "Bearer", "refresh_token": "rt-dev"})),
+    ];
+    let mut step = flow.poll();
+    for (status, body) in answers {
+        let Step::Send(request) = step else { panic!("{step:?}") };
+        assert_eq!(request.url, token);
+        let form: HashMap<String, String> = parse_form(request.body.as_deref().unwrap()).into_iter().collect();
+        assert_eq!(
+            (form["grant_type"].as_str(), form["device_code"].as_str()),
+            (crate::auth::flow::DEVICE_CODE_GRANT, "dc-1")
+        );
+        step = match flow.receive(&Response::new(status, body.to_string().into_bytes())) {
+            Step::Wait(wait) => {
+                waits.push(wait.as_secs());
+                flow.poll()
+            }
+            other => other,
+        };
+    }
+    let Step::Done(done) = step else { panic!("{step:?}") };
+    assert_eq!(done.token.access_token, "at-dev");
+    assert_eq!(waits, [2, 7], "the interval, then 5 s more after slow_down");
+}
+
+#[test]
+fn the_device_grant_ends_on_refusal_expiry_or_a_server_without_it() {
+    let finish = |world: &mut World, last: Option<(u16, Value)>| {
+        let config = ClientConfig::device_code("talaria-test");
+        let (mut flow, mut step) = Authorization::start(Arc::new(config), SERVER, None, None, &mut counter(), 0);
+        for _ in 0..400 {
+            step = match step {
+                Step::Send(request) if request.url.ends_with("/token") => {
+                    let (status, body) = last.clone().unwrap_or((400, json!({"error": "authorization_pending"})));
+                    flow.receive(&Response::new(status, body.to_string().into_bytes()))
+                }
+                Step::Send(request) => flow.receive(&world.answer(&request)),
+                Step::UserCode(_) | Step::Wait(_) => flow.poll(),
+                Step::Failed(e) => return e,
+                other => panic!("{other:?}"),
+            };
+        }
+        panic!("the flow did not end");
+    };
+    let denied = finish(&mut device_world(), Some((400, json!({"error": "access_denied"}))));
+    assert!(matches!(&denied, AuthError::Token { error: Some(e), .. } if e.error == "access_denied"), "{denied:?}");
+    let expired = finish(&mut device_world(), Some((400, json!({"error": "expired_token"}))));
+    assert_eq!(expired, AuthError::DeviceCodeExpired);
+    // Pending forever: the polls stop once the code has certainly expired (60 s / 2 s).
+    assert_eq!(finish(&mut device_world(), None), AuthError::DeviceCodeExpired);
+    // No device endpoint: said so, before anything is asked of the user.
+    assert_eq!(finish(&mut World::new(), None), AuthError::NoDeviceAuthorization);
+    // A poll out of turn is an error, not a panic.
+    let (mut flow, _) = Authorization::start(Arc::new(interactive()), SERVER, None, None, &mut counter(), 0);
+    assert!(matches!(flow.poll(), Step::Failed(AuthError::Unexpected(_))));
+}
+
 proptest! {
     /// Whatever the servers answer, the flow ends (done or failed) within a bounded number of
     /// steps and never panics.
@@ -545,6 +648,7 @@ proptest! {
                     flow.receive(&Response::new(if json_ok { 200 } else { status }, body))
                 }
                 Step::Visit(url) => flow.redirected(&approve(&url)),
+                Step::UserCode(_) | Step::Wait(_) => flow.poll(),
                 Step::Done(_) | Step::Failed(_) => { ended = true; break; }
             };
         }
