@@ -109,6 +109,10 @@ pub(crate) struct Global {
     /// certificate). `SSL_CERT_FILE` works too.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) cacert: Option<PathBuf>,
+    /// Record every frame of the session, both ways, into FILE (JSON lines), for `replay`
+    /// and `talaria mock`.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) record: Option<PathBuf>,
     /// Print the frames both ways on stderr (secrets redacted).
     #[arg(long, global = true)]
     pub(crate) trace: bool,
@@ -168,6 +172,9 @@ pub(crate) enum Mode {
     Demo(DemoArgs),
     /// Serve the bundled demo server for other clients (e.g. the MCP Inspector).
     ServeDemo(ServeArgs),
+    /// Serve what a recording (--record FILE) shows, for testing a client without the real
+    /// server: `talaria mock FILE [--transport stdio|ws|http|sse] [--port N]`.
+    Mock(MockArgs),
     /// Sit between any host and a stdio server: `talaria tap -- CMD ARGS...` runs the server,
     /// passes the frames both ways unchanged, and prints each on stderr (secrets redacted).
     /// Put it in a host's server configuration in place of the server's command.
@@ -282,6 +289,16 @@ pub(crate) struct ServeArgs {
     /// The private key of --tls-cert (PEM).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub(crate) tls_key: Option<PathBuf>,
+}
+
+/// `talaria mock FILE`.
+#[derive(Debug, Args)]
+pub(crate) struct MockArgs {
+    /// The recording.
+    pub(crate) file: PathBuf,
+    /// How to serve it.
+    #[command(flatten)]
+    pub(crate) serve: ServeArgs,
 }
 
 /// `talaria __trace-proxy -- CMD ARGS...`.

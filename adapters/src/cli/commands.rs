@@ -122,6 +122,12 @@ pub(crate) const COMMANDS: &[Spec] = &[
         usage: "SNAPSHOT-FILE",
         summary: "what changed since a saved snapshot (exit 3 when anything did)",
     },
+    Spec {
+        name: "replay",
+        aliases: &[],
+        usage: "RECORDING-FILE",
+        summary: "send a recording's requests (--record FILE) again and compare the answers (exit 3 when any differs)",
+    },
     Spec { name: "rpc", aliases: &[], usage: "METHOD [JSON]", summary: "send a raw request and show the raw result" },
     Spec { name: "notify", aliases: &[], usage: "METHOD [JSON]", summary: "send a raw notification" },
     Spec {
@@ -215,6 +221,8 @@ pub(crate) enum Command {
     Snapshot,
     /// `diff FILE`.
     Diff(String),
+    /// `replay FILE`.
+    Replay(String),
     /// `rpc METHOD [JSON]`.
     Rpc(String, Option<String>),
     /// `notify METHOD [JSON]`.
@@ -321,6 +329,7 @@ pub(crate) fn parse(words: &[String]) -> Result<Command, Failure> {
                 .with_hint("talaria doctor URL, or talaria <connection> doctor"))
         }
         "diff" => one().map(Command::Diff),
+        "replay" => one().map(Command::Replay),
         "rpc" | "notify" => {
             let (method, params) = match rest {
                 [method] => (method.clone(), None),

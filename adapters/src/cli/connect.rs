@@ -20,7 +20,7 @@ use super::server_requests::{self, Question};
 use super::stderr::StderrLog;
 use super::trace;
 use crate::auth::OAuthClient;
-use crate::client::{Client, ClientError, ClientOptions};
+use crate::client::{Client, ClientError, ClientOptions, TraceEvent};
 use crate::http::HttpTransport;
 use crate::stdio::{StderrMode, StdioCommand};
 
@@ -95,6 +95,8 @@ pub(crate) struct Connector {
     pub(crate) smol: bool,
     /// The certificate authorities trusted for `https://` and `wss://` (`--cacert`).
     pub(crate) tls: crate::tls::TlsRoots,
+    /// Where the frames are recorded (`--record`).
+    pub(crate) record: Option<Arc<super::recording::Recorder>>,
 }
 
 /// Connects to an HTTP server (Streamable HTTP with the spec's fallback probe, or legacy SSE
@@ -320,10 +322,22 @@ impl Connector {
             Some(questions) => server_requests::asking(questions.clone(), hooks.waiting),
             None => server_requests::scripted(&hooks.printer, &self.scripted),
         };
-        if !matches!(self.target, Target::Stdio { .. }) {
-            // Stdio frames are reported by the trace proxy; everything else by the client.
-            let printer = Arc::clone(&hooks.printer);
-            options = options.trace(move |event| trace::print_event(&printer, event));
+        // Stdio frames are printed by the trace proxy; everything else by the client.
+        let print = !matches!(self.target, Target::Stdio { .. });
+        if print || self.record.is_some() {
+            let (printer, record) = (Arc::clone(&hooks.printer), self.record.clone());
+            options = options.trace(move |event| {
+                if let Some(record) = &record {
+                    match event {
+                        TraceEvent::Sent(frame) => record.frame(true, frame),
+                        TraceEvent::Received(frame) => record.frame(false, frame),
+                        _ => {}
+                    }
+                }
+                if print {
+                    trace::print_event(&printer, event);
+                }
+            });
         }
         let (log_printer, note_printer) = (Arc::clone(&hooks.printer), Arc::clone(&hooks.printer));
         let catalog = Arc::clone(&hooks.catalog);

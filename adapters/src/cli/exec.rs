@@ -222,6 +222,14 @@ impl Exec<'_> {
                 let changed = found["same"] == false;
                 (found, Shape::Raw, changed)
             }
+            Command::Replay(file) => {
+                let recording =
+                    super::recording::Recording::read(std::path::Path::new(file)).map_err(Failure::usage)?;
+                let client = self.session.client.clone();
+                let job = move || Ok(super::replay::replay(&client, &recording));
+                let (report, differs) = wait::run(&self.session.client, None, job, self.ui, self.printer)?;
+                (report, Shape::Raw, differs)
+            }
             Command::Rpc(method, params) => (self.rpc(method, params.as_deref())?, Shape::Raw, false),
             Command::Batch(items) => {
                 let (answers, failed) = self.batch(items)?;

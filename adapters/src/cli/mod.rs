@@ -36,12 +36,15 @@ mod doctor;
 mod exec;
 mod exit;
 mod interrupt;
+mod mock;
 mod neutral;
 mod oauth;
 mod printer;
 mod progress;
+mod recording;
 mod render;
 mod repl;
+mod replay;
 mod scripted;
 mod serve;
 mod server_requests;
@@ -142,6 +145,17 @@ where
             };
         }
         Some(Mode::ServeDemo(serve)) => return serve::run(serve),
+        Some(Mode::Mock(mock)) => {
+            let served = recording::Recording::read(&mock.file).and_then(|r| mock::server(&r));
+            return match served {
+                Ok(server) => serve::serve(&server, &mock.serve, &format!("a mock of {}", mock.file.display())),
+                Err(e) => {
+                    let failure = Failure::usage(e);
+                    scripted::emit_failure(&settings, &printer, &failure);
+                    failure.exit()
+                }
+            };
+        }
         Some(Mode::Auth(action)) => return auth::run(action, &oauth_args(global, &tls), &settings, &printer),
         Some(Mode::Demo(demo)) => {
             interrupt::install();
@@ -163,6 +177,17 @@ where
     // the process: a connect that hangs can be left.
     interrupt::exit_when_idle(true);
     let is_stdio = matches!(target, Target::Stdio { .. });
+    let record = match &global.record {
+        Some(path) => match recording::Recorder::create(path, &target.describe(), target.transport()) {
+            Ok(recorder) => Some(Arc::new(recorder)),
+            Err(e) => {
+                let failure = Failure::usage(format!("--record: cannot write {}: {e}", path.display()));
+                scripted::emit_failure(&settings, &printer, &failure);
+                return failure.exit();
+            }
+        },
+        None => None,
+    };
     let oauth = if global.oauth || global.device || global.token_file.is_some() {
         match oauth::client(&oauth_args(global, &tls)) {
             Ok(client) => Some(client),
@@ -188,6 +213,7 @@ where
         oauth,
         smol: global.smol || std::env::var("TALARIA_HTTP_CLIENT").is_ok_and(|client| client == "smol"),
         tls,
+        record,
     };
     if groups.len() == 1 && groups[0].len() == 1 && groups[0][0] == "doctor" {
         return doctor::run(&connector, &settings, &printer);
@@ -223,8 +249,8 @@ fn trusted_roots(cacert: Option<&std::path::Path>) -> Result<crate::tls::TlsRoot
 }
 
 /// The modes a command line may start with.
-const MODES: [&str; 11] =
-    ["stdio", "ws", "http", "sse", "demo", "serve-demo", "tap", "auth", "completions", "man", "doctor"];
+const MODES: [&str; 12] =
+    ["stdio", "ws", "http", "sse", "demo", "serve-demo", "mock", "tap", "auth", "completions", "man", "doctor"];
 
 /// A command line naming no mode: a URL picks its transport (`talaria URL [COMMAND...]`);
 /// anything else is a mistyped mode or option, answered with the closest one.

@@ -7,9 +7,14 @@ use super::exit::Exit;
 use crate::http::{HttpServer, HttpServerOptions};
 use crate::ws::{WsServer, WsServerOptions};
 
-/// Serves until the transport ends (stdin closes) or forever (network transports).
+/// Serves the demo server until the transport ends (stdin closes) or forever (network
+/// transports).
 pub(crate) fn run(args: &ServeArgs) -> Exit {
-    let server = demo_server::server();
+    serve(&demo_server::server(), args, "the demo server")
+}
+
+/// Serves `server` (described as `what`) as `args` say.
+pub(crate) fn serve<S: Send + 'static>(server: &crate::server::Server<S>, args: &ServeArgs, what: &str) -> Exit {
     let tls = match (&args.tls_cert, &args.tls_key, args.transport) {
         (Some(_), _, ServeTransport::Stdio | ServeTransport::Ws) => {
             eprintln!("talaria: --tls-cert serves the http and sse transports only");
@@ -30,9 +35,9 @@ pub(crate) fn run(args: &ServeArgs) -> Exit {
         if let Some(config) = tls.clone() {
             options = options.tls(config);
         }
-        match HttpServer::bind(&server, (args.host.as_str(), args.port), options) {
+        match HttpServer::bind(server, (args.host.as_str(), args.port), options) {
             Ok(listening) => {
-                eprintln!("talaria: serving the demo server on {scheme}://{}{path}", listening.local_addr());
+                eprintln!("talaria: serving {what} on {scheme}://{}{path}", listening.local_addr());
                 listening.wait();
                 Exit::Ok
             }
@@ -43,7 +48,7 @@ pub(crate) fn run(args: &ServeArgs) -> Exit {
         }
     };
     match args.transport {
-        ServeTransport::Stdio => match crate::stdio::serve(&server) {
+        ServeTransport::Stdio => match crate::stdio::serve(server) {
             Ok(()) => Exit::Ok,
             Err(e) => {
                 eprintln!("talaria: serving on stdio failed: {e}");
@@ -51,9 +56,9 @@ pub(crate) fn run(args: &ServeArgs) -> Exit {
             }
         },
         ServeTransport::Ws => {
-            match WsServer::bind(&server, (args.host.as_str(), args.port), WsServerOptions::default()) {
+            match WsServer::bind(server, (args.host.as_str(), args.port), WsServerOptions::default()) {
                 Ok(listening) => {
-                    eprintln!("talaria: serving the demo server on ws://{}/ws", listening.local_addr());
+                    eprintln!("talaria: serving {what} on ws://{}/ws", listening.local_addr());
                     listening.wait();
                     Exit::Ok
                 }
