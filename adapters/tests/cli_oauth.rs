@@ -135,6 +135,14 @@ fn auth_login_on_another_device_then_status_use_and_logout() {
     assert!(called.status.success(), "{}", String::from_utf8_lossy(&called.stderr));
     let called: Value = serde_json::from_slice(&called.stdout).unwrap();
     assert_eq!(called["content"][0]["text"], "alice");
+    // Doctor sees the sign-in the server asks for, and what its authorization server offers.
+    let doctor = run(&["doctor", url.as_str()]).wait_with_output().unwrap();
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let auth =
+        report["findings"].as_array().unwrap().iter().find(|f| f["check"] == "auth").cloned().unwrap_or_default();
+    assert_eq!(auth["level"], "ok", "{report}");
+    let detail = auth["detail"].as_str().unwrap();
+    assert!(detail.contains(&authorization.issuer) && detail.contains("device grant: yes"), "{detail}");
     // Logout forgets it.
     let out: Value =
         serde_json::from_slice(&run(&["auth", "logout", &url]).wait_with_output().unwrap().stdout).unwrap();

@@ -117,3 +117,24 @@ fn a_cacert_that_cannot_be_read_is_a_usage_error() {
     let output = talaria(&["serve-demo", "--transport", "ws", "--tls-cert", "a", "--tls-key", "b"]);
     assert_eq!(output.status.code(), Some(2), "the WebSocket server has no TLS");
 }
+
+#[test]
+fn doctor_checks_the_certificate() {
+    let pki = Pki::new("doctor");
+    let served = Served::start(&pki, "http");
+    let url = served.url.replace("127.0.0.1", "localhost");
+    let finding = |output: &Output, check: &str| -> Value {
+        let report = &json_lines(output)[0];
+        report["findings"].as_array().unwrap().iter().find(|f| f["check"] == check).cloned().unwrap_or_default()
+    };
+    let trusted = talaria(&["--json", "--cacert", &pki.path("ca.pem"), "doctor", &url]);
+    assert_eq!(trusted.status.code(), Some(0), "{}", String::from_utf8_lossy(&trusted.stdout));
+    assert_eq!(finding(&trusted, "tls")["level"], "ok");
+    assert_eq!(finding(&trusted, "redirects")["level"], "ok");
+    assert_eq!(finding(&trusted, "auth")["detail"], "no sign-in asked");
+    let untrusted = talaria(&["--json", "--timeout", "5s", "doctor", &url]);
+    assert_eq!(untrusted.status.code(), Some(3));
+    let tls = finding(&untrusted, "tls");
+    assert_eq!(tls["level"], "error", "{tls}");
+    assert!(tls["fix"].as_str().unwrap().contains("--cacert"), "{tls}");
+}

@@ -95,7 +95,7 @@ mod tests {
         answer.extend_from_slice(&big);
         let url = serve(answer, 2);
         let request = Request { method: Method::Get, url, headers: Vec::new(), body: None };
-        let agent = agent(Duration::from_secs(5));
+        let agent = default_agent();
         assert!(fetch(&agent, &request, 1024).unwrap_err().contains("reading the answer"));
         assert_eq!(fetch(&agent, &request, 8192).unwrap().body.len(), 4096);
 

@@ -1,6 +1,7 @@
 //! `doctor`: diagnoses a server and prints a report with fixes: which revisions and eras it
 //! speaks, whether what it declares matches what it does, whether its tools' schemas are
-//! sound, and how fast it answers.
+//! sound, and how fast it answers; before that, what comes before MCP (`doctor_net`): TLS,
+//! redirects and sign-in for an HTTP server, a stdout banner for a stdio one.
 //!
 //! `talaria doctor URL`, or `talaria <connection> doctor` (`talaria stdio -- CMD ::: doctor`).
 //! Each finding is `ok`, `warning` or `error`; the run exits 3 when any is an error.
@@ -20,9 +21,12 @@ use super::Settings;
 
 /// How sure a finding is that something is wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Level {
+pub(crate) enum Level {
+    /// Fine.
     Ok,
+    /// Works, but something is off.
     Warning,
+    /// Broken.
     Error,
 }
 
@@ -46,16 +50,16 @@ struct Finding {
 
 /// The report being written.
 #[derive(Default)]
-struct Report {
+pub(crate) struct Report {
     findings: Vec<Finding>,
 }
 
 impl Report {
-    fn add(&mut self, check: impl Into<String>, level: Level, detail: impl Into<String>, fix: Option<&str>) {
+    pub(crate) fn add(&mut self, check: impl Into<String>, level: Level, detail: impl Into<String>, fix: Option<&str>) {
         self.findings.push(Finding { check: check.into(), level, detail: detail.into(), fix: fix.map(str::to_owned) });
     }
 
-    fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let findings: Vec<Value> = self
             .findings
             .iter()
@@ -70,6 +74,7 @@ impl Report {
 /// Runs the diagnosis against `connector`'s server and prints the report.
 pub(crate) fn run(connector: &Connector, settings: &Settings, printer: &Arc<Printer>) -> Exit {
     let mut report = Report::default();
+    super::doctor_net::check(connector, &mut report);
     let hooks = || Hooks {
         printer: Arc::clone(printer),
         catalog: Arc::new(Catalog::default()),

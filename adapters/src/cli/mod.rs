@@ -33,6 +33,7 @@ mod connect;
 mod demo;
 mod demo_server;
 mod doctor;
+mod doctor_net;
 mod exec;
 mod exit;
 mod interrupt;
