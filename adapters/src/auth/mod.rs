@@ -23,7 +23,7 @@ mod redirect;
 mod store;
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use talaria_core::auth::challenge::{self, Challenge};
 use talaria_core::auth::client::{Authorization, Authorized, ClientConfig, DeviceCode, Step};
@@ -133,7 +133,7 @@ impl OAuthClient {
     #[cfg(feature = "tls")]
     #[must_use]
     pub fn tls_roots(mut self, roots: &crate::tls::TlsRoots) -> Self {
-        self.agent = fetch::agent(Duration::from_secs(30), roots);
+        self.agent = fetch::agent(std::time::Duration::from_secs(30), roots);
         self
     }
 

@@ -31,14 +31,14 @@ pub(crate) fn server(recording: &Recording) -> Result<Server<()>, String> {
         let (answers, name) = (Arc::clone(&answers), tool.name.clone());
         builder = builder.tool(tool, move |_ctx, arguments: Value| {
             let result = recorded(&answers, "tools/call", "name", &name, "arguments", &arguments)?;
-            decode::<CallToolResult>(result)
+            decode::<CallToolResult>(&result)
         });
     }
     for prompt in listed::<Prompt>(recording, "prompts/list", "prompts") {
         let (answers, name) = (Arc::clone(&answers), prompt.name.clone());
         builder = builder.prompt(prompt, move |_ctx, arguments: BTreeMap<String, String>| {
             let arguments = serde_json::to_value(arguments).unwrap_or_default();
-            decode::<GetPromptResult>(recorded(&answers, "prompts/get", "name", &name, "arguments", &arguments)?)
+            decode::<GetPromptResult>(&recorded(&answers, "prompts/get", "name", &name, "arguments", &arguments)?)
         });
     }
     for resource in listed::<Resource>(recording, "resources/list", "resources") {
@@ -118,11 +118,11 @@ fn is_empty(value: &Value) -> bool {
 /// The recorded read of `uri`.
 fn read(answers: &[Exchange], uri: &str) -> Result<Vec<ResourceContents>, ToolError> {
     let result = recorded(answers, "resources/read", "uri", uri, "uri", &Value::String(uri.to_owned()))?;
-    Ok(decode::<ReadResourceResult>(result)?.contents)
+    Ok(decode::<ReadResourceResult>(&result)?.contents)
 }
 
-fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ToolError> {
-    serde_json::from_value(without_meta(&value))
+fn decode<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, ToolError> {
+    serde_json::from_value(without_meta(value))
         .map_err(|e| ToolError::Protocol(ErrorObject::internal(format!("the recorded answer does not decode: {e}"))))
 }
 

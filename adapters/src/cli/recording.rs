@@ -117,14 +117,14 @@ impl Recording {
                 None => continue,
             };
             for frame in frames {
-                recording.take(frame, sent, &mut open);
+                recording.take(&frame, sent, &mut open);
             }
         }
         Ok(recording)
     }
 
     /// Files one frame: a client request opens an exchange, the server's answer closes it.
-    fn take(&mut self, frame: Value, sent: bool, open: &mut BTreeMap<String, usize>) {
+    fn take(&mut self, frame: &Value, sent: bool, open: &mut BTreeMap<String, usize>) {
         let id = frame.get("id").map(Value::to_string);
         let method = frame.get("method").and_then(Value::as_str);
         match (sent, method, id) {

@@ -147,8 +147,7 @@ impl Authorization {
     /// The token endpoint's answer to a poll: the token, or wait and poll again.
     pub(super) fn on_device_token(&mut self, mut polling: Polling, response: &Response) -> Step {
         if response.status == 200 {
-            let url = polling.url.clone();
-            return self.on_token(&url, response);
+            return self.on_token(&polling.url, response);
         }
         let error = serde_json::from_slice::<OAuthError>(&response.body).ok();
         match error.as_ref().map(|e| e.error.as_str()) {
