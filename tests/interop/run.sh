@@ -305,11 +305,17 @@ cli_check python-server/stdio --flavor sdk --protocol-version 2025-11-25 -- stdi
 cli_check python-server/stdio-2026 --flavor sdk --era modern --want-protocol 2026-07-28 -- stdio -- "${PY_SERVER[@]}"
 cli_check ts-server/stdio --flavor sdk --want-protocol 2025-11-25 -- stdio -- "${TS_SERVER[@]}"
 cli_check server-everything/stdio --flavor server-everything --want-protocol 2025-11-25 -- stdio -- node "$SERVER_EVERYTHING" stdio
+# The toolbox (describe, snapshot/diff, --record/replay/mock, doctor) against the official
+# SDK servers.
+TOOLBOX=("$PY" "$HERE/python/cli_toolbox.py" --talaria "$TALARIA")
+check talaria-toolbox/python-server/stdio "${TOOLBOX[@]}" --prefix talaria-toolbox/python-server/stdio -- stdio -- "${PY_SERVER[@]}"
+check talaria-toolbox/ts-server/stdio "${TOOLBOX[@]}" --prefix talaria-toolbox/ts-server/stdio -- stdio -- "${TS_SERVER[@]}"
 
 if start_server python-server-http "${PY_SERVER[@]}" --transport http; then
     pid=$SERVER_PID url=$SERVER_ADDR
     cli_check python-server/http --flavor sdk --protocol-version 2025-11-25 -- http "$url"
     cli_check python-server/http-2026 --flavor sdk --era modern --want-protocol 2026-07-28 -- http "$url"
+    check talaria-toolbox/python-server/http "${TOOLBOX[@]}" --prefix talaria-toolbox/python-server/http -- http "$url"
     # The same with the smol HTTP client (`talaria::smol::http`) under the CLI.
     TALARIA_HTTP_CLIENT=smol cli_check python-server/http-smol-client --flavor sdk --protocol-version 2025-11-25 -- http "$url"
     TALARIA_HTTP_CLIENT=smol cli_check python-server/http-2026-smol-client --flavor sdk --era modern --want-protocol 2026-07-28 -- http "$url"

@@ -126,9 +126,16 @@ fn decode<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, ToolError>
         .map_err(|e| ToolError::Protocol(ErrorObject::internal(format!("the recorded answer does not decode: {e}"))))
 }
 
-/// The recorded server's `serverInfo` (from `initialize`, or `server/discover`).
+/// The recorded server's `serverInfo`: from `initialize` or `server/discover`, else from the
+/// `_meta` a 2026-07-28 server puts on every result.
 fn server_info(recording: &Recording) -> Value {
-    handshake(recording).and_then(|r| r.get("serverInfo").cloned()).unwrap_or_default()
+    let from_meta = || {
+        recording.exchanges.iter().find_map(|e| match &e.answer {
+            Some(Ok(result)) => result.get("_meta")?.get("io.modelcontextprotocol/serverInfo").cloned(),
+            _ => None,
+        })
+    };
+    handshake(recording).and_then(|r| r.get("serverInfo").cloned()).or_else(from_meta).unwrap_or_default()
 }
 
 fn instructions(recording: &Recording) -> Option<String> {

@@ -186,6 +186,28 @@ def check(talaria: str, prefix: str) -> int:
         )
         gets = [m for m in seen if m.get("method") == "tasks/get"]
         report("polls-tasks-get", None if len(gets) >= 2 else f"{len(gets)} tasks/get")
+
+        # The CLI's task commands: start one and keep its id, look at it, watch it to its
+        # result (answering its question), then start another and cancel it.
+        steps = ["task", "greet", ":::", "task-status", ":::", "watch", ":::", "task", "greet", ":::", "cancel-task", ":::", "task-status"]
+        run = subprocess.run([*command, ":::", *steps], capture_output=True, text=True, timeout=60)
+        values = [json.loads(line) for line in run.stdout.splitlines() if line.strip().startswith("{")]
+        problem = None
+        try:
+            first, status, watched, second, cancelled, after = values
+            if first.get("resultType") != "task" or not first.get("taskId"):
+                problem = f"task gave {first}"
+            elif status.get("taskId") != first["taskId"] or status.get("status") not in ("working", "input_required"):
+                problem = f"task-status gave {status}"
+            elif [c.get("text") for c in watched.get("content", [])] != ["Hello, Ada!"]:
+                problem = f"watch gave {watched}"
+            elif second.get("taskId") in (None, first["taskId"]) or cancelled.get("ok") is not True:
+                problem = f"second task {second}, cancel {cancelled}"
+            elif after.get("status") != "cancelled":
+                problem = f"after cancel-task: {after}"
+        except ValueError:
+            problem = f"rc {run.returncode}, stdout {run.stdout[-300:]!r}, stderr {run.stderr[-300:]!r}"
+        report("cli-start-status-watch-cancel", problem)
     return 1 if failed else 0
 
 
