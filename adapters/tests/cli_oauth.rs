@@ -51,9 +51,9 @@ fn call_whoami(url: &str, token_file: &std::path::Path) -> (Value, bool) {
     (serde_json::from_slice(&output.stdout).unwrap(), signed_in)
 }
 
-#[test]
-fn the_cli_signs_in_once_and_keeps_the_token() {
-    let authorization = TestAuthorizationServer::start(3600);
+/// An MCP server on 127.0.0.1 protected by `authorization`, with one tool, `whoami`, answering
+/// the signed-in subject; its URL.
+fn protected_server(authorization: &TestAuthorizationServer) -> (String, HttpServer) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let resource = ProtectedResource::new(&url, &[&authorization.issuer]).unwrap();
@@ -64,8 +64,15 @@ fn the_cli_signs_in_once_and_keeps_the_token() {
             Ok(CallToolResult::text(ctx.transport().and_then(|t| t.identity.clone()).unwrap_or_default()))
         })
         .build();
-    let _server =
+    let server =
         HttpServer::bind(&Server::new("protected", "1", router), format!("127.0.0.1:{port}"), options).unwrap();
+    (url, server)
+}
+
+#[test]
+fn the_cli_signs_in_once_and_keeps_the_token() {
+    let authorization = TestAuthorizationServer::start(3600);
+    let (url, _server) = protected_server(&authorization);
 
     let dir = std::env::temp_dir().join(format!("talaria-cli-oauth-{}", std::process::id()));
     let token_file = dir.join("tokens.json");
@@ -82,18 +89,7 @@ fn the_cli_signs_in_once_and_keeps_the_token() {
 #[test]
 fn auth_login_on_another_device_then_status_use_and_logout() {
     let authorization = TestAuthorizationServer::start(3600);
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let resource = ProtectedResource::new(&url, &[&authorization.issuer]).unwrap();
-    let options = HttpServerOptions::default().protected_resource(resource, authorization.verifier(&url));
-    let schema = serde_json::from_value(json!({"type": "object"})).unwrap();
-    let router = Router::<()>::builder()
-        .tool(Tool::new("whoami", schema), |ctx, _: Value| {
-            Ok(CallToolResult::text(ctx.transport().and_then(|t| t.identity.clone()).unwrap_or_default()))
-        })
-        .build();
-    let _server =
-        HttpServer::bind(&Server::new("protected", "1", router), format!("127.0.0.1:{port}"), options).unwrap();
+    let (url, _server) = protected_server(&authorization);
     let dir = std::env::temp_dir().join(format!("talaria-cli-device-{}", std::process::id()));
     let token_file = dir.join("tokens.json");
     let run = |args: &[&str]| {

@@ -5,19 +5,10 @@
 #![cfg(feature = "cli")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use std::process::{Command, Output, Stdio};
-
 use serde_json::Value;
 
-const TALARIA: &str = env!("CARGO_BIN_EXE_talaria");
-
-fn talaria(args: &[&str]) -> Output {
-    Command::new(TALARIA).args(args).env("NO_COLOR", "1").stdin(Stdio::null()).output().unwrap()
-}
-
-fn json_lines(output: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&output.stdout).lines().map(|line| serde_json::from_str(line).unwrap()).collect()
-}
+mod common;
+use common::{json_lines, talaria, TALARIA};
 
 /// The one-shot commands recorded, and checked against the mock.
 const SESSION: &[&str] = &[

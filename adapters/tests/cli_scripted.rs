@@ -5,52 +5,12 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-const TALARIA: &str = env!("CARGO_BIN_EXE_talaria");
-
-fn talaria(args: &[&str]) -> Output {
-    Command::new(TALARIA).args(args).env("NO_COLOR", "1").stdin(Stdio::null()).output().unwrap()
-}
-
-fn with_stdin(args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(TALARIA)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-/// `talaria --json stdio -- talaria serve-demo ::: <commands>`.
-fn stdio(extra: &[&str], commands: &str) -> Output {
-    let mut args = vec!["--json"];
-    args.extend_from_slice(extra);
-    args.extend(["stdio", "--", TALARIA, "serve-demo", ":::"]);
-    args.extend(commands.split(' '));
-    talaria(&args)
-}
-
-fn json_lines(output: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
-        .collect()
-}
-
-fn code(output: &Output) -> i32 {
-    output.status.code().unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+mod common;
+use common::{code, json_lines, stderr, stdio, talaria, with_stdin, NetDemo, TALARIA};
 
 #[test]
 fn stdio_one_shot_commands_print_one_json_value_each() {
@@ -259,34 +219,6 @@ fn usage_errors_exit_2() {
     assert_eq!(code(&talaria(&["--no-such-flag"])), 2);
     assert_eq!(code(&talaria(&[])), 2);
     assert_eq!(code(&talaria(&["--help"])), 0);
-}
-
-/// `talaria serve-demo --transport ws|http|sse --port 0`, and the URL it prints.
-struct NetDemo {
-    child: Child,
-    url: String,
-}
-
-impl NetDemo {
-    fn start(transport: &str) -> Self {
-        let mut child = Command::new(TALARIA)
-            .args(["serve-demo", "--transport", transport, "--port", "0"])
-            .stdin(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let url = line.split_whitespace().find(|w| w.contains("://")).expect("the URL on stderr").to_owned();
-        Self { child, url }
-    }
-}
-
-impl Drop for NetDemo {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]
@@ -551,54 +483,6 @@ fn trace_shows_http_heads_and_redacts_credentials() {
     assert!(err.contains("authorization: Bearer [redacted]") && !err.contains("very-secret"), "{err}");
     assert!(err.contains(r#"→ {"jsonrpc":"2.0","id":1,"method":"ping""#), "{err}");
     assert!(err.contains("mcp-session-id: "), "{err}");
-}
-
-#[test]
-fn tools_run_as_tasks_from_the_command_line() {
-    // Without an id, the task commands mean the task started last.
-    let commands = "task slow steps=2 step_ms=1 ::: task-result ::: task-status task-1 ::: tasks ::: cancel-task";
-    let output = stdio(&["--protocol-version", "2025-11-25"], commands);
-    assert_eq!(code(&output), 3, "the last command is refused: the task has ended; {}", stderr(&output));
-    let values = json_lines(&output);
-    assert_eq!(values[0]["task"]["taskId"], "task-1", "{values:?}");
-    assert_eq!(values[1]["content"][0]["text"], "done after 2 steps");
-    assert_eq!(values[2]["status"], "completed");
-    assert_eq!(values[3]["tasks"][0]["taskId"], "task-1");
-    assert_eq!(
-        (values[4]["code"].as_i64(), values[4]["kind"].as_str()),
-        (Some(-32602), Some("protocol")),
-        "{values:?}"
-    );
-    assert!(values[4]["message"].as_str().unwrap().contains("already completed"), "{values:?}");
-    // Watched (2025-11-25: tasks/get until it ends, then tasks/result), each change printed.
-    let output = stdio(&["--protocol-version", "2025-11-25"], "task slow steps=4 step_ms=150 ::: watch");
-    assert_eq!(code(&output), 0, "{}", stderr(&output));
-    assert_eq!(json_lines(&output)[1]["content"][0]["text"], "done after 4 steps");
-    let err = stderr(&output);
-    assert!(err.contains("task task-1: ") && err.contains("completed"), "{err}");
-}
-
-#[test]
-fn tasks_of_the_2026_extension_are_started_watched_looked_at_and_cancelled() {
-    // Started and kept; watched to the end with each change printed; looked at afterwards.
-    let commands = "task slow steps=6 step_ms=100 ::: watch ::: task-status ::: tasks";
-    let output = stdio(&["--protocol-version", "2026-07-28"], commands);
-    assert_eq!(code(&output), 2, "tasks/list does not exist in the extension; {}", stderr(&output));
-    let values = json_lines(&output);
-    let id = values[0]["taskId"].as_str().unwrap_or_else(|| panic!("a task: {values:?}"));
-    assert_eq!(values[0]["resultType"], "task");
-    assert_eq!(values[1]["content"][0]["text"], "done after 6 steps", "{values:?}");
-    assert_eq!((values[2]["taskId"].as_str(), values[2]["status"].as_str()), (Some(id), Some("completed")));
-    assert_eq!(values[3]["kind"], "usage", "{values:?}");
-    let err = stderr(&output);
-    assert!(err.contains(&format!("task {id}: step ")), "each change of the task is printed: {err}");
-    // Cancelled by id while it runs.
-    let output =
-        stdio(&["--protocol-version", "2026-07-28"], "task slow steps=100 step_ms=50 ::: cancel-task ::: task-result");
-    let values = json_lines(&output);
-    assert_eq!(values[1]["ok"], true, "{values:?}");
-    assert_eq!(values[2]["kind"], "protocol", "the task ended cancelled: {values:?}");
-    assert_eq!(code(&output), 3, "{}", stderr(&output));
 }
 
 #[test]

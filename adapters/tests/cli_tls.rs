@@ -4,14 +4,14 @@
 #![cfg(feature = "cli")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
 use serde_json::Value;
 
-const TALARIA: &str = env!("CARGO_BIN_EXE_talaria");
+mod common;
+use common::{json_lines, talaria, NetDemo};
 
 /// A private CA and a certificate it signed for `localhost` and 127.0.0.1, as PEM files.
 struct Pki {
@@ -45,48 +45,17 @@ impl Drop for Pki {
     }
 }
 
-/// `talaria serve-demo --transport TRANSPORT --tls-cert --tls-key`, and the URL it prints.
-struct Served {
-    child: Child,
-    url: String,
-}
-
-impl Served {
-    fn start(pki: &Pki, transport: &str) -> Self {
-        let mut child = Command::new(TALARIA)
-            .args(["serve-demo", "--transport", transport, "--port", "0"])
-            .args(["--tls-cert", &pki.path("cert.pem"), "--tls-key", &pki.path("key.pem")])
-            .stdin(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let url = line.split_whitespace().find(|w| w.contains("://")).expect("the URL on stderr").to_owned();
-        Self { child, url }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn talaria(args: &[&str]) -> Output {
-    Command::new(TALARIA).args(args).env("NO_COLOR", "1").stdin(Stdio::null()).output().unwrap()
-}
-
-fn json_lines(output: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&output.stdout).lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+/// `talaria serve-demo --transport TRANSPORT` over TLS with `pki`'s certificate.
+fn serve_tls(pki: &Pki, transport: &str) -> NetDemo {
+    let (cert, key) = (pki.path("cert.pem"), pki.path("key.pem"));
+    NetDemo::start_with(transport, &["--tls-cert", &cert, "--tls-key", &key])
 }
 
 #[test]
 fn https_servers_are_reached_with_a_private_ca_and_refused_without_it() {
     let pki = Pki::new("https");
     for transport in ["http", "sse"] {
-        let served = Served::start(&pki, transport);
+        let served = serve_tls(&pki, transport);
         assert!(served.url.starts_with("https://"), "{}", served.url);
         let url = served.url.replace("127.0.0.1", "localhost");
         // Trusted through --cacert: the URL alone picks the transport (an sse URL through the
@@ -121,7 +90,7 @@ fn a_cacert_that_cannot_be_read_is_a_usage_error() {
 #[test]
 fn doctor_checks_the_certificate() {
     let pki = Pki::new("doctor");
-    let served = Served::start(&pki, "http");
+    let served = serve_tls(&pki, "http");
     let url = served.url.replace("127.0.0.1", "localhost");
     let finding = |output: &Output, check: &str| -> Value {
         let report = &json_lines(output)[0];

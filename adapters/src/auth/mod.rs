@@ -19,6 +19,8 @@
 #[cfg(feature = "jwt")]
 mod es256;
 mod fetch;
+#[cfg(feature = "keyring")]
+mod keyring_store;
 mod redirect;
 mod store;
 
@@ -35,6 +37,8 @@ use crate::client::{AuthFailure, Authenticator};
 #[cfg(feature = "jwt")]
 pub use es256::{Es256Signer, KeyError};
 pub use fetch::MAX_RESPONSE;
+#[cfg(feature = "keyring")]
+pub use keyring_store::KeyringTokenStore;
 pub use redirect::{HeadlessRedirect, LoopbackRedirect, RedirectHandler};
 pub use store::{FileTokenStore, MemoryTokenStore, StoredToken, TokenStore};
 

@@ -18,10 +18,12 @@ Without one, commands are read from stdin (one per line) when it is not a termin
 interactive session starts when it is. Commands: ping, list-tools, call-tool NAME [key=value |
 key:=json | @file.json | {json}]..., list-prompts, get-prompt NAME [k=v]..., list-resources,
 list-templates, read-resource URI, subscribe URI, complete REF ARG[=PARTIAL], set-log-level
-LEVEL, roots list|add|remove, show-state, describe TOOL, snapshot, diff SNAPSHOT-FILE, rpc
-METHOD [JSON], notify METHOD [JSON], batch JSON-ARRAY (`help` in the interactive session
-explains each). For CI: `talaria --json URL snapshot > surface.json` once, then
-`talaria --json URL diff surface.json` exits 3 when the server's surface changed.
+LEVEL, roots list|add|remove, show-state, describe TOOL, snapshot, diff SNAPSHOT-FILE, task TOOL
+[ARGS], watch [TASK-ID], task-status, cancel-task, replay RECORDING, rpc METHOD [JSON], notify
+METHOD [JSON], batch JSON-ARRAY (`help` in the interactive session explains each). For CI:
+`talaria --json URL snapshot > surface.json` once, then `talaria --json URL diff surface.json`
+exits 3 when the server's surface changed; `--record session.jsonl` then `replay session.jsonl`
+exits 3 when an answer changed, and `talaria mock session.jsonl` serves the recording.
 
 --json prints one JSON value per command on stdout: the result, or for a failure
 {\"kind\": \"usage|protocol|transport|timeout|authorization|interrupted\",
@@ -98,7 +100,8 @@ pub(crate) struct Global {
     /// With --client-id: its secret.
     #[arg(long, global = true, value_name = "SECRET", requires = "client_id")]
     pub(crate) client_secret: Option<String>,
-    /// OAuth: where tokens are kept (default ~/.config/talaria/tokens.json); implies --oauth.
+    /// OAuth: keep tokens in FILE (default: the system keyring where there is one, else
+    /// ~/.config/talaria/tokens.json); implies --oauth.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) token_file: Option<PathBuf>,
     /// OAuth: print the sign-in URL without starting a browser.

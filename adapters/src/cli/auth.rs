@@ -14,7 +14,7 @@ use super::oauth::{self, OAuthArgs};
 use super::printer::Printer;
 use super::scripted::emit_failure;
 use super::Settings;
-use crate::auth::{StoredToken, TokenStore as _};
+use crate::auth::StoredToken;
 
 /// Runs `action`; the exit code.
 pub(crate) fn run(action: &AuthAction, args: &OAuthArgs, settings: &Settings, printer: &Arc<Printer>) -> Exit {
@@ -61,8 +61,10 @@ fn outcome(action: &AuthAction, args: &OAuthArgs) -> Result<(Value, String), Fai
             };
             let kept: Vec<(String, StoredToken)> =
                 servers.into_iter().filter_map(|server| store.load(&server).map(|token| (server, token))).collect();
-            let value = json!({"tokenFile": store.path(), "servers": kept.iter().map(|(s, t)| describe(s, t)).collect::<Vec<_>>()});
-            let mut lines = vec![format!("tokens in {}", store.path().display())];
+            let place = oauth::store_description(args);
+            let value =
+                json!({"store": place, "servers": kept.iter().map(|(s, t)| describe(s, t)).collect::<Vec<_>>()});
+            let mut lines = vec![format!("tokens in {place}")];
             if kept.is_empty() {
                 lines.push(match url {
                     Some(url) => format!("  none for {url}: talaria auth login {url}"),

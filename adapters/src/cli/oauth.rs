@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use crate::auth::{FileTokenStore, LoopbackRedirect, OAuthClient};
+use crate::auth::{FileTokenStore, KeyringTokenStore, LoopbackRedirect, OAuthClient, TokenStore};
 use crate::core::auth::client::ClientConfig;
 use crate::core::auth::registration::ClientInformation;
 
@@ -54,9 +54,24 @@ fn open_browser(url: &str) -> bool {
     Command::new(opener).arg(url).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().is_ok()
 }
 
-/// Where tokens are kept: `--token-file`, else the default file.
-pub(crate) fn store(args: &OAuthArgs) -> FileTokenStore {
-    FileTokenStore::new(args.token_file.clone().unwrap_or_else(default_token_file))
+/// Where tokens are kept: the file `--token-file` names; without one, the system keyring
+/// where there is one, else the default file.
+pub(crate) fn store(args: &OAuthArgs) -> Arc<dyn TokenStore> {
+    match &args.token_file {
+        Some(path) => Arc::new(FileTokenStore::new(path)),
+        None => Arc::new(KeyringTokenStore::new(FileTokenStore::new(default_token_file()))),
+    }
+}
+
+/// Where [`store`] keeps tokens, for a person.
+pub(crate) fn store_description(args: &OAuthArgs) -> String {
+    match &args.token_file {
+        Some(path) => format!("the file {}", path.display()),
+        None if KeyringTokenStore::new(FileTokenStore::new(default_token_file())).keyring_works() => {
+            format!("the system keyring (else {})", default_token_file().display())
+        }
+        None => format!("the file {} (no system keyring here)", default_token_file().display()),
+    }
 }
 
 /// The OAuth client `--oauth` asks for: the browser (authorization code) or, with
@@ -78,7 +93,7 @@ pub(crate) fn client(args: &OAuthArgs) -> Result<Arc<OAuthClient>, Failure> {
     if let Some(id) = &args.client_id {
         config = config.with_client(ClientInformation::new(id, args.client_secret.as_deref()));
     }
-    let mut client = OAuthClient::new(config).store(Arc::new(store(args))).tls_roots(&args.tls).on_user_code(|code| {
+    let mut client = OAuthClient::new(config).store(store(args)).tls_roots(&args.tls).on_user_code(|code| {
         eprintln!("talaria: to sign in, visit {} and enter the code {}", code.verification_uri, code.user_code);
         if let Some(complete) = &code.verification_uri_complete {
             eprintln!("talaria: (or open {complete})");
