@@ -345,7 +345,14 @@ fn demo_runs_to_completion_non_interactively() {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
     assert!(stderr(&output).contains("[warning] log: a message at level warning"), "{}", stderr(&output));
-    for expected in ["talaria> describe echo", "call_tool echo text=<string>", "talaria> show_state", "tap -- CMD"] {
+    for expected in [
+        "talaria> describe echo",
+        "call_tool echo text=<string>",
+        "talaria> show_state",
+        "tap -- CMD",
+        "the model said: [{\"text\":\"Ready when you are",
+        "talaria> call_tool elicit",
+    ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
     // The commands suggested run as written: `talaria` if it is on PATH, else this binary's path.

@@ -37,6 +37,24 @@ const STEPS: &[(&str, &str)] = &[
     ("The connection: revision, capabilities, transport, latency", "show_state"),
 ];
 
+/// Steps of the tour when nobody is at a terminal: the server's questions, answered as
+/// scripted mode does (at a terminal, the session asks the person instead: see [`YOUR_TURN`]).
+const SCRIPTED_STEPS: &[(&str, &str)] = &[
+    (
+        "The server asks the client's model (sampling): scripted mode answers with --sampling-reply",
+        "call_tool sample question=Ready?",
+    ),
+    ("The server asks the user (elicitation): scripted mode declines unless told", "call_tool elicit question=Name?"),
+];
+
+/// What to try first in the session after the tour: what only an interactive client shows.
+const YOUR_TURN: &[(&str, &str)] = &[
+    ("call_tool sample question=Ready?", "the server asks your model: you answer as the model"),
+    ("call_tool elicit question=Name?", "the server asks you: a form, checked as you type"),
+    ("call_tool slow steps=100 step_ms=100", "then Ctrl-C: the call is cancelled, the session stays"),
+    ("wire on", "then any command: every frame both ways"),
+];
+
 /// Runs the tour, then (on a terminal, unless `--no-interactive`) the REPL.
 pub(crate) fn run(args: &DemoArgs, settings: &Settings, printer: &Arc<Printer>) -> Exit {
     let interactive = !args.no_interactive && std::io::stdin().is_terminal();
@@ -47,7 +65,10 @@ pub(crate) fn run(args: &DemoArgs, settings: &Settings, printer: &Arc<Printer>) 
         timeout: None,
         log_level: Some(LoggingLevel::Info),
         proxy: false,
-        scripted: super::server_requests::Scripted::default(),
+        scripted: super::server_requests::Scripted {
+            sampling_reply: Some("Ready when you are (a scripted reply standing in for a model).".into()),
+            ..super::server_requests::Scripted::default()
+        },
         oauth: None,
         smol: false,
         tls: crate::tls::TlsRoots::new(),
@@ -142,7 +163,8 @@ fn tour_pausing(session: &Session, settings: &Settings, printer: &Arc<Printer>, 
     }
     let mut exit = Exit::Ok;
     let mut number = 1;
-    for (what, line) in STEPS {
+    let scripted = if pause { &[][..] } else { SCRIPTED_STEPS };
+    for (what, line) in STEPS.iter().chain(scripted) {
         if !what.is_empty() {
             pauses.wait(printer);
             number += 1;
@@ -182,6 +204,13 @@ fn tour_pausing(session: &Session, settings: &Settings, printer: &Arc<Printer>, 
     println!(
         "Also: `wire on` in the session shows every frame; `{me} tap -- CMD` shows them between any host and server."
     );
+    if pause {
+        println!();
+        println!("{}", style.bold("Try these first in the session:"));
+        for (line, what) in YOUR_TURN {
+            println!("  {}{}   {}", style.dim("talaria> "), style.bold(line), style.dim(what));
+        }
+    }
     exit
 }
 
