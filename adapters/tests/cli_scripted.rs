@@ -457,6 +457,9 @@ fn scripted_mode_answers_server_requests_as_its_flags_say() {
         // the input request, and says so.
         let refusal = values[0]["message"].as_str().or_else(|| values[0]["content"][0]["text"].as_str());
         assert!(refusal.unwrap().contains("User rejected sampling"), "{version}: {}", values[0]);
+        if version == "2026-07-28" {
+            assert!(values[0]["code"].is_i64(), "the refusal keeps its JSON-RPC code: {}", values[0]);
+        }
         assert_eq!(values[1]["content"][0]["text"], r#"{"action":"decline"}"#, "{version}");
         // Flags answer instead: a fixed sampling reply, and a cancelled elicitation.
         let flags = ["--protocol-version", version, "--sampling-reply", "forty-two", "--elicitation", "cancel"];

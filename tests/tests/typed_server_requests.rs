@@ -138,7 +138,9 @@ fn input_required_results_are_answered_and_retried_transparently() {
 
         // What the client cannot answer fails the call instead of looping.
         match link.call_tool("confirm", json!({})) {
-            Err(CallError::Local(LocalError::NotSent(why))) => assert!(why.contains("ok"), "{row:?}: {why}"),
+            Err(CallError::Local(LocalError::InputRefused { key, error })) => {
+                assert_eq!((key.as_str(), error.code.0), ("ok", -32601), "{row:?}: {error:?}");
+            }
             other => panic!("{row:?}: {other:?}"),
         }
         // A server that never stops asking runs into the round limit.

@@ -13,7 +13,6 @@ use std::sync::{Mutex, PoisonError};
 
 use super::store::{FileTokenStore, StoredToken, TokenStore};
 
-
 /// Tokens in the OS keyring, one entry per server (service `talaria-mcp`, the server's URL,
 /// base64url-encoded, as the account), falling back to a file where the keyring cannot take one. The file also
 /// lists which servers have a token in the keyring (a keyring cannot be listed), never the

@@ -223,6 +223,12 @@ fn from_local(local: &LocalError) -> Failure {
         failure.result = Some(result);
         return failure;
     }
+    if let LocalError::InputRefused { error, .. } = local {
+        // The client's own refusal, with its code: a protocol failure, as a remote one is.
+        let mut failure = Failure::new(Kind::Protocol, local.to_string());
+        failure.code = Some(error.code.0);
+        return failure;
+    }
     let kind = match local {
         LocalError::TimedOut => Kind::Timeout,
         LocalError::Cancelled { .. } => Kind::Interrupted,
@@ -246,6 +252,9 @@ mod tests {
         assert_eq!(failure.to_json(), json!({"kind": "protocol", "code": -32602, "message": "Unknown tool: x"}));
         let timeout = Failure::from(ClientError::Call(CallError::Local(LocalError::TimedOut)));
         assert_eq!((timeout.kind, timeout.exit()), (Kind::Timeout, Exit::Transport));
+        let refused = LocalError::InputRefused { key: "k".into(), error: ErrorObject::invalid_params("form only") };
+        let refused = Failure::from(ClientError::Call(CallError::Local(refused)));
+        assert_eq!((refused.kind, refused.code, refused.exit()), (Kind::Protocol, Some(-32602), Exit::Protocol));
         let cancelled = Failure::from(ClientError::Call(CallError::Local(LocalError::Cancelled { reason: None })));
         assert_eq!(cancelled.exit(), Exit::Interrupted);
         let denied =

@@ -272,7 +272,9 @@ impl Endpoint {
                 Ok(answer) => {
                     answers.insert(key, answer);
                 }
-                Err(error) => return self.end_task_call(&id, Err(CallError::Remote(error))),
+                Err(error) => {
+                    return self.end_task_call(&id, Err(CallError::Local(LocalError::InputRefused { key, error })));
+                }
             }
         }
         if let Some(call) = self.tasks.calls.get_mut(&id) {

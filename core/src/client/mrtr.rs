@@ -134,7 +134,7 @@ pub(super) fn next_round(
     for (key, request) in needed.input_requests.iter().flatten() {
         let answer = handlers
             .answer_input(request)
-            .map_err(|e| CallError::Local(LocalError::NotSent(format!("cannot answer input request {key:?}: {e}"))))?;
+            .map_err(|error| CallError::Local(LocalError::InputRefused { key: key.clone(), error }))?;
         answers.insert(key.clone(), answer);
     }
     let mut params = params.clone();

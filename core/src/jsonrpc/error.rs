@@ -296,7 +296,7 @@ impl std::error::Error for ErrorObject {}
 ///
 /// assert_eq!(LocalError::TimedOut.to_string(), "request timed out");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LocalError {
     /// No response arrived before the request's deadline.
@@ -332,6 +332,16 @@ pub enum LocalError {
     /// `Job::ask`): return from the work now.
     #[error("{0} is asked in the client's next round (input_required)")]
     InputRequired(String),
+    /// The server asked for input this client refused (2026-07-28: an input request of an
+    /// `input_required` answer or of a task; a method it does not offer, or a URL
+    /// elicitation to a form-only client): the call ends, with the refusal's error.
+    #[error("input request {key:?} refused: {error}")]
+    InputRefused {
+        /// The input request's key.
+        key: String,
+        /// The client's refusal (its JSON-RPC code says why).
+        error: ErrorObject,
+    },
     /// A tool's result breaks the output schema its tool declared: `why`, with the result
     /// (JSON text) kept for the caller to show or use anyway.
     #[error("the result does not match the tool's output schema: {why}")]

@@ -560,7 +560,7 @@ fn a_tool_asks_for_input_and_the_client_answers_in_rounds() {
     let step = call.on_response(&mut w.client, w.now, &Handlers::default(), &id, outcome);
     assert!(matches!(
         step,
-        MrtrStep::Done(Err(crate::jsonrpc::CallError::Local(crate::jsonrpc::LocalError::NotSent(_))))
+        MrtrStep::Done(Err(crate::jsonrpc::CallError::Local(crate::jsonrpc::LocalError::InputRefused { .. })))
     ));
 }
 
