@@ -188,6 +188,30 @@ mod tests {
         assert!(Recording::parse("").is_err());
     }
 
+    proptest::proptest! {
+        /// Any text after a valid header reads as a recording or an error, never a panic;
+        /// every exchange read has a method.
+        #[test]
+        fn any_lines_read_without_panicking(lines in proptest::collection::vec(proptest::prelude::any::<String>(), 0..8),
+                                            frames in proptest::collection::vec((0i64..4, proptest::prelude::any::<bool>(), 0u8..4), 0..16)) {
+            let header = r#"{"talaria":"recording","version":1}"#;
+            let mut text = vec![header.to_owned()];
+            text.extend(lines);
+            for (id, sent, kind) in frames {
+                let frame = match kind {
+                    0 => json!({"jsonrpc": "2.0", "id": id, "method": "m"}),
+                    1 => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+                    2 => json!({"jsonrpc": "2.0", "id": id, "error": {"code": -1, "message": "x"}}),
+                    _ => json!([{"jsonrpc": "2.0", "id": id, "method": "b"}, 7, null]),
+                };
+                text.push(json!({"ms": 0, "dir": if sent { "out" } else { "in" }, "frame": frame}).to_string());
+            }
+            if let Ok(recording) = Recording::parse(&text.join("\n")) {
+                proptest::prop_assert!(recording.exchanges.iter().all(|e| !e.method.is_empty()));
+            }
+        }
+    }
+
     #[test]
     fn meta_is_left_out_at_any_depth() {
         let value = json!({"_meta": {"a": 1}, "content": [{"text": "x", "_meta": {}}]});
