@@ -1,0 +1,39 @@
+//! Redis stores for Talaria MCP servers that run as several processes behind a load balancer:
+//! the records that let any process serve any request, kept in one Redis.
+//!
+//! - [`RedisSessionStore`]: legacy-era sessions ([`SessionStore`]): each session's snapshot,
+//!   and when it was last used in wall-clock time, so that every process agrees on idle
+//!   expiry.
+//! - [`RedisTaskStore`]: the tasks of the 2026-07-28 tasks extension ([`TaskStore`]), with
+//!   their TTL as Redis key expiry.
+//!
+//! Each store holds one connection and reconnects on the next call after losing it; every
+//! call is bounded by the timeouts of [`RedisOptions`], so a Redis outage turns into store
+//! errors (the HTTP server answers 503) within them, and service resumes with Redis.
+//!
+//! Start a Redis for development with `scripts/redis.sh` (it installs `redis-server` from the
+//! system packages when missing, and prints the URL).
+//!
+//! # Examples
+//!
+//! ```no_run
+//! use talaria_core::http::event_log::SessionStore;
+//! use talaria_redis::{RedisOptions, RedisSessionStore};
+//!
+//! let mut sessions = RedisSessionStore::connect("redis://127.0.0.1:6379", RedisOptions::default())?;
+//! sessions.store("a1b2", b"{\"version\":\"2025-11-25\"}".to_vec(), std::time::Instant::now())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! [`SessionStore`]: talaria_core::http::event_log::SessionStore
+//! [`TaskStore`]: talaria_core::server::TaskStore
+
+mod clock;
+mod link;
+mod sessions;
+mod tasks;
+
+pub use clock::WallClock;
+pub use link::{RedisError, RedisOptions};
+pub use sessions::RedisSessionStore;
+pub use tasks::RedisTaskStore;
