@@ -4,6 +4,8 @@
 //! - [`RedisSessionStore`]: legacy-era sessions ([`SessionStore`]): each session's snapshot,
 //!   and when it was last used in wall-clock time, so that every process agrees on idle
 //!   expiry.
+//! - [`RedisEventStore`]: the SSE event logs behind resumable streams ([`EventStore`]), with
+//!   the in-memory store's retention, so that `Last-Event-ID` resumes on any process.
 //! - [`RedisTaskStore`]: the tasks of the 2026-07-28 tasks extension ([`TaskStore`]), with
 //!   their TTL as Redis key expiry.
 //!
@@ -26,14 +28,17 @@
 //! ```
 //!
 //! [`SessionStore`]: talaria_core::http::event_log::SessionStore
+//! [`EventStore`]: talaria_core::http::event_log::EventStore
 //! [`TaskStore`]: talaria_core::server::TaskStore
 
 mod clock;
+mod events;
 mod link;
 mod sessions;
 mod tasks;
 
 pub use clock::WallClock;
+pub use events::RedisEventStore;
 pub use link::{RedisError, RedisOptions};
 pub use sessions::RedisSessionStore;
 pub use tasks::RedisTaskStore;
