@@ -2,9 +2,11 @@
 //!
 //! Keys (after the prefix): `session:{id}`, a hash of the snapshot (`data`) and the last use
 //! in nanoseconds since the Unix epoch (`seen`); `sessions`, a sorted set of the ids scored by
-//! that time in milliseconds, for listing the idle ones. Storing and touching are Lua scripts,
-//! so that the last-seen time never goes back, whichever process writes; each call is one
-//! round trip.
+//! that time in milliseconds, for listing the idle ones; `deleted:{id}`, a tombstone kept a
+//! day after a delete. Storing and touching are Lua scripts, so that the last-seen time never
+//! goes back, whichever process writes, and so that a deleted session is never written back
+//! by a process that still held it (session ids are never reused); each call is one round
+//! trip.
 
 use std::time::{Duration, Instant};
 
@@ -17,8 +19,12 @@ use crate::link::{Link, RedisError, RedisOptions};
 /// doubles, too coarse for nanoseconds.
 const LATER: &str = "local function later(a, b) if #a ~= #b then return #a > #b end return a > b end\n";
 
-/// KEYS: record, index. ARGV: data, seen (ns), score (ms), id, ttl (ms, 0: none).
+/// How long a deleted session's id stays refused.
+const TOMBSTONE_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// KEYS: record, index, tombstone. ARGV: data, seen (ns), score (ms), id, ttl (ms, 0: none).
 const STORE: &str = "
+if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
 local old = redis.call('HGET', KEYS[1], 'seen')
 local seen = ARGV[2]
 if old and not later(seen, old) then seen = old end
@@ -37,7 +43,8 @@ if ARGV[4] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
 return 1";
 
 /// Sessions in Redis, shared by every server process that uses the same Redis and prefix
-/// (see the [crate docs](crate)).
+/// (see the [crate docs](crate)). A deleted session stays deleted: storing it again (a process
+/// that held it finishing a request) is ignored for a day, and session ids are never reused.
 ///
 /// # Examples
 ///
@@ -79,6 +86,10 @@ impl RedisSessionStore {
         format!("{}session:{session}", self.link.options().prefix)
     }
 
+    fn tombstone_key(&self, session: &str) -> String {
+        format!("{}deleted:{session}", self.link.options().prefix)
+    }
+
     fn index_key(&self) -> String {
         format!("{}sessions", self.link.options().prefix)
     }
@@ -106,7 +117,13 @@ impl SessionStore for RedisSessionStore {
         let (record, index, ttl) = (self.record_key(session), self.index_key(), self.ttl_ms());
         let nanos = self.clock.nanos(now);
         let mut call = self.store.key(record);
-        call.key(index).arg(data).arg(nanos.to_string()).arg(score(nanos)).arg(session).arg(ttl.to_string());
+        call.key(index)
+            .key(self.tombstone_key(session))
+            .arg(data)
+            .arg(nanos.to_string())
+            .arg(score(nanos))
+            .arg(session)
+            .arg(ttl.to_string());
         self.link.run(|c| call.invoke::<i64>(c)).map(|_| ()).map_err(backend)
     }
 
@@ -119,10 +136,14 @@ impl SessionStore for RedisSessionStore {
     }
 
     fn delete(&mut self, session: &str) -> Result<bool, SessionStoreError> {
-        let (record, index) = (self.record_key(session), self.index_key());
-        let (deleted, _): (i64, i64) = self
+        let (record, index, tombstone) = (self.record_key(session), self.index_key(), self.tombstone_key(session));
+        let (deleted, _, _): (i64, i64, String) = self
             .link
-            .run(|c| redis::pipe().cmd("DEL").arg(&record).cmd("ZREM").arg(&index).arg(session).query(c))
+            .run(|c| {
+                let mut pipe = redis::pipe();
+                pipe.cmd("DEL").arg(&record).cmd("ZREM").arg(&index).arg(session);
+                pipe.cmd("SET").arg(&tombstone).arg(1).arg("PX").arg(TOMBSTONE_MS).query(c)
+            })
             .map_err(backend)?;
         Ok(deleted > 0)
     }

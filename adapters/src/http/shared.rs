@@ -21,22 +21,26 @@ use super::options::HttpServerOptions;
 use super::streams::{Log, SharedEventStore, StreamMsg, Streams};
 use crate::conn::Conn;
 use crate::server::{Served, Server};
+use talaria_core::http::event_log::SessionStoreError;
 
 /// A live legacy session: its connection and its response streams.
 pub(super) struct Session<S> {
     pub(super) conn: Arc<Conn<Served<S>>>,
     pub(super) streams: Streams,
+    /// The record last written to (or read from) the session store, so that an exchange that
+    /// changed nothing writes nothing.
+    saved: Arc<Mutex<Option<Vec<u8>>>>,
 }
 
 impl<S> Clone for Session<S> {
     fn clone(&self) -> Self {
-        Self { conn: Arc::clone(&self.conn), streams: self.streams.clone() }
+        Self { conn: Arc::clone(&self.conn), streams: self.streams.clone(), saved: Arc::clone(&self.saved) }
     }
 }
 
 impl<S> Session<S> {
-    pub(super) const fn new(conn: Arc<Conn<Served<S>>>, streams: Streams) -> Self {
-        Self { conn, streams }
+    pub(super) fn new(conn: Arc<Conn<Served<S>>>, streams: Streams) -> Self {
+        Self { conn, streams, saved: Arc::new(Mutex::new(None)) }
     }
 }
 
@@ -149,12 +153,56 @@ fn owner_of(info: &TransportInfo) -> Option<String> {
     Some(addr.parse::<SocketAddr>().map_or_else(|_| addr.to_owned(), |addr| addr.ip().to_string()))
 }
 
-/// Stores the session's record, if a store is configured and the session is initialized.
+/// Stores the session's record, if a store is configured, the session is initialized and its
+/// record changed since it was last stored (the request already marked it used: see
+/// [`still_stored`]).
 pub(super) fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, id: &str) {
     let Some(store) = &shared.options.session_store else { return };
     let Some(snapshot) = session.conn.with(|served, _| served.endpoint.session().snapshot()) else { return };
     let Ok(record) = serde_json::to_vec(&snapshot) else { return };
-    let _ = store.lock().unwrap_or_else(PoisonError::into_inner).store(id, record, Instant::now());
+    let mut saved = session.saved.lock().unwrap_or_else(PoisonError::into_inner);
+    if saved.as_deref() == Some(&record[..]) {
+        return;
+    }
+    if store.lock().unwrap_or_else(PoisonError::into_inner).store(id, record.clone(), Instant::now()).is_ok() {
+        *saved = Some(record);
+    }
+}
+
+/// Whether the session `id`, held here, is still in the store (another process may have
+/// deleted it, or it expired); marks it used there. `Ok(true)` without a store, and for a
+/// session not stored yet (before its handshake ended).
+fn still_stored<S: Send + 'static>(
+    shared: &Shared<S>,
+    id: &str,
+    session: &Session<S>,
+) -> Result<bool, SessionStoreError> {
+    let Some(store) = &shared.options.session_store else { return Ok(true) };
+    if session.saved.lock().unwrap_or_else(PoisonError::into_inner).is_none() {
+        return Ok(true);
+    }
+    store.lock().unwrap_or_else(PoisonError::into_inner).touch(id, Instant::now())
+}
+
+/// A session held here but gone from the store: ended here too.
+fn drop_local<S: Send + 'static>(shared: &Shared<S>, id: &str) {
+    let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+    if let Some(session) = removed {
+        end_session(&session);
+    }
+}
+
+/// A session held here, checked against the store: the session, a 404 when it was deleted
+/// elsewhere, or a 503 when the store cannot say.
+fn checked<S: Send + 'static>(shared: &Shared<S>, id: &str, session: Session<S>) -> Result<Session<S>, Refusal> {
+    match still_stored(shared, id, &session) {
+        Ok(true) => Ok(session),
+        Ok(false) => {
+            drop_local(shared, id);
+            Err(Refusal::unknown_session())
+        }
+        Err(_) => Err(Refusal::store_unavailable()),
+    }
 }
 
 /// A session this process does not hold, brought back from the store (another process, or
@@ -166,6 +214,7 @@ pub(super) fn restore<S: Send + 'static>(shared: &Shared<S>, id: &str, info: Tra
     let streams = logged_streams(shared, id);
     let conn = shared.server.open_from(Box::new(streams.clone()), info, quiet_events(), Some(snapshot)).ok()?;
     let session = Session::new(conn, streams);
+    *session.saved.lock().unwrap_or_else(PoisonError::into_inner) = Some(record.data);
     let owner = session.conn.with(|served, _| served.endpoint.transport().and_then(owner_of));
     if !admit(shared, id, &session, owner.as_deref()) {
         end_session(&session);
@@ -333,28 +382,40 @@ pub(super) fn plan<S: Send + 'static>(
             }
         }
         Exchange::Post { session: id } => match lookup(shared, &id) {
-            Some(session) => Plan::Post { session, session_id: Some(id), visit: Some(visit) },
+            Some(session) => match checked(shared, &id, session) {
+                Ok(session) => Plan::Post { session, session_id: Some(id), visit: Some(visit) },
+                Err(refusal) => Plan::Refuse(refusal),
+            },
             None => match restore(shared, &id, visit.info(Some(&id))) {
                 Some(session) => Plan::Post { session, session_id: Some(id), visit: None },
                 None => Plan::Refuse(Refusal::unknown_session()),
             },
         },
         Exchange::OpenStream { session: id, last_event_id } => match lookup(shared, &id) {
-            Some(session) => Plan::OpenStream { session, last_event_id },
+            Some(session) => match checked(shared, &id, session) {
+                Ok(session) => Plan::OpenStream { session, last_event_id },
+                Err(refusal) => Plan::Refuse(refusal),
+            },
             None => Plan::Refuse(Refusal::unknown_session()),
         },
         Exchange::Terminate { session: id } => {
             let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
-            if let Some(store) = &shared.options.session_store {
-                let _ = store.lock().unwrap_or_else(PoisonError::into_inner).delete(&id);
+            // The store's word is authoritative: a session another process holds ends too.
+            let stored = match &shared.options.session_store {
+                Some(store) => match store.lock().unwrap_or_else(PoisonError::into_inner).delete(&id) {
+                    Ok(had) => had,
+                    Err(_) => return Plan::Refuse(Refusal::store_unavailable()),
+                },
+                None => false,
+            };
+            if let Some(session) = &removed {
+                end_session(session);
             }
-            match removed {
-                Some(session) => {
-                    end_session(&session);
-                    let _ = shared.events.lock().unwrap_or_else(PoisonError::into_inner).drop_session(&id);
-                    Plan::Ended
-                }
-                None => Plan::Refuse(Refusal::unknown_session()),
+            if removed.is_some() || stored {
+                let _ = shared.events.lock().unwrap_or_else(PoisonError::into_inner).drop_session(&id);
+                Plan::Ended
+            } else {
+                Plan::Refuse(Refusal::unknown_session())
             }
         }
         _ => Plan::Refuse(Refusal::internal("an exchange this server does not know")),

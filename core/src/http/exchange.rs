@@ -262,6 +262,21 @@ impl Refusal {
         Self::new(400, Some(ErrorObject::invalid_request(why)))
     }
 
+    /// 503 when the session store (shared between processes) cannot be reached: the client
+    /// tries again, and the session goes on once the store is back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::exchange::Refusal;
+    ///
+    /// assert_eq!(Refusal::store_unavailable().status, 503);
+    /// ```
+    #[must_use]
+    pub fn store_unavailable() -> Self {
+        Self::new(503, Some(ErrorObject::server_error("Session store unavailable; try again shortly")))
+    }
+
     /// 503 when the session cap is reached.
     #[must_use]
     pub fn too_many_sessions() -> Self {

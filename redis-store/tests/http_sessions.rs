@@ -1,0 +1,116 @@
+//! Two HTTP servers (two processes' worth) sharing sessions through Redis: a legacy session
+//! made on one is served on the other.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::{unique_prefix, RedisServer};
+use serde_json::{json, Value};
+use talaria::client::{Client, ClientOptions};
+use talaria::core::schema::tools::{CallToolResult, Tool};
+use talaria::core::server::Router;
+use talaria::core::session::ClientMode;
+use talaria::http::{HttpServer, HttpServerOptions};
+use talaria_redis::{RedisOptions, RedisSessionStore};
+
+fn server(redis: &RedisServer, prefix: &str) -> HttpServer {
+    let store = RedisSessionStore::connect(&redis.url(), RedisOptions::default().prefix(prefix)).unwrap();
+    let options = HttpServerOptions::default().session_store(Arc::new(Mutex::new(store)));
+    let schema = json!({"type": "object"}).as_object().cloned().unwrap();
+    let router = Router::<()>::builder()
+        .tool(Tool::new("echo", schema), |_ctx, args: Value| Ok(CallToolResult::text(args.to_string())))
+        .build();
+    HttpServer::bind(&talaria::server::Server::new("shared", "1", router), "127.0.0.1:0", options).unwrap()
+}
+
+fn post(addr: std::net::SocketAddr, session: &str, body: &Value) -> (u16, String) {
+    let response = ureq::post(&format!("http://{addr}/mcp"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", session)
+        .header("Mcp-Protocol-Version", "2025-11-25")
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .send(body.to_string())
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.into_body().read_to_string().unwrap())
+}
+
+#[test]
+fn a_session_made_on_one_server_is_served_by_another() {
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let (first, second) = (server(&redis, &prefix), server(&redis, &prefix));
+    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
+    let client = Client::http(&format!("http://{}/mcp", first.local_addr()), &[], options).unwrap();
+    let session = client.session_id().expect("a legacy session");
+    // A call through the client: the handshake's last message (stored) has been handled.
+    client.list_all_tools().unwrap();
+    let call =
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": {"x": 1}}});
+    let (status, body) = post(second.local_addr(), &session, &call);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#"\"x\":1"#) || body.contains(r#"{\"x\":1}"#), "{body}");
+}
+
+fn delete(addr: std::net::SocketAddr, session: &str) -> u16 {
+    ureq::delete(&format!("http://{addr}/mcp"))
+        .header("Mcp-Session-Id", session)
+        .header("Mcp-Protocol-Version", "2025-11-25")
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .call()
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+#[test]
+fn a_delete_on_one_server_ends_the_session_on_every_server() {
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let (first, second) = (server(&redis, &prefix), server(&redis, &prefix));
+    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
+    let client = Client::http(&format!("http://{}/mcp", first.local_addr()), &[], options).unwrap();
+    let session = client.session_id().expect("a legacy session");
+    // A call through the client: the handshake's last message (stored) has been handled.
+    client.list_all_tools().unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": {}}});
+    assert_eq!(post(second.local_addr(), &session, &call).0, 200, "both servers hold the session now");
+    assert!((200..300).contains(&delete(second.local_addr(), &session)));
+    // The first server, which still had it in memory, must not serve it (or write it back).
+    let (status, body) = post(first.local_addr(), &session, &call);
+    assert_eq!(status, 404, "deleted elsewhere: {body}");
+    assert_eq!(post(second.local_addr(), &session, &call).0, 404);
+}
+
+#[test]
+fn a_redis_outage_is_a_503_within_a_second_and_service_resumes_when_it_is_back() {
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let first = server(&redis, &prefix);
+    let url = format!("http://{}/mcp", first.local_addr());
+    let client = Client::http(&url, &[], ClientOptions::new("c", "1").mode(ClientMode::Legacy)).unwrap();
+    let session = client.session_id().expect("a legacy session");
+    // A call through the client: the handshake's last message (stored) has been handled.
+    client.list_all_tools().unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": {}}});
+    let port = redis.stop();
+    let started = std::time::Instant::now();
+    let (status, body) = post(first.local_addr(), &session, &call);
+    assert_eq!(status, 503, "{body}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(1), "refused within {:?}", started.elapsed());
+    // Redis comes back (empty here: no persistence, so the session is gone and a client starts
+    // a new one); service resumes at once.
+    let _back = RedisServer::start_on(port);
+    let resumed = std::time::Instant::now();
+    let again = Client::http(&url, &[], ClientOptions::new("c", "1").mode(ClientMode::Legacy)).unwrap();
+    let (status, body) = post(first.local_addr(), &again.session_id().unwrap(), &call);
+    assert_eq!(status, 200, "{body}");
+    assert!(resumed.elapsed() < std::time::Duration::from_secs(2), "resumed within {:?}", resumed.elapsed());
+}
