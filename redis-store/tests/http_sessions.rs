@@ -114,3 +114,33 @@ fn a_redis_outage_is_a_503_within_a_second_and_service_resumes_when_it_is_back()
     assert_eq!(status, 200, "{body}");
     assert!(resumed.elapsed() < std::time::Duration::from_secs(2), "resumed within {:?}", resumed.elapsed());
 }
+
+#[test]
+fn a_get_stream_opens_on_a_server_that_did_not_make_the_session() {
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let (first, second) = (server(&redis, &prefix), server(&redis, &prefix));
+    let client = Client::http(
+        &format!("http://{}/mcp", first.local_addr()),
+        &[],
+        ClientOptions::new("c", "1").mode(ClientMode::Legacy),
+    )
+    .unwrap();
+    client.list_all_tools().unwrap();
+    let session = client.session_id().unwrap();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(std::time::Duration::from_secs(5)))
+        .build()
+        .into();
+    let response = agent
+        .get(&format!("http://{}/mcp", second.local_addr()))
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", &session)
+        .header("Mcp-Protocol-Version", "2025-11-25")
+        .call()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let kind = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    assert!(kind.starts_with("text/event-stream"), "{kind}");
+}

@@ -396,7 +396,11 @@ pub(super) fn plan<S: Send + 'static>(
                 Ok(session) => Plan::OpenStream { session, last_event_id },
                 Err(refusal) => Plan::Refuse(refusal),
             },
-            None => Plan::Refuse(Refusal::unknown_session()),
+            // Another process's session (its events, if logged in a shared store, resume here).
+            None => match restore(shared, &id, visit.info(Some(&id))) {
+                Some(session) => Plan::OpenStream { session, last_event_id },
+                None => Plan::Refuse(Refusal::unknown_session()),
+            },
         },
         Exchange::Terminate { session: id } => {
             let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
