@@ -144,3 +144,76 @@ fn a_get_stream_opens_on_a_server_that_did_not_make_the_session() {
     let kind = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
     assert!(kind.starts_with("text/event-stream"), "{kind}");
 }
+
+/// A server counting calls per session (its application state, kept in the record through
+/// the session-state hook) and offering one subscribable resource.
+fn counting_server(redis: &RedisServer, prefix: &str) -> (HttpServer, talaria::server::Server<u64>) {
+    use talaria::core::schema::resources::Resource;
+    use talaria::core::schema::TextResourceContents;
+    let store = RedisSessionStore::connect(&redis.url(), RedisOptions::default().prefix(prefix)).unwrap();
+    let options = HttpServerOptions::default().session_store(Arc::new(Mutex::new(store)));
+    let schema = json!({"type": "object"}).as_object().cloned().unwrap();
+    let router = Router::<u64>::builder()
+        .tool(Tool::new("count", schema), |ctx, _: Value| {
+            *ctx.state() += 1;
+            Ok(CallToolResult::text(ctx.state().to_string()))
+        })
+        .resource(Resource::new("file:///a.txt", "a"), |_ctx, uri, _| {
+            Ok(vec![TextResourceContents::new(uri, "a").into()])
+        })
+        .subscriptions(|_ctx, _uri| Ok(()), |_ctx, _uri| Ok(()))
+        .build();
+    let server = talaria::server::Server::new("counting", "1", router)
+        .session_state(|count: &u64| Some(json!(count)), |saved| saved.as_u64());
+    (HttpServer::bind(&server, "127.0.0.1:0", options).unwrap(), server)
+}
+
+#[test]
+fn application_state_and_subscriptions_go_on_in_another_process() {
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let ((first, _), (second, second_server)) = (counting_server(&redis, &prefix), counting_server(&redis, &prefix));
+    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
+    let client = Client::http(&format!("http://{}/mcp", first.local_addr()), &[], options).unwrap();
+    assert_eq!(client.call_tool("count", json!({})).unwrap().content[0].as_text(), Some("1"));
+    assert_eq!(client.call_tool("count", json!({})).unwrap().content[0].as_text(), Some("2"));
+    client.subscribe("file:///a.txt").unwrap();
+    let session = client.session_id().unwrap();
+    // The other process goes on from the record: the count, restored through the hook.
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "count", "arguments": {}}});
+    let (status, body) = post(second.local_addr(), &session, &call);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#""text":"3""#), "the count went on: {body}");
+    // ... and the subscription: an update there reaches the client's stream there.
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(std::time::Duration::from_secs(5)))
+        .build()
+        .into();
+    let stream = agent
+        .get(&format!("http://{}/mcp", second.local_addr()))
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", &session)
+        .header("Mcp-Protocol-Version", "2025-11-25")
+        .call()
+        .unwrap();
+    assert_eq!(stream.status().as_u16(), 200);
+    let notifier = std::thread::spawn(move || {
+        for _ in 0..20 {
+            second_server.resource_updated("file:///a.txt");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    });
+    let mut reader = std::io::BufReader::new(stream.into_body().into_reader());
+    let mut line = String::new();
+    let mut heard = false;
+    while std::io::BufRead::read_line(&mut reader, &mut line).unwrap_or(0) > 0 {
+        if line.contains("notifications/resources/updated") && line.contains("file:///a.txt") {
+            heard = true;
+            break;
+        }
+        line.clear();
+    }
+    notifier.join().unwrap();
+    assert!(heard, "the restored session kept its subscription");
+}

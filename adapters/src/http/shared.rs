@@ -158,7 +158,7 @@ fn owner_of(info: &TransportInfo) -> Option<String> {
 /// [`still_stored`]).
 pub(super) fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, id: &str) {
     let Some(store) = &shared.options.session_store else { return };
-    let Some(snapshot) = session.conn.with(|served, _| served.endpoint.session().snapshot()) else { return };
+    let Some(snapshot) = session.conn.with(|served, _| served.snapshot()) else { return };
     let Ok(record) = serde_json::to_vec(&snapshot) else { return };
     let mut saved = session.saved.lock().unwrap_or_else(PoisonError::into_inner);
     if saved.as_deref() == Some(&record[..]) {

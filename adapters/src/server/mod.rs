@@ -60,10 +60,23 @@ pub(crate) struct Shared<S> {
     /// Shared by every session.
     config: Arc<ServerConfig>,
     new_state: Box<dyn Fn() -> S + Send + Sync>,
+    /// Writes and reads each legacy session's application state in its record.
+    state_codec: Option<StateCodec<S>>,
     conns: Mutex<Vec<Weak<Conn<Served<S>>>>>,
     pool: Pool,
     /// How many bytes each connection queues for its peer before its reader pauses.
     outbox_limit: usize,
+}
+
+/// Writes a session's application state into its record.
+type SaveState<S> = Box<dyn Fn(&S) -> Option<serde_json::Value> + Send + Sync>;
+/// Rebuilds a session's application state from its record.
+type RestoreState<S> = Box<dyn Fn(serde_json::Value) -> Option<S> + Send + Sync>;
+
+/// The application's hook for its per-session state (see [`Server::session_state`]).
+struct StateCodec<S> {
+    save: SaveState<S>,
+    restore: RestoreState<S>,
 }
 
 impl<S> Shared<S> {
@@ -96,6 +109,7 @@ impl<S: Send + 'static> Server<S> {
             router: RwLock::new(router),
             config: Arc::new(config),
             new_state: Box::new(new_state),
+            state_codec: None,
             conns: Mutex::new(Vec::new()),
             pool: Pool::new(64),
             outbox_limit: crate::DEFAULT_OUTBOX_LIMIT,
@@ -119,6 +133,42 @@ impl<S: Send + 'static> Server<S> {
             }));
         });
         Self { shared }
+    }
+
+    /// Keeps each legacy session's application state in its record, so that a session store
+    /// shared between processes carries it: `save` writes the state after each exchange
+    /// (`None`: nothing to keep), and `restore` rebuilds it in the process that continues the
+    /// session (`None`: a fresh state, as for a new session). `initialize` is never replayed
+    /// through the application.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::server::Server;
+    /// use talaria::core::server::Router;
+    ///
+    /// #[derive(Default)]
+    /// struct Cart { items: Vec<String> }
+    ///
+    /// let server = Server::new("shop", "1", Router::<Cart>::builder().build()).session_state(
+    ///     |cart: &Cart| Some(serde_json::json!(cart.items)),
+    ///     |saved| Some(Cart { items: serde_json::from_value(saved).ok()? }),
+    /// );
+    /// # let _ = server;
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the server was cloned already: set it while building.
+    #[must_use]
+    pub fn session_state(
+        self,
+        save: impl Fn(&S) -> Option<serde_json::Value> + Send + Sync + 'static,
+        restore: impl Fn(serde_json::Value) -> Option<S> + Send + Sync + 'static,
+    ) -> Self {
+        let mut shared = Arc::try_unwrap(self.shared).unwrap_or_else(|_| unreachable_shared());
+        shared.state_codec = Some(StateCodec { save: Box::new(save), restore: Box::new(restore) });
+        Self { shared: Arc::new(shared) }
     }
 
     /// Adds the server's instructions for the model.
@@ -226,10 +276,14 @@ impl<S: Send + 'static> Server<S> {
         events: EventSink,
         snapshot: Option<talaria_core::session::SessionSnapshot>,
     ) -> std::io::Result<Arc<Conn<Served<S>>>> {
-        let state = (self.shared.new_state)();
         let mut endpoint = match snapshot {
-            Some(snapshot) => Endpoint::restore(Arc::clone(&self.shared.config), snapshot, state),
-            None => Endpoint::new(Arc::clone(&self.shared.config), state),
+            Some(mut snapshot) => {
+                let codec = self.shared.state_codec.as_ref();
+                let saved = snapshot.app.take().and_then(|app| codec.and_then(|c| (c.restore)(app)));
+                let state = saved.unwrap_or_else(|| (self.shared.new_state)());
+                Endpoint::restore(Arc::clone(&self.shared.config), snapshot, state)
+            }
+            None => Endpoint::new(Arc::clone(&self.shared.config), (self.shared.new_state)()),
         };
         endpoint.set_transport(transport);
         let spawner = Arc::new(PoolSpawn { shared: Arc::clone(&self.shared), conn: OnceLock::new() });
@@ -264,6 +318,18 @@ fn unreachable_shared<T>() -> T {
 pub(crate) struct Served<S> {
     pub(crate) endpoint: Endpoint<S>,
     shared: Arc<Shared<S>>,
+}
+
+impl<S> Served<S> {
+    /// The session's record for a session store: the endpoint's, with the application's state
+    /// where the server has a hook for it ([`Server::session_state`]).
+    pub(crate) fn snapshot(&mut self) -> Option<talaria_core::session::SessionSnapshot> {
+        let mut snapshot = self.endpoint.snapshot()?;
+        if let Some(codec) = &self.shared.state_codec {
+            snapshot.app = (codec.save)(self.endpoint.state());
+        }
+        Some(snapshot)
+    }
 }
 
 impl<S: Send + 'static> Engine for Served<S> {

@@ -173,7 +173,21 @@ impl<S> Endpoint<S> {
         snapshot: crate::session::SessionSnapshot,
         state: S,
     ) -> Self {
-        Self::around(Session::<Server>::restore(config, snapshot), state)
+        let subscribed = snapshot.subscriptions.iter().cloned().collect();
+        let mut endpoint = Self::around(Session::<Server>::restore(config, snapshot), state);
+        endpoint.subscribed = subscribed;
+        endpoint
+    }
+
+    /// The session as a record for another process (see
+    /// [`SessionSnapshot`](crate::session::SessionSnapshot)): the session's own, with the
+    /// client's resource subscriptions. `None` before the handshake has ended, and in the
+    /// stateless era.
+    #[must_use]
+    pub fn snapshot(&self) -> Option<crate::session::SessionSnapshot> {
+        let mut snapshot = self.session.snapshot()?;
+        snapshot.subscriptions = self.subscribed.iter().cloned().collect();
+        Some(snapshot)
     }
 
     fn around(session: Session<Server>, state: S) -> Self {

@@ -55,6 +55,14 @@ pub struct SessionSnapshot {
     pub log_level: Option<LoggingLevel>,
     /// The number the server's next request id carries.
     pub next_request_id: i64,
+    /// Legacy era: the resource URIs the client subscribed to (`resources/subscribe`), filled
+    /// in by the server endpoint ([`crate::server::Endpoint::snapshot`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subscriptions: Vec<String>,
+    /// The application's own state for this session, as its hook wrote it (the adapter's
+    /// session-state hook): restored through the hook, never by replaying `initialize`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<serde_json::Value>,
 }
 
 impl Session<Server> {
@@ -72,6 +80,8 @@ impl Session<Server> {
             client_capabilities: self.peer_client_caps.clone().unwrap_or_default(),
             log_level: self.log_level,
             next_request_id: self.outbound.peek_next(),
+            subscriptions: Vec::new(),
+            app: None,
         })
     }
 
