@@ -1,6 +1,6 @@
 //! How often the HTTP server calls its session store: never for a stateless (2026-07-28)
-//! request, once per legacy request (a check that the session was not deleted by another
-//! process), plus one write when the session's record changed.
+//! request, once per legacy request (a refresh: was the session deleted or changed by another
+//! process?), plus one write when the session's record changed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use talaria::client::{Client, ClientOptions};
-use talaria::core::http::event_log::{MemorySessionStore, SessionRecord, SessionStore, SessionStoreError};
+use talaria::core::http::event_log::{MemorySessionStore, Refresh, SessionRecord, SessionStore, SessionStoreError};
 use talaria::core::schema::tools::{CallToolResult, Tool};
 use talaria::core::server::Router;
 use talaria::core::session::ClientMode;
@@ -41,6 +41,11 @@ impl SessionStore for Counting {
     }
     fn expired(&mut self, now: Instant, idle: Duration) -> Result<Vec<String>, SessionStoreError> {
         self.inner.expired(now, idle)
+    }
+    /// One call, as a shared store answers it (the memory store's own touches, then loads).
+    fn refresh(&mut self, session: &str, now: Instant, known: &[u8]) -> Result<Refresh, SessionStoreError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.inner.refresh(session, now, known)
     }
 }
 

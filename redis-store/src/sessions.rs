@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use talaria_core::http::event_log::{SessionRecord, SessionStore, SessionStoreError};
+use talaria_core::http::event_log::{Refresh, SessionRecord, SessionStore, SessionStoreError};
 
 use crate::clock::{score, WallClock};
 use crate::link::{Link, RedisError, RedisOptions};
@@ -42,6 +42,21 @@ redis.call('ZADD', KEYS[2], 'GT', ARGV[2], ARGV[3])
 if ARGV[4] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
 return 1";
 
+/// KEYS: record, index. ARGV: seen (ns), score (ms), id, ttl (ms, 0: none), the record the
+/// caller holds. Returns {0} (gone), {1} (the same), or {2, data, seen} (changed).
+const REFRESH: &str = "
+local data = redis.call('HGET', KEYS[1], 'data')
+if not data then return {0} end
+local seen = redis.call('HGET', KEYS[1], 'seen')
+if later(ARGV[1], seen) then
+  redis.call('HSET', KEYS[1], 'seen', ARGV[1])
+  seen = ARGV[1]
+end
+redis.call('ZADD', KEYS[2], 'GT', ARGV[2], ARGV[3])
+if ARGV[4] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+if data == ARGV[5] then return {1} end
+return {2, data, seen}";
+
 /// Sessions in Redis, shared by every server process that uses the same Redis and prefix
 /// (see the [crate docs](crate)). A deleted session stays deleted: storing it again (a process
 /// that held it finishing a request) is ignored for a day, and session ids are never reused.
@@ -65,6 +80,7 @@ pub struct RedisSessionStore {
     clock: WallClock,
     store: redis::Script,
     touch: redis::Script,
+    refresh: redis::Script,
 }
 
 impl RedisSessionStore {
@@ -79,6 +95,7 @@ impl RedisSessionStore {
             clock: WallClock::now(),
             store: redis::Script::new(&format!("{LATER}{STORE}")),
             touch: redis::Script::new(&format!("{LATER}{TOUCH}")),
+            refresh: redis::Script::new(&format!("{LATER}{REFRESH}")),
         })
     }
 
@@ -159,5 +176,24 @@ impl SessionStore for RedisSessionStore {
             .map_err(backend)?;
         ids.sort();
         Ok(ids)
+    }
+
+    fn refresh(&mut self, session: &str, now: Instant, known: &[u8]) -> Result<Refresh, SessionStoreError> {
+        let (record, index, ttl) = (self.record_key(session), self.index_key(), self.ttl_ms());
+        let nanos = self.clock.nanos(now);
+        let mut call = self.refresh.key(record);
+        call.key(index).arg(nanos.to_string()).arg(score(nanos)).arg(session).arg(ttl.to_string()).arg(known);
+        let answer: Vec<redis::Value> = self.link.run(|c| call.invoke(c)).map_err(backend)?;
+        let malformed = || backend(RedisError::Malformed(format!("refresh of {session}")));
+        match answer.as_slice() {
+            [redis::Value::Int(0)] => Ok(Refresh::Gone),
+            [redis::Value::Int(1)] => Ok(Refresh::Same),
+            [redis::Value::Int(2), redis::Value::BulkString(data), redis::Value::BulkString(seen)] => {
+                let nanos =
+                    std::str::from_utf8(seen).ok().and_then(|s| s.parse::<u128>().ok()).ok_or_else(malformed)?;
+                Ok(Refresh::Changed(SessionRecord::new(data.clone(), self.clock.instant(nanos))))
+            }
+            _ => Err(malformed()),
+        }
     }
 }

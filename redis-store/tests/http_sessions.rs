@@ -184,6 +184,8 @@ fn application_state_and_subscriptions_go_on_in_another_process() {
     let (status, body) = post(second.local_addr(), &session, &call);
     assert_eq!(status, 200, "{body}");
     assert!(body.contains(r#""text":"3""#), "the count went on: {body}");
+    // Back on the first process, whose copy is now stale: it goes on from the newer record.
+    assert_eq!(client.call_tool("count", json!({})).unwrap().content[0].as_text(), Some("4"));
     // ... and the subscription: an update there reaches the client's stream there.
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)

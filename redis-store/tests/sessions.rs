@@ -72,3 +72,22 @@ fn an_outage_is_an_error_within_the_timeouts_and_service_resumes_with_redis() {
     assert_eq!(store.load("s2").unwrap().unwrap().data, b"y");
     assert!(back.elapsed() < Duration::from_secs(2), "resumed within {:?}", back.elapsed());
 }
+
+#[test]
+fn a_refresh_says_whether_another_process_changed_or_deleted_the_session() {
+    use talaria_core::http::event_log::Refresh;
+    let server = RedisServer::start();
+    let prefix = unique_prefix();
+    let (mut a, mut b) = (store(&server, &prefix), store(&server, &prefix));
+    let now = Instant::now();
+    a.store("s1", b"v1".to_vec(), now).unwrap();
+    assert_eq!(b.refresh("s1", now, b"v1").unwrap(), Refresh::Same);
+    a.store("s1", b"v2".to_vec(), now + Duration::from_secs(1)).unwrap();
+    let Refresh::Changed(record) = b.refresh("s1", now + Duration::from_secs(2), b"v1").unwrap() else { panic!() };
+    assert_eq!(record.data, b"v2");
+    assert!(record.last_seen >= now + Duration::from_secs(2) - Duration::from_millis(1), "the refresh marked it used");
+    a.delete("s1").unwrap();
+    assert_eq!(b.refresh("s1", now, b"v2").unwrap(), Refresh::Gone);
+    a.store("s1", b"v3".to_vec(), now).unwrap();
+    assert_eq!(b.refresh("s1", now, b"v2").unwrap(), Refresh::Gone, "a deleted session is not written back");
+}

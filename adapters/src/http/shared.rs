@@ -21,7 +21,7 @@ use super::options::HttpServerOptions;
 use super::streams::{Log, SharedEventStore, StreamMsg, Streams};
 use crate::conn::Conn;
 use crate::server::{Served, Server};
-use talaria_core::http::event_log::SessionStoreError;
+use talaria_core::http::event_log::{Refresh, SessionRecord};
 
 /// A live legacy session: its connection and its response streams.
 pub(super) struct Session<S> {
@@ -169,22 +169,38 @@ pub(super) fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, 
     }
 }
 
-/// Whether the session `id`, held here, is still in the store (another process may have
-/// deleted it, or it expired); marks it used there. `Ok(true)` without a store, and for a
-/// session not stored yet (before its handshake ended).
-fn still_stored<S: Send + 'static>(
-    shared: &Shared<S>,
-    id: &str,
-    session: &Session<S>,
-) -> Result<bool, SessionStoreError> {
-    let Some(store) = &shared.options.session_store else { return Ok(true) };
-    if session.saved.lock().unwrap_or_else(PoisonError::into_inner).is_none() {
-        return Ok(true);
-    }
-    store.lock().unwrap_or_else(PoisonError::into_inner).touch(id, Instant::now())
+/// What the store says of a session held here.
+enum Fresh {
+    /// It is current: go on with it.
+    Held,
+    /// Another process stored a newer record: go on from that.
+    Record(SessionRecord),
 }
 
-/// A session held here but gone from the store: ended here too.
+/// Checks the session `id`, held here, against the store, and marks it used there: current,
+/// changed by another process, deleted elsewhere (404, and dropped here), or unknown because
+/// the store cannot be reached (503). Without a store, or for a session not stored yet (its
+/// handshake has not ended), it is current.
+fn refresh<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>) -> Result<Fresh, Refusal> {
+    let Some(store) = &shared.options.session_store else { return Ok(Fresh::Held) };
+    let Some(known) = session.saved.lock().unwrap_or_else(PoisonError::into_inner).clone() else {
+        return Ok(Fresh::Held);
+    };
+    match store.lock().unwrap_or_else(PoisonError::into_inner).refresh(id, Instant::now(), &known) {
+        Ok(Refresh::Gone) => {
+            drop_local(shared, id);
+            Err(Refusal::unknown_session())
+        }
+        Ok(Refresh::Changed(record)) => {
+            drop_local(shared, id);
+            Ok(Fresh::Record(record))
+        }
+        Ok(_) => Ok(Fresh::Held),
+        Err(_) => Err(Refusal::store_unavailable()),
+    }
+}
+
+/// A session held here but gone from the store, or changed there: ended here.
 fn drop_local<S: Send + 'static>(shared: &Shared<S>, id: &str) {
     let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
     if let Some(session) = removed {
@@ -192,17 +208,21 @@ fn drop_local<S: Send + 'static>(shared: &Shared<S>, id: &str) {
     }
 }
 
-/// A session held here, checked against the store: the session, a 404 when it was deleted
-/// elsewhere, or a 503 when the store cannot say.
-fn checked<S: Send + 'static>(shared: &Shared<S>, id: &str, session: Session<S>) -> Result<Session<S>, Refusal> {
-    match still_stored(shared, id, &session) {
-        Ok(true) => Ok(session),
-        Ok(false) => {
-            drop_local(shared, id);
-            Err(Refusal::unknown_session())
-        }
-        Err(_) => Err(Refusal::store_unavailable()),
-    }
+/// The session `id` for a request with `visit`: held here and current, brought back from the
+/// store, or refused.
+fn session_for<S: Send + 'static>(
+    shared: &Shared<S>,
+    id: &str,
+    visit: Visit,
+) -> Result<(Session<S>, Option<Visit>), Refusal> {
+    let revived = match lookup(shared, id) {
+        Some(held) => match refresh(shared, id, &held)? {
+            Fresh::Held => return Ok((held, Some(visit))),
+            Fresh::Record(record) => revive(shared, id, visit.info(Some(id)), record),
+        },
+        None => restore(shared, id, visit.info(Some(id))),
+    };
+    revived.map(|session| (session, None)).ok_or_else(Refusal::unknown_session)
 }
 
 /// A session this process does not hold, brought back from the store (another process, or
@@ -210,6 +230,16 @@ fn checked<S: Send + 'static>(shared: &Shared<S>, id: &str, session: Session<S>)
 pub(super) fn restore<S: Send + 'static>(shared: &Shared<S>, id: &str, info: TransportInfo) -> Option<Session<S>> {
     let store = shared.options.session_store.as_ref()?;
     let record = store.lock().unwrap_or_else(PoisonError::into_inner).load(id).ok().flatten()?;
+    revive(shared, id, info, record)
+}
+
+/// The session `id` opened here from its stored `record`.
+fn revive<S: Send + 'static>(
+    shared: &Shared<S>,
+    id: &str,
+    info: TransportInfo,
+    record: SessionRecord,
+) -> Option<Session<S>> {
     let snapshot = serde_json::from_slice(&record.data).ok()?;
     let streams = logged_streams(shared, id);
     let conn = shared.server.open_from(Box::new(streams.clone()), info, quiet_events(), Some(snapshot)).ok()?;
@@ -381,26 +411,15 @@ pub(super) fn plan<S: Send + 'static>(
                 Err(refusal) => Plan::Refuse(refusal),
             }
         }
-        Exchange::Post { session: id } => match lookup(shared, &id) {
-            Some(session) => match checked(shared, &id, session) {
-                Ok(session) => Plan::Post { session, session_id: Some(id), visit: Some(visit) },
-                Err(refusal) => Plan::Refuse(refusal),
-            },
-            None => match restore(shared, &id, visit.info(Some(&id))) {
-                Some(session) => Plan::Post { session, session_id: Some(id), visit: None },
-                None => Plan::Refuse(Refusal::unknown_session()),
-            },
+        Exchange::Post { session: id } => match session_for(shared, &id, visit) {
+            Ok((session, visit)) => Plan::Post { session, session_id: Some(id), visit },
+            Err(refusal) => Plan::Refuse(refusal),
         },
-        Exchange::OpenStream { session: id, last_event_id } => match lookup(shared, &id) {
-            Some(session) => match checked(shared, &id, session) {
-                Ok(session) => Plan::OpenStream { session, last_event_id },
-                Err(refusal) => Plan::Refuse(refusal),
-            },
-            // Another process's session (its events, if logged in a shared store, resume here).
-            None => match restore(shared, &id, visit.info(Some(&id))) {
-                Some(session) => Plan::OpenStream { session, last_event_id },
-                None => Plan::Refuse(Refusal::unknown_session()),
-            },
+        // Another process's session opens here too (its events, if logged in a shared store,
+        // resume here).
+        Exchange::OpenStream { session: id, last_event_id } => match session_for(shared, &id, visit) {
+            Ok((session, _)) => Plan::OpenStream { session, last_event_id },
+            Err(refusal) => Plan::Refuse(refusal),
         },
         Exchange::Terminate { session: id } => {
             let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);

@@ -64,7 +64,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use memory::MemoryEventStore;
-pub use session_store::{MemorySessionStore, SessionRecord, SessionStore, SessionStoreError};
+pub use session_store::{MemorySessionStore, Refresh, SessionRecord, SessionStore, SessionStoreError};
 
 /// The id of one SSE event: its stream and its position in that stream, written `<stream>-<seq>`.
 ///

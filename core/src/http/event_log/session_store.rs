@@ -226,6 +226,54 @@ pub trait SessionStore {
     /// assert_eq!(store.expired(t0 + idle * 2, idle).unwrap(), ["a"]);
     /// ```
     fn expired(&mut self, now: Instant, idle_timeout: Duration) -> Result<Vec<String>, SessionStoreError>;
+
+    /// Marks `session` used at `now` and compares its record with `known`, the record this
+    /// process holds: [`Refresh::Gone`] if there is none (deleted, by another process say),
+    /// [`Refresh::Same`], or [`Refresh::Changed`] with the newer record another process
+    /// stored. A store shared between processes answers it in one round trip; the default
+    /// touches, then loads.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreError::Backend`] if the store failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use talaria_core::http::event_log::{MemorySessionStore, Refresh, SessionStore};
+    ///
+    /// let now = Instant::now();
+    /// let mut store = MemorySessionStore::new();
+    /// store.store("a", b"v1".to_vec(), now).unwrap();
+    /// assert!(matches!(store.refresh("a", now, b"v1").unwrap(), Refresh::Same));
+    /// store.store("a", b"v2".to_vec(), now).unwrap();
+    /// assert!(matches!(store.refresh("a", now, b"v1").unwrap(), Refresh::Changed(r) if r.data == b"v2"));
+    /// store.delete("a").unwrap();
+    /// assert!(matches!(store.refresh("a", now, b"v2").unwrap(), Refresh::Gone));
+    /// ```
+    fn refresh(&mut self, session: &str, now: Instant, known: &[u8]) -> Result<Refresh, SessionStoreError> {
+        if !self.touch(session, now)? {
+            return Ok(Refresh::Gone);
+        }
+        Ok(match self.load(session)? {
+            None => Refresh::Gone,
+            Some(record) if record.data == known => Refresh::Same,
+            Some(record) => Refresh::Changed(record),
+        })
+    }
+}
+
+/// What [`SessionStore::refresh`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refresh {
+    /// No record: the session was deleted (or expired).
+    Gone,
+    /// The record is the one this process holds.
+    Same,
+    /// Another process stored a newer record.
+    Changed(SessionRecord),
 }
 
 impl<S: SessionStore + ?Sized> SessionStore for &mut S {
@@ -248,6 +296,10 @@ impl<S: SessionStore + ?Sized> SessionStore for &mut S {
     fn expired(&mut self, now: Instant, idle_timeout: Duration) -> Result<Vec<String>, SessionStoreError> {
         (**self).expired(now, idle_timeout)
     }
+
+    fn refresh(&mut self, session: &str, now: Instant, known: &[u8]) -> Result<Refresh, SessionStoreError> {
+        (**self).refresh(session, now, known)
+    }
 }
 
 impl<S: SessionStore + ?Sized> SessionStore for Box<S> {
@@ -269,6 +321,10 @@ impl<S: SessionStore + ?Sized> SessionStore for Box<S> {
 
     fn expired(&mut self, now: Instant, idle_timeout: Duration) -> Result<Vec<String>, SessionStoreError> {
         (**self).expired(now, idle_timeout)
+    }
+
+    fn refresh(&mut self, session: &str, now: Instant, known: &[u8]) -> Result<Refresh, SessionStoreError> {
+        (**self).refresh(session, now, known)
     }
 }
 
