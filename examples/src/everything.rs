@@ -43,6 +43,9 @@ pub struct Options {
     pub smol: bool,
     /// Streamable HTTP replies: JSON where possible (the default), or always SSE.
     pub reply_mode: ReplyMode,
+    /// Share sessions, SSE event logs and tasks with other processes through the Redis at
+    /// this URL (`--redis redis://127.0.0.1:6379`).
+    pub redis: Option<String>,
 }
 
 impl Options {
@@ -68,6 +71,7 @@ impl Options {
             port: 0,
             smol: false,
             reply_mode: ReplyMode::Json,
+            redis: None,
         };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
@@ -83,6 +87,7 @@ impl Options {
                     }
                 }
                 "--host" => options.host = value()?,
+                "--redis" => options.redis = Some(value()?),
                 "--runtime" => options.smol = crate::parse_runtime(&value()?)?,
                 "--port" => options.port = value()?.parse().map_err(|e| format!("bad --port: {e}"))?,
                 "--reply-mode" => {
@@ -105,7 +110,10 @@ impl Options {
 ///
 /// I/O errors (the address cannot be bound, stdin or stdout failed).
 pub fn run(options: &Options) -> std::io::Result<()> {
-    let server = server();
+    let server = match &options.redis {
+        Some(url) => server_on_redis(url)?,
+        None => server(),
+    };
     match options.transport {
         Transport::Stdio if options.smol => smol::block_on(talaria::smol::serve_stdio(&server)),
         Transport::Stdio => talaria::stdio::serve(&server),
@@ -117,7 +125,10 @@ pub fn run(options: &Options) -> std::io::Result<()> {
         }
         Transport::Http | Transport::Sse => {
             // One server: Streamable HTTP at /mcp, the legacy transport at /sse and /messages.
-            let http_options = talaria::http::HttpServerOptions::default().reply_mode(options.reply_mode);
+            let mut http_options = talaria::http::HttpServerOptions::default().reply_mode(options.reply_mode);
+            if let Some(url) = &options.redis {
+                http_options = shared_through_redis(http_options, url)?;
+            }
             let path = if options.transport == Transport::Sse { "sse" } else { "mcp" };
             crate::serve_http(&server, (options.host.as_str(), options.port), http_options, options.smol, |addr| {
                 eprintln!("everything-server: listening on http://{addr}/{path}");
@@ -171,6 +182,11 @@ pub struct Calls(pub u64);
 #[must_use]
 #[allow(clippy::too_many_lines)]
 pub fn router() -> Router<Calls> {
+    everything_router(None)
+}
+
+/// [`router`], its tasks kept in `tasks` when given (a store shared between processes).
+fn everything_router(tasks: Option<std::sync::Arc<dyn talaria::core::server::TaskStore>>) -> Router<Calls> {
     let text_schema =
         schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}));
     let add_schema =
@@ -182,7 +198,12 @@ pub fn router() -> Router<Calls> {
     let forecast_schema = schema(json!({"type": "object", "properties": {
         "region": {"type": "string", "x-mcp-header": "Region"},
         "days": {"type": "integer", "x-mcp-header": "Days"}}, "required": ["region", "days"]}));
-    let builder = Router::<Calls>::builder()
+    let builder = Router::<Calls>::builder();
+    let builder = match tasks {
+        Some(store) => builder.task_store(store),
+        None => builder,
+    };
+    let builder = builder
         .tool(Tool::new("echo", text_schema).with_description("Echoes the text back"), |ctx, args: Echo| {
             ctx.state().0 += 1;
             Ok(CallToolResult::text(args.text))
@@ -272,6 +293,38 @@ pub fn router() -> Router<Calls> {
 #[allow(clippy::panic)]
 fn unreachable_template(e: &dyn std::fmt::Display) -> ! {
     panic!("the notes template is valid: {e}")
+}
+
+/// [`server`] with its tasks in the Redis at `url`, and each session's call count kept in
+/// its record (so that it goes on in another process).
+///
+/// # Errors
+///
+/// Redis cannot be reached.
+pub fn server_on_redis(url: &str) -> std::io::Result<Server<Calls>> {
+    let tasks = talaria_redis::RedisTaskStore::connect(url, talaria_redis::RedisOptions::default())
+        .map_err(std::io::Error::other)?;
+    let router = everything_router(Some(std::sync::Arc::new(tasks)));
+    Ok(Server::new("everything-server", env!("CARGO_PKG_VERSION"), router)
+        .instructions("A test server exposing every MCP feature. Try the echo tool first.")
+        .session_state(|calls: &Calls| Some(serde_json::json!(calls.0)), |saved| saved.as_u64().map(Calls)))
+}
+
+/// `options` with sessions and SSE event logs in the Redis at `url`.
+///
+/// # Errors
+///
+/// Redis cannot be reached.
+pub fn shared_through_redis(
+    options: talaria::http::HttpServerOptions,
+    url: &str,
+) -> std::io::Result<talaria::http::HttpServerOptions> {
+    use std::sync::{Arc, Mutex};
+    let redis = talaria_redis::RedisOptions::default;
+    let sessions = talaria_redis::RedisSessionStore::connect(url, redis()).map_err(std::io::Error::other)?;
+    let retention = talaria::core::http::event_log::Retention::default();
+    let events = talaria_redis::RedisEventStore::connect(url, redis(), retention).map_err(std::io::Error::other)?;
+    Ok(options.session_store(Arc::new(Mutex::new(sessions))).event_store(Arc::new(Mutex::new(events))))
 }
 
 /// The everything server, ready to serve.
