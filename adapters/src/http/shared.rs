@@ -153,9 +153,9 @@ fn owner_of(info: &TransportInfo) -> Option<String> {
     Some(addr.parse::<SocketAddr>().map_or_else(|_| addr.to_owned(), |addr| addr.ip().to_string()))
 }
 
-/// Stores the session's record, if a store is configured, the session is initialized and its
-/// record changed since it was last stored (the request already marked it used: see
-/// [`still_stored`]).
+/// Stores the session's record, if a store is configured, the session's `initialize` was
+/// answered, and its record changed since it was last stored or read (the request already
+/// marked it used: see [`refresh`]).
 pub(super) fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, id: &str) {
     let Some(store) = &shared.options.session_store else { return };
     let Some(snapshot) = session.conn.with(|served, _| served.snapshot()) else { return };

@@ -55,6 +55,11 @@ pub struct SessionSnapshot {
     pub log_level: Option<LoggingLevel>,
     /// The number the server's next request id carries.
     pub next_request_id: i64,
+    /// `initialize` was answered but `notifications/initialized` has not arrived yet: a
+    /// session is stored from its first exchange on, since behind a load balancer the
+    /// handshake's second message may reach another process.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub handshake_pending: bool,
     /// Legacy era: the resource URIs the client subscribed to (`resources/subscribe`), filled
     /// in by the server endpoint ([`crate::server::Endpoint::snapshot`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -66,12 +71,12 @@ pub struct SessionSnapshot {
 }
 
 impl Session<Server> {
-    /// A record of this session, if it is an initialized legacy session (the stateless era has
-    /// no session to keep).
+    /// A record of this session, if it is a legacy session whose `initialize` was answered
+    /// (the stateless era has no session to keep).
     #[must_use]
     pub fn snapshot(&self) -> Option<SessionSnapshot> {
         let version = self.version.filter(|v| !v.supports(Feature::Stateless))?;
-        if self.phase != Phase::Ready {
+        if !matches!(self.phase, Phase::Ready | Phase::Initializing) {
             return None;
         }
         Some(SessionSnapshot {
@@ -80,6 +85,7 @@ impl Session<Server> {
             client_capabilities: self.peer_client_caps.clone().unwrap_or_default(),
             log_level: self.log_level,
             next_request_id: self.outbound.peek_next(),
+            handshake_pending: self.phase == Phase::Initializing,
             subscriptions: Vec::new(),
             app: None,
         })
@@ -89,7 +95,7 @@ impl Session<Server> {
     #[must_use]
     pub fn restore(config: impl Into<std::sync::Arc<ServerConfig>>, snapshot: SessionSnapshot) -> Self {
         let mut session = Self::new(config);
-        session.phase = Phase::Ready;
+        session.phase = if snapshot.handshake_pending { Phase::Initializing } else { Phase::Ready };
         session.version = Some(snapshot.version);
         session.peer = Some(snapshot.client_info);
         session.peer_client_caps = Some(snapshot.client_capabilities);

@@ -1,0 +1,230 @@
+//! Scale-out end to end: three `everything-server --redis` processes behind nginx (round
+//! robin, no stickiness, deploy/nginx.conf) sharing sessions, event logs and tasks through a
+//! real `redis-server`, while a seeded killer sends `kill -9` to a random process and starts it
+//! again, over and over. Legacy clients go on through it all:
+//!
+//! - each call ends exactly once: the answer, or an error for a call whose process died under
+//!   it (at most one per kill and client);
+//! - no session is lost: no client ever re-initializes (no 404), whichever process it reaches;
+//! - the per-session state (a call count, kept through the session-state hook) goes on.
+//!
+//! CI runs a short version; `TALARIA_SCALE_KILLS=40 TALARIA_SCALE_CLIENTS=8 cargo test -p
+//! talaria-examples --test scale_out -- --nocapture` (or `scripts/scale-out.sh`) the long one.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+#[path = "../../redis-store/tests/common/mod.rs"]
+mod redis_common;
+
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use redis_common::RedisServer;
+use serde_json::json;
+use talaria::client::{Client, ClientOptions};
+use talaria::core::session::ClientMode;
+
+const SERVER: &str = env!("CARGO_BIN_EXE_everything-server");
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// One `everything-server --transport http --redis URL` on `port`.
+struct Process {
+    child: Child,
+}
+
+impl Process {
+    fn start(port: u16, redis: &str) -> Self {
+        let mut child = Command::new(SERVER)
+            .args(["--transport", "http", "--port", &port.to_string(), "--redis", redis])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        assert!(line.contains("listening on"), "everything-server on {port}: {line}");
+        // Keep draining its stderr, so that it never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        Self { child }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill(); // SIGKILL
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// nginx in front of `ports` on `port`, configured from deploy/nginx.conf.
+struct Nginx {
+    child: Child,
+    dir: std::path::PathBuf,
+}
+
+impl Nginx {
+    fn start(port: u16, ports: &[u16]) -> Self {
+        let installed = Command::new("bash")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/nginx.sh"))
+            .arg("--install")
+            .output()
+            .unwrap();
+        assert!(installed.status.success(), "nginx could not be installed");
+        let binary = String::from_utf8_lossy(&installed.stdout).trim().to_owned();
+        let dir = std::env::temp_dir().join(format!("talaria-nginx-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let template = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/nginx.conf")).unwrap();
+        let mut conf = template
+            .replace("127.0.0.1:8080", &format!("127.0.0.1:{port}"))
+            .replace("/tmp/talaria-nginx", &dir.join("nginx").display().to_string());
+        for (i, upstream) in ports.iter().enumerate() {
+            conf = conf.replace(&format!("127.0.0.1:808{}", i + 1), &format!("127.0.0.1:{upstream}"));
+        }
+        let path = dir.join("nginx.conf");
+        std::fs::write(&path, conf).unwrap();
+        let child = Command::new(binary)
+            .args(["-c", &path.display().to_string(), "-p", &dir.display().to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(10), "nginx did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, dir }
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A small seeded generator (the run is reproducible from its seed).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// What one client saw.
+#[derive(Debug, Default)]
+struct Tally {
+    answered: u64,
+    failed: u64,
+    reinitialized: bool,
+    counted: u64,
+}
+
+/// One echo call, tallied: its own answer, or an error.
+fn echo(client: &Client, tally: &mut Tally, text: &str) {
+    match client.call_tool("echo", json!({ "text": text })) {
+        Ok(result) => {
+            assert_eq!(result.content[0].as_text(), Some(text), "its own answer");
+            tally.answered += 1;
+        }
+        Err(_) => tally.failed += 1,
+    }
+}
+
+#[test]
+fn sessions_survive_processes_killed_behind_a_load_balancer() {
+    let (kills, clients, seed) =
+        (setting("TALARIA_SCALE_KILLS", 6), setting("TALARIA_SCALE_CLIENTS", 3), setting("TALARIA_SCALE_SEED", 7));
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let ports = [free_port(), free_port(), free_port()];
+    let processes: Arc<Mutex<Vec<Process>>> =
+        Arc::new(Mutex::new(ports.iter().map(|port| Process::start(*port, &url)).collect()));
+    let front = free_port();
+    let _nginx = Nginx::start(front, &ports);
+    let endpoint = format!("http://127.0.0.1:{front}/mcp");
+
+    let killing = Arc::new(AtomicBool::new(true));
+    let killed = Arc::new(AtomicUsize::new(0));
+    let killer = {
+        let (processes, killing, killed, url) =
+            (Arc::clone(&processes), Arc::clone(&killing), Arc::clone(&killed), url.clone());
+        std::thread::spawn(move || {
+            let mut rng = Lcg(seed);
+            for _ in 0..kills {
+                std::thread::sleep(Duration::from_millis(100 + rng.below(200)));
+                let victim = usize::try_from(rng.below(3)).unwrap();
+                let mut all = processes.lock().unwrap();
+                all[victim].kill();
+                killed.fetch_add(1, Ordering::SeqCst);
+                all[victim] = Process::start(ports[victim], &url);
+            }
+            killing.store(false, Ordering::SeqCst);
+        })
+    };
+    let runs: Vec<_> = (0..clients)
+        .map(|n| {
+            let (endpoint, killing) = (endpoint.clone(), Arc::clone(&killing));
+            std::thread::spawn(move || {
+                let options =
+                    ClientOptions::new("scale", "1").mode(ClientMode::Legacy).request_timeout(Duration::from_secs(10));
+                let client = Client::http(&endpoint, &[], options).unwrap();
+                let session = client.session_id();
+                let mut tally = Tally::default();
+                let mut i = 0;
+                while killing.load(Ordering::SeqCst) {
+                    echo(&client, &mut tally, &format!("{n}-{i}"));
+                    i += 1;
+                }
+                // After the storm, every call is answered.
+                let failed_before = tally.failed;
+                for _ in 0..20 {
+                    echo(&client, &mut tally, &format!("{n}-{i}"));
+                    i += 1;
+                }
+                assert_eq!(tally.failed, failed_before, "client {n}: calls failed with every process up");
+                tally.reinitialized = client.session_id() != session;
+                tally.counted =
+                    client.call_tool("calls", json!({})).unwrap().content[0].as_text().unwrap().parse().unwrap();
+                tally
+            })
+        })
+        .collect();
+    killer.join().unwrap();
+    let kills_done = u64::try_from(killed.load(Ordering::SeqCst)).unwrap();
+    for (n, run) in runs.into_iter().enumerate() {
+        let tally = run.join().unwrap();
+        println!("client {n}: {tally:?} ({kills_done} kills)");
+        assert!(!tally.reinitialized, "client {n}: its session was lost (a 404 made it start again)");
+        assert!(tally.failed <= kills_done, "client {n}: more failed calls than kills: {tally:?}");
+        assert!(tally.answered >= 20, "client {n}: {tally:?}");
+        // The count goes on across processes; a call whose process died under it may or may
+        // not have been counted.
+        assert!(
+            tally.counted >= tally.answered.saturating_sub(kills_done)
+                && tally.counted <= tally.answered + tally.failed,
+            "client {n}: counted {} for {tally:?}",
+            tally.counted
+        );
+    }
+}
