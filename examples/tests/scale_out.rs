@@ -167,8 +167,7 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
     let killing = Arc::new(AtomicBool::new(true));
     let killed = Arc::new(AtomicUsize::new(0));
     let killer = {
-        let (processes, killing, killed, url) =
-            (Arc::clone(&processes), Arc::clone(&killing), Arc::clone(&killed), url.clone());
+        let (processes, killing, killed) = (Arc::clone(&processes), Arc::clone(&killing), Arc::clone(&killed));
         std::thread::spawn(move || {
             let mut rng = Lcg(seed);
             for _ in 0..kills {
