@@ -6,7 +6,9 @@
 //! - each call ends exactly once: the answer, or an error for a call whose process died under
 //!   it (at most one per kill and client);
 //! - no session is lost: no client ever re-initializes (no 404), whichever process it reaches;
-//! - the per-session state (a call count, kept through the session-state hook) goes on.
+//! - the per-session state (a call count, kept through the session-state hook) goes on;
+//! - in the stateless era, the second round of a multi-round request (`input_required`)
+//!   reaches another process and succeeds.
 //!
 //! CI runs a short version; `TALARIA_SCALE_KILLS=40 TALARIA_SCALE_CLIENTS=8 cargo test -p
 //! talaria-examples --test scale_out -- --nocapture` (or `scripts/scale-out.sh`) the long one.
@@ -225,5 +227,26 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
             "client {n}: counted {} for {tally:?}",
             tally.counted
         );
+    }
+}
+
+#[test]
+fn a_multi_round_request_goes_on_on_another_process() {
+    use talaria::core::client::Handlers;
+    use talaria::core::schema::roots::Root;
+    let redis = RedisServer::start();
+    let ports = [free_port(), free_port(), free_port()];
+    let _processes: Vec<Process> = ports.iter().map(|port| Process::start(*port, &redis.url())).collect();
+    let front = free_port();
+    let _nginx = Nginx::start(front, &ports);
+    // 2026-07-28: `roots` asks the client for its roots (input_required); the client's second
+    // round is a new request, which round robin sends to another process.
+    let mut handlers = Handlers::default();
+    handlers.add_root(Root::new("file:///work"));
+    let options = ClientOptions::new("mrtr", "1").mode(ClientMode::Stateless).handlers(handlers);
+    let client = Client::http(&format!("http://127.0.0.1:{front}/mcp"), &[], options).unwrap();
+    for _ in 0..10 {
+        let result = client.call_tool("roots", json!({})).unwrap();
+        assert_eq!(result.content[0].as_text(), Some("file:///work"));
     }
 }
