@@ -84,7 +84,7 @@ fn a_legacy_request_makes_one_store_call_and_writes_only_changes() {
     let client = Client::http(&format!("http://{}/mcp", server.local_addr()), &[], options).unwrap();
     client.call_tool("echo", json!({})).unwrap();
     let (calls_before, writes_before) = (calls.load(Ordering::SeqCst), writes.load(Ordering::SeqCst));
-    assert_eq!(writes_before, 1, "the record is written once the handshake has ended");
+    assert_eq!(writes_before, 2, "the record is written at initialize, and once the handshake has ended");
     for _ in 0..10 {
         client.call_tool("echo", json!({})).unwrap();
     }

@@ -57,6 +57,22 @@ fn a_session_made_on_one_server_is_served_by_another() {
     assert!(body.contains(r#"\"x\":1"#) || body.contains(r#"{\"x\":1}"#), "{body}");
 }
 
+/// A GET stream of `session` at `addr` (reads time out after 5 s).
+fn open_stream(addr: std::net::SocketAddr, session: &str) -> ureq::http::Response<ureq::Body> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(std::time::Duration::from_secs(5)))
+        .build()
+        .into();
+    agent
+        .get(&format!("http://{addr}/mcp"))
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", session)
+        .header("Mcp-Protocol-Version", "2025-11-25")
+        .call()
+        .unwrap()
+}
+
 fn delete(addr: std::net::SocketAddr, session: &str) -> u16 {
     ureq::delete(&format!("http://{addr}/mcp"))
         .header("Mcp-Session-Id", session)
@@ -128,18 +144,7 @@ fn a_get_stream_opens_on_a_server_that_did_not_make_the_session() {
     .unwrap();
     client.list_all_tools().unwrap();
     let session = client.session_id().unwrap();
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(std::time::Duration::from_secs(5)))
-        .build()
-        .into();
-    let response = agent
-        .get(&format!("http://{}/mcp", second.local_addr()))
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", &session)
-        .header("Mcp-Protocol-Version", "2025-11-25")
-        .call()
-        .unwrap();
+    let response = open_stream(second.local_addr(), &session);
     assert_eq!(response.status().as_u16(), 200);
     let kind = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
     assert!(kind.starts_with("text/event-stream"), "{kind}");
@@ -187,18 +192,7 @@ fn application_state_and_subscriptions_go_on_in_another_process() {
     // Back on the first process, whose copy is now stale: it goes on from the newer record.
     assert_eq!(client.call_tool("count", json!({})).unwrap().content[0].as_text(), Some("4"));
     // ... and the subscription: an update there reaches the client's stream there.
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(std::time::Duration::from_secs(5)))
-        .build()
-        .into();
-    let stream = agent
-        .get(&format!("http://{}/mcp", second.local_addr()))
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", &session)
-        .header("Mcp-Protocol-Version", "2025-11-25")
-        .call()
-        .unwrap();
+    let stream = open_stream(second.local_addr(), &session);
     assert_eq!(stream.status().as_u16(), 200);
     let notifier = std::thread::spawn(move || {
         for _ in 0..20 {

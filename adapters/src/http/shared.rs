@@ -21,7 +21,7 @@ use super::options::HttpServerOptions;
 use super::streams::{Log, SharedEventStore, StreamMsg, Streams};
 use crate::conn::Conn;
 use crate::server::{Served, Server};
-use talaria_core::http::event_log::{Refresh, SessionRecord};
+use talaria_core::http::event_log::Refresh;
 
 /// A live legacy session: its connection and its response streams.
 pub(super) struct Session<S> {
@@ -169,22 +169,14 @@ pub(super) fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, 
     }
 }
 
-/// What the store says of a session held here.
-enum Fresh {
-    /// It is current: go on with it.
-    Held,
-    /// Another process stored a newer record: go on from that.
-    Record(SessionRecord),
-}
-
 /// Checks the session `id`, held here, against the store, and marks it used there: current,
-/// changed by another process, deleted elsewhere (404, and dropped here), or unknown because
-/// the store cannot be reached (503). Without a store, or for a session not stored yet (its
-/// handshake has not ended), it is current.
-fn refresh<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>) -> Result<Fresh, Refusal> {
-    let Some(store) = &shared.options.session_store else { return Ok(Fresh::Held) };
+/// changed by another process (the newer record is taken in, what is under way here goes on),
+/// deleted elsewhere (404, and dropped here), or unknown because the store cannot be reached
+/// (503). Without a store, or for a session not stored yet, it is current.
+fn refresh<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>) -> Result<(), Refusal> {
+    let Some(store) = &shared.options.session_store else { return Ok(()) };
     let Some(known) = session.saved.lock().unwrap_or_else(PoisonError::into_inner).clone() else {
-        return Ok(Fresh::Held);
+        return Ok(());
     };
     match store.lock().unwrap_or_else(PoisonError::into_inner).refresh(id, Instant::now(), &known) {
         Ok(Refresh::Gone) => {
@@ -192,15 +184,19 @@ fn refresh<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>
             Err(Refusal::unknown_session())
         }
         Ok(Refresh::Changed(record)) => {
-            drop_local(shared, id);
-            Ok(Fresh::Record(record))
+            if session.conn.with(|served, _| served.absorb(&record.data)).is_none() {
+                drop_local(shared, id);
+                return Err(Refusal::unknown_session());
+            }
+            *session.saved.lock().unwrap_or_else(PoisonError::into_inner) = Some(record.data);
+            Ok(())
         }
-        Ok(_) => Ok(Fresh::Held),
+        Ok(_) => Ok(()),
         Err(_) => Err(Refusal::store_unavailable()),
     }
 }
 
-/// A session held here but gone from the store, or changed there: ended here.
+/// A session held here but gone from the store (or whose record cannot be read): ended here.
 fn drop_local<S: Send + 'static>(shared: &Shared<S>, id: &str) {
     let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
     if let Some(session) = removed {
@@ -215,13 +211,11 @@ fn session_for<S: Send + 'static>(
     id: &str,
     visit: Visit,
 ) -> Result<(Session<S>, Option<Visit>), Refusal> {
-    let revived = match lookup(shared, id) {
-        Some(held) => match refresh(shared, id, &held)? {
-            Fresh::Held => return Ok((held, Some(visit))),
-            Fresh::Record(record) => revive(shared, id, visit.info(Some(id)), record),
-        },
-        None => restore(shared, id, visit.info(Some(id))),
-    };
+    if let Some(held) = lookup(shared, id) {
+        refresh(shared, id, &held)?;
+        return Ok((held, Some(visit)));
+    }
+    let revived = restore(shared, id, visit.info(Some(id)));
     revived.map(|session| (session, None)).ok_or_else(Refusal::unknown_session)
 }
 
@@ -230,16 +224,6 @@ fn session_for<S: Send + 'static>(
 pub(super) fn restore<S: Send + 'static>(shared: &Shared<S>, id: &str, info: TransportInfo) -> Option<Session<S>> {
     let store = shared.options.session_store.as_ref()?;
     let record = store.lock().unwrap_or_else(PoisonError::into_inner).load(id).ok().flatten()?;
-    revive(shared, id, info, record)
-}
-
-/// The session `id` opened here from its stored `record`.
-fn revive<S: Send + 'static>(
-    shared: &Shared<S>,
-    id: &str,
-    info: TransportInfo,
-    record: SessionRecord,
-) -> Option<Session<S>> {
     let snapshot = serde_json::from_slice(&record.data).ok()?;
     let streams = logged_streams(shared, id);
     let conn = shared.server.open_from(Box::new(streams.clone()), info, quiet_events(), Some(snapshot)).ok()?;

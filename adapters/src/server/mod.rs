@@ -321,6 +321,17 @@ pub(crate) struct Served<S> {
 }
 
 impl<S> Served<S> {
+    /// Takes in a newer record of this session another process stored (`None` if it cannot
+    /// be read): its log level, subscriptions and, through the server's hook, application
+    /// state. Requests under way here go on.
+    pub(crate) fn absorb(&mut self, record: &[u8]) -> Option<()> {
+        let mut snapshot: talaria_core::session::SessionSnapshot = serde_json::from_slice(record).ok()?;
+        let codec = self.shared.state_codec.as_ref();
+        let state = snapshot.app.take().and_then(|app| codec.and_then(|c| (c.restore)(app)));
+        self.endpoint.absorb(&snapshot, state);
+        Some(())
+    }
+
     /// The session's record for a session store: the endpoint's, with the application's state
     /// where the server has a hook for it ([`Server::session_state`]).
     pub(crate) fn snapshot(&mut self) -> Option<talaria_core::session::SessionSnapshot> {

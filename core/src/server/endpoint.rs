@@ -179,6 +179,18 @@ impl<S> Endpoint<S> {
         endpoint
     }
 
+    /// Takes in a newer record of this session stored by another process (see
+    /// [`Session::absorb`](crate::session::Session::absorb)), with the client's resource
+    /// subscriptions; `state` replaces the application's state when given. What is under way
+    /// here goes on.
+    pub fn absorb(&mut self, snapshot: &crate::session::SessionSnapshot, state: Option<S>) {
+        self.session.absorb(snapshot);
+        self.subscribed = snapshot.subscriptions.iter().cloned().collect();
+        if let Some(state) = state {
+            self.state = state;
+        }
+    }
+
     /// The session as a record for another process (see
     /// [`SessionSnapshot`](crate::session::SessionSnapshot)): the session's own, with the
     /// client's resource subscriptions. `None` before the handshake has ended, and in the

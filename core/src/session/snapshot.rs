@@ -103,6 +103,17 @@ impl Session<Server> {
         session.outbound.resume_at(snapshot.next_request_id);
         session
     }
+
+    /// Takes in a newer record of this same session that another process stored (its log
+    /// level, the end of its handshake, its request numbering), keeping what is under way
+    /// here: requests in flight, streams, pending server-to-client requests.
+    pub fn absorb(&mut self, snapshot: &SessionSnapshot) {
+        if self.phase == Phase::Initializing && !snapshot.handshake_pending {
+            self.phase = Phase::Ready;
+        }
+        self.log_level = snapshot.log_level;
+        self.outbound.resume_at(snapshot.next_request_id);
+    }
 }
 
 #[cfg(test)]
