@@ -176,4 +176,22 @@ mod tests {
         assert!(!restored.log(LoggingLevel::Warning, None, json!("quiet")).unwrap(), "the log level holds");
         assert!(restored.log(LoggingLevel::Critical, None, json!("loud")).unwrap());
     }
+
+    #[test]
+    fn a_session_stored_mid_handshake_finishes_it_and_takes_in_newer_records() {
+        let mut server = Session::<Server>::new(config());
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+            "capabilities": {}, "clientInfo": {"name": "c", "version": "2"}}});
+        server.handle_frame(t0(), Route::Connection, init.to_string().as_bytes());
+        while server.poll_output().is_some() {}
+        let pending = server.snapshot().unwrap();
+        assert!(pending.handshake_pending, "stored before notifications/initialized");
+        // Another process holds it and takes in the record stored once the handshake ended.
+        let mut elsewhere = Session::<Server>::restore(config(), pending);
+        let done = initialized("2025-06-18").snapshot().unwrap();
+        assert!(!done.handshake_pending);
+        elsewhere.absorb(&done);
+        assert_eq!(elsewhere.snapshot().unwrap().handshake_pending, false);
+        assert!(!elsewhere.log(LoggingLevel::Warning, None, json!("quiet")).unwrap(), "the newer log level holds");
+    }
 }
