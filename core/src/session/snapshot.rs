@@ -191,7 +191,7 @@ mod tests {
         let done = initialized("2025-06-18").snapshot().unwrap();
         assert!(!done.handshake_pending);
         elsewhere.absorb(&done);
-        assert_eq!(elsewhere.snapshot().unwrap().handshake_pending, false);
+        assert!(!elsewhere.snapshot().unwrap().handshake_pending, "the handshake ended");
         assert!(!elsewhere.log(LoggingLevel::Warning, None, json!("quiet")).unwrap(), "the newer log level holds");
     }
 }
