@@ -109,7 +109,7 @@ fn a_delete_on_one_server_ends_the_session_on_every_server() {
 fn a_redis_outage_is_a_503_within_a_second_and_service_resumes_when_it_is_back() {
     let redis = RedisServer::start();
     let prefix = unique_prefix();
-    let first = server(&redis, &prefix);
+    let (first, second) = (server(&redis, &prefix), server(&redis, &prefix));
     let url = format!("http://{}/mcp", first.local_addr());
     let client = Client::http(&url, &[], ClientOptions::new("c", "1").mode(ClientMode::Legacy)).unwrap();
     let session = client.session_id().expect("a legacy session");
@@ -121,6 +121,9 @@ fn a_redis_outage_is_a_503_within_a_second_and_service_resumes_when_it_is_back()
     let (status, body) = post(first.local_addr(), &session, &call);
     assert_eq!(status, 503, "{body}");
     assert!(started.elapsed() < std::time::Duration::from_secs(1), "refused within {:?}", started.elapsed());
+    // A process that does not hold the session cannot say it is gone: 503, not 404.
+    let (status, body) = post(second.local_addr(), &session, &call);
+    assert_eq!(status, 503, "{body}");
     // Redis comes back (empty here: no persistence, so the session is gone and a client starts
     // a new one); service resumes at once.
     let _back = RedisServer::start_on(port);

@@ -215,15 +215,35 @@ fn session_for<S: Send + 'static>(
         refresh(shared, id, &held)?;
         return Ok((held, Some(visit)));
     }
-    let revived = restore(shared, id, visit.info(Some(id)));
+    let revived = restore(shared, id, visit.info(Some(id)))?;
     revived.map(|session| (session, None)).ok_or_else(Refusal::unknown_session)
 }
 
 /// A session this process does not hold, brought back from the store (another process, or
-/// this one before a restart, initialized it).
-pub(super) fn restore<S: Send + 'static>(shared: &Shared<S>, id: &str, info: TransportInfo) -> Option<Session<S>> {
-    let store = shared.options.session_store.as_ref()?;
-    let record = store.lock().unwrap_or_else(PoisonError::into_inner).load(id).ok().flatten()?;
+/// this one before a restart, initialized it): `Ok(None)` if there is none to bring back, a
+/// 503 if the store cannot be reached (the session may well be there).
+fn restore<S: Send + 'static>(
+    shared: &Shared<S>,
+    id: &str,
+    info: TransportInfo,
+) -> Result<Option<Session<S>>, Refusal> {
+    let Some(store) = shared.options.session_store.as_ref() else { return Ok(None) };
+    let loaded = store.lock().unwrap_or_else(PoisonError::into_inner).load(id);
+    let record = match loaded {
+        Ok(Some(record)) => record,
+        Ok(None) => return Ok(None),
+        Err(_) => return Err(Refusal::store_unavailable()),
+    };
+    Ok(revive(shared, id, info, record))
+}
+
+/// The session `id` opened here from its stored `record` (`None` if it cannot be).
+fn revive<S: Send + 'static>(
+    shared: &Shared<S>,
+    id: &str,
+    info: TransportInfo,
+    record: talaria_core::http::event_log::SessionRecord,
+) -> Option<Session<S>> {
     let snapshot = serde_json::from_slice(&record.data).ok()?;
     let streams = logged_streams(shared, id);
     let conn = shared.server.open_from(Box::new(streams.clone()), info, quiet_events(), Some(snapshot)).ok()?;
