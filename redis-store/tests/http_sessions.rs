@@ -57,20 +57,27 @@ fn a_session_made_on_one_server_is_served_by_another() {
     assert!(body.contains(r#"\"x\":1"#) || body.contains(r#"{\"x\":1}"#), "{body}");
 }
 
-/// A GET stream of `session` at `addr` (reads time out after 5 s).
-fn open_stream(addr: std::net::SocketAddr, session: &str) -> ureq::http::Response<ureq::Body> {
+/// A GET stream of `session` at `addr`, resuming after `last_event_id` if given (reads time
+/// out after 5 s).
+fn open_stream(
+    addr: std::net::SocketAddr,
+    session: &str,
+    last_event_id: Option<&str>,
+) -> ureq::http::Response<ureq::Body> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(std::time::Duration::from_secs(5)))
         .build()
         .into();
-    agent
+    let mut request = agent
         .get(&format!("http://{addr}/mcp"))
         .header("Accept", "text/event-stream")
         .header("Mcp-Session-Id", session)
-        .header("Mcp-Protocol-Version", "2025-11-25")
-        .call()
-        .unwrap()
+        .header("Mcp-Protocol-Version", "2025-11-25");
+    if let Some(id) = last_event_id {
+        request = request.header("Last-Event-ID", id);
+    }
+    request.call().unwrap()
 }
 
 fn delete(addr: std::net::SocketAddr, session: &str) -> u16 {
@@ -147,7 +154,7 @@ fn a_get_stream_opens_on_a_server_that_did_not_make_the_session() {
     .unwrap();
     client.list_all_tools().unwrap();
     let session = client.session_id().unwrap();
-    let response = open_stream(second.local_addr(), &session);
+    let response = open_stream(second.local_addr(), &session, None);
     assert_eq!(response.status().as_u16(), 200);
     let kind = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
     assert!(kind.starts_with("text/event-stream"), "{kind}");
@@ -195,7 +202,7 @@ fn application_state_and_subscriptions_go_on_in_another_process() {
     // Back on the first process, whose copy is now stale: it goes on from the newer record.
     assert_eq!(client.call_tool("count", json!({})).unwrap().content[0].as_text(), Some("4"));
     // ... and the subscription: an update there reaches the client's stream there.
-    let stream = open_stream(second.local_addr(), &session);
+    let stream = open_stream(second.local_addr(), &session, None);
     assert_eq!(stream.status().as_u16(), 200);
     let notifier = std::thread::spawn(move || {
         for _ in 0..20 {
@@ -215,4 +222,72 @@ fn application_state_and_subscriptions_go_on_in_another_process() {
     }
     notifier.join().unwrap();
     assert!(heard, "the restored session kept its subscription");
+}
+
+#[test]
+fn a_response_stream_resumes_with_last_event_id_on_another_process() {
+    use std::io::BufRead as _;
+    use talaria::core::http::reply::ReplyMode;
+    use talaria_core::http::event_log::Retention;
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let serve = || {
+        let sessions = RedisSessionStore::connect(&redis.url(), RedisOptions::default().prefix(&prefix)).unwrap();
+        let events = talaria_redis::RedisEventStore::connect(
+            &redis.url(),
+            RedisOptions::default().prefix(&prefix),
+            Retention::default(),
+        )
+        .unwrap();
+        let options = HttpServerOptions::default()
+            .reply_mode(ReplyMode::Sse)
+            .session_store(Arc::new(Mutex::new(sessions)))
+            .event_store(Arc::new(Mutex::new(events)));
+        let schema = json!({"type": "object"}).as_object().cloned().unwrap();
+        let router = Router::<()>::builder()
+            .blocking_tool(Tool::new("steps", schema), |job, _: Value| {
+                for step in 1..=3 {
+                    job.progress(f64::from(step), Some(3.0), None);
+                    std::thread::sleep(std::time::Duration::from_millis(30));
+                }
+                Ok(CallToolResult::text("all steps done"))
+            })
+            .build();
+        HttpServer::bind(&talaria::server::Server::new("resumable", "1", router), "127.0.0.1:0", options).unwrap()
+    };
+    let (first, second) = (serve(), serve());
+    let client = Client::http(
+        &format!("http://{}/mcp", first.local_addr()),
+        &[],
+        ClientOptions::new("c", "1").mode(ClientMode::Legacy),
+    )
+    .unwrap();
+    client.list_all_tools().unwrap();
+    let session = client.session_id().unwrap();
+    // The call's response stream on the first process: read its first event, then leave.
+    let call = json!({"jsonrpc": "2.0", "id": 42, "method": "tools/call",
+        "params": {"name": "steps", "arguments": {}, "_meta": {"progressToken": "p"}}});
+    let response = ureq::post(&format!("http://{}/mcp", first.local_addr()))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Session-Id", &session)
+        .header("Mcp-Protocol-Version", "2025-11-25")
+        .send(call.to_string())
+        .unwrap();
+    let mut reader = std::io::BufReader::new(response.into_body().into_reader());
+    let mut first_id = None;
+    let mut line = String::new();
+    while first_id.is_none() && reader.read_line(&mut line).unwrap() > 0 {
+        first_id = line.strip_prefix("id:").map(|id| id.trim().to_owned());
+        line.clear();
+    }
+    drop(reader);
+    let first_id = first_id.expect("an event id on the stream");
+    std::thread::sleep(std::time::Duration::from_millis(300)); // the call ends meanwhile
+                                                               // Resumed on the other process: the rest of the stream, the answer included, from Redis.
+    let resumed = open_stream(second.local_addr(), &session, Some(&first_id));
+    assert_eq!(resumed.status().as_u16(), 200);
+    let text = resumed.into_body().read_to_string().unwrap_or_default();
+    assert!(text.contains(r#""id":42"#) && text.contains("all steps done"), "{text}");
+    assert!(!text.contains(&format!("id: {first_id}\n")), "events up to Last-Event-ID are not sent again: {text}");
 }
