@@ -134,7 +134,14 @@ where
         });
     }
     let method = HttpMethod::parse(parts.method.as_str());
-    Ok(match plan(shared, method, headers, &body, identity, peer) {
+    // A session store (Redis, say) is called over the network: not on the executor's threads.
+    let planned = if shared.options.session_store.is_some() {
+        let (shared, body) = (Arc::clone(shared), body.clone());
+        smol::unblock(move || plan(&shared, method, headers, &body, identity, peer)).await
+    } else {
+        plan(shared, method, headers, &body, identity, peer)
+    };
+    Ok(match planned {
         Plan::Refuse(refusal) => refuse(refusal),
         Plan::Ended => respond(200, &[], Body::empty()),
         Plan::Post { session, session_id, visit } => post(&context, session, visit, &body, session_id).await,
