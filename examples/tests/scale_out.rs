@@ -16,108 +16,17 @@
 
 #[path = "../../redis-store/tests/common/mod.rs"]
 mod redis_common;
+mod scale;
 
-use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use redis_common::RedisServer;
+use scale::{free_port, Nginx, Process};
 use serde_json::json;
 use talaria::client::{Client, ClientOptions};
 use talaria::core::session::ClientMode;
-
-const SERVER: &str = env!("CARGO_BIN_EXE_everything-server");
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// One `everything-server --transport http --redis URL` on `port`.
-struct Process {
-    child: Child,
-}
-
-impl Process {
-    fn start(port: u16, redis: &str) -> Self {
-        let mut child = Command::new(SERVER)
-            .args(["--transport", "http", "--port", &port.to_string(), "--redis", redis])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        assert!(line.contains("listening on"), "everything-server on {port}: {line}");
-        // Keep draining its stderr, so that it never blocks on a full pipe.
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        Self { child }
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill(); // SIGKILL
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// nginx in front of `ports` on `port`, configured from deploy/nginx.conf.
-struct Nginx {
-    child: Child,
-    dir: std::path::PathBuf,
-}
-
-impl Nginx {
-    fn start(port: u16, ports: &[u16]) -> Self {
-        let installed = Command::new("bash")
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/nginx.sh"))
-            .arg("--install")
-            .output()
-            .unwrap();
-        assert!(installed.status.success(), "nginx could not be installed");
-        let binary = String::from_utf8_lossy(&installed.stdout).trim().to_owned();
-        let dir = std::env::temp_dir().join(format!("talaria-nginx-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let template = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/nginx.conf")).unwrap();
-        let mut conf = template
-            .replace("127.0.0.1:8080", &format!("127.0.0.1:{port}"))
-            .replace("/tmp/talaria-nginx", &dir.join("nginx").display().to_string());
-        for (i, upstream) in ports.iter().enumerate() {
-            conf = conf.replace(&format!("127.0.0.1:808{}", i + 1), &format!("127.0.0.1:{upstream}"));
-        }
-        let path = dir.join("nginx.conf");
-        std::fs::write(&path, conf).unwrap();
-        let child = Command::new(binary)
-            .args(["-c", &path.display().to_string(), "-p", &dir.display().to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(10), "nginx did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Self { child, dir }
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 /// A small seeded generator (the run is reproducible from its seed).
 struct Lcg(u64);
@@ -161,7 +70,7 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
     let url = redis.url();
     let ports = [free_port(), free_port(), free_port()];
     let processes: Arc<Mutex<Vec<Process>>> =
-        Arc::new(Mutex::new(ports.iter().map(|port| Process::start(*port, &url)).collect()));
+        Arc::new(Mutex::new(ports.iter().map(|port| Process::start(*port, Some(&url))).collect()));
     let front = free_port();
     let _nginx = Nginx::start(front, &ports);
     let endpoint = format!("http://127.0.0.1:{front}/mcp");
@@ -178,7 +87,7 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
                 let mut all = processes.lock().unwrap();
                 all[victim].kill();
                 killed.fetch_add(1, Ordering::SeqCst);
-                all[victim] = Process::start(ports[victim], &url);
+                all[victim] = Process::start(ports[victim], Some(&url));
             }
             killing.store(false, Ordering::SeqCst);
         })
@@ -236,7 +145,7 @@ fn a_multi_round_request_goes_on_on_another_process() {
     use talaria::core::schema::roots::Root;
     let redis = RedisServer::start();
     let ports = [free_port(), free_port(), free_port()];
-    let _processes: Vec<Process> = ports.iter().map(|port| Process::start(*port, &redis.url())).collect();
+    let _processes: Vec<Process> = ports.iter().map(|port| Process::start(*port, Some(&redis.url()))).collect();
     let front = free_port();
     let _nginx = Nginx::start(front, &ports);
     // 2026-07-28: `roots` asks the client for its roots (input_required); the client's second

@@ -1,0 +1,131 @@
+//! Scale-out bench: `tools/call` round trips through nginx (deploy/nginx.conf) against
+//! `everything-server` with its sessions in memory (one process, the baseline), with its
+//! sessions in Redis (one process: what the store costs), and three processes sharing Redis
+//! (round robin, no stickiness), all in the same run. Legacy sessions, JSON replies.
+//!
+//! Prints, for each: p50 and p99 of one client's sequential calls, and calls/s with
+//! `TALARIA_SCALE_BENCH_CLIENTS` (default 16) clients; then the p50 the Redis store adds and the
+//! throughput ratios against the in-memory baseline (issue 21's targets: at most 0.3 ms added
+//! p50, at least 0.5x the throughput). Medians of `TALARIA_SCALE_BENCH_ROUNDS` rounds (default
+//! 3); `TALARIA_SCALE_BENCH_CALLS` calls per client per round (default 2000).
+//!
+//! `cargo bench -p talaria-examples --bench scale_out` (needs redis-server and nginx:
+//! `scripts/redis.sh --install`, `scripts/nginx.sh --install`; a debug build of the example
+//! server is used unless `cargo build --release -p talaria-examples` made one).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs, unreachable_pub)]
+
+#[path = "../../redis-store/tests/common/mod.rs"]
+mod redis_common;
+#[path = "../tests/scale/mod.rs"]
+mod scale;
+
+use std::time::{Duration, Instant};
+
+use redis_common::RedisServer;
+use scale::{free_port, Nginx, Process};
+use serde_json::json;
+use talaria::client::{Client, ClientOptions};
+use talaria::core::session::ClientMode;
+
+fn setting(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// One topology's figures.
+#[derive(Debug, Clone, Copy, Default)]
+struct Figures {
+    p50_us: f64,
+    p99_us: f64,
+    calls_per_s: f64,
+}
+
+fn client(endpoint: &str) -> Client {
+    Client::http(endpoint, &[], ClientOptions::new("bench", "1").mode(ClientMode::Legacy)).unwrap()
+}
+
+/// Latency of one client's sequential calls, then throughput with `clients` clients.
+fn measure(endpoint: &str, calls: usize, clients: usize) -> Figures {
+    let one = client(endpoint);
+    for _ in 0..100 {
+        one.call_tool("echo", json!({"text": "warm"})).unwrap();
+    }
+    let mut times: Vec<Duration> = (0..calls)
+        .map(|_| {
+            let started = Instant::now();
+            one.call_tool("echo", json!({"text": "x"})).unwrap();
+            started.elapsed()
+        })
+        .collect();
+    times.sort();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let (p50, p99) = (us(times[times.len() / 2]), us(times[times.len() * 99 / 100]));
+    let all: Vec<Client> = (0..clients).map(|_| client(endpoint)).collect();
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for each in &all {
+            scope.spawn(move || {
+                for _ in 0..calls / 4 {
+                    each.call_tool("echo", json!({"text": "x"})).unwrap();
+                }
+            });
+        }
+    });
+    let total = (calls / 4 * clients) as f64;
+    Figures { p50_us: p50, p99_us: p99, calls_per_s: total / started.elapsed().as_secs_f64() }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn main() {
+    let (rounds, calls, clients) = (
+        setting("TALARIA_SCALE_BENCH_ROUNDS", 3),
+        setting("TALARIA_SCALE_BENCH_CALLS", 2000),
+        setting("TALARIA_SCALE_BENCH_CLIENTS", 16),
+    );
+    let cores = std::thread::available_parallelism().map_or(0, std::num::NonZeroUsize::get);
+    println!("talaria scale-out bench: tools/call through nginx, legacy sessions, JSON replies ({cores} cores)");
+    println!(
+        "  {calls} calls per round for p50/p99 (one client), {clients} clients for calls/s, median of {rounds} rounds"
+    );
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let setups: [(&str, usize, bool); 3] = [
+        ("1 process, sessions in memory", 1, false),
+        ("1 process, sessions in Redis", 1, true),
+        ("3 processes, sessions in Redis", 3, true),
+    ];
+    let mut results = Vec::new();
+    for (name, count, shared) in setups {
+        let ports: Vec<u16> = (0..count).map(|_| free_port()).collect();
+        let _processes: Vec<Process> =
+            ports.iter().map(|port| Process::start(*port, shared.then_some(url.as_str()))).collect();
+        let front = free_port();
+        // nginx's template names three upstreams: a single process stands for all of them.
+        let upstreams: Vec<u16> = (0..3).map(|i| ports[i % ports.len()]).collect();
+        let _nginx = Nginx::start(front, &upstreams);
+        let endpoint = format!("http://127.0.0.1:{front}/mcp");
+        let runs: Vec<Figures> = (0..rounds).map(|_| measure(&endpoint, calls, clients)).collect();
+        let figures = Figures {
+            p50_us: median(runs.iter().map(|f| f.p50_us).collect()),
+            p99_us: median(runs.iter().map(|f| f.p99_us).collect()),
+            calls_per_s: median(runs.iter().map(|f| f.calls_per_s).collect()),
+        };
+        println!(
+            "  {name:<32} p50 {:>7.0} us   p99 {:>7.0} us   {:>8.0} calls/s",
+            figures.p50_us, figures.p99_us, figures.calls_per_s
+        );
+        results.push(figures);
+    }
+    let (memory, redis_one, redis_three) = (results[0], results[1], results[2]);
+    println!("  targets (issue 21), against the in-memory baseline in this run:");
+    let added = redis_one.p50_us - memory.p50_us;
+    let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+    println!("    p50 the Redis store adds: {added:.0} us (target at most 300 us): {}", verdict(added <= 300.0));
+    for (what, figures) in [("1 process", redis_one), ("3 processes", redis_three)] {
+        let ratio = figures.calls_per_s / memory.calls_per_s;
+        println!("    throughput, {what} on Redis: {ratio:.2}x (target at least 0.5x): {}", verdict(ratio >= 0.5));
+    }
+}
