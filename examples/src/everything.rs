@@ -310,7 +310,8 @@ pub fn server_on_redis(url: &str) -> std::io::Result<Server<Calls>> {
         .session_state(|calls: &Calls| Some(serde_json::json!(calls.0)), |saved| saved.as_u64().map(Calls)))
 }
 
-/// `options` with sessions and SSE event logs in the Redis at `url`.
+/// `options` with sessions and SSE event logs in the Redis at `url`, and answers relayed
+/// through it to the process that asked.
 ///
 /// # Errors
 ///
@@ -324,7 +325,11 @@ pub fn shared_through_redis(
     let sessions = talaria_redis::RedisSessionStore::connect(url, redis()).map_err(std::io::Error::other)?;
     let retention = talaria::core::http::event_log::Retention::default();
     let events = talaria_redis::RedisEventStore::connect(url, redis(), retention).map_err(std::io::Error::other)?;
-    Ok(options.session_store(Arc::new(Mutex::new(sessions))).event_store(Arc::new(Mutex::new(events))))
+    let relay = talaria_redis::RedisRelay::connect(url, redis()).map_err(std::io::Error::other)?;
+    Ok(options
+        .session_store(Arc::new(Mutex::new(sessions)))
+        .event_store(Arc::new(Mutex::new(events)))
+        .relay(Arc::new(relay)))
 }
 
 /// The everything server, ready to serve.

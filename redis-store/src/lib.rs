@@ -6,6 +6,8 @@
 //!   expiry.
 //! - [`RedisEventStore`]: the SSE event logs behind resumable streams ([`EventStore`]), with
 //!   the in-memory store's retention, so that `Last-Event-ID` resumes on any process.
+//! - [`RedisRelay`]: a client's answer to a server-to-client request carried to the process
+//!   that asked, whichever process it was posted to (pub/sub).
 //! - [`RedisTaskStore`]: the tasks of the 2026-07-28 tasks extension ([`TaskStore`]), with
 //!   their TTL as Redis key expiry.
 //!
@@ -34,11 +36,13 @@
 mod clock;
 mod events;
 mod link;
+mod relay;
 mod sessions;
 mod tasks;
 
 pub use clock::WallClock;
 pub use events::RedisEventStore;
 pub use link::{RedisError, RedisOptions};
+pub use relay::RedisRelay;
 pub use sessions::RedisSessionStore;
 pub use tasks::RedisTaskStore;

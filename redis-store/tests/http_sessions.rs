@@ -291,3 +291,86 @@ fn a_response_stream_resumes_with_last_event_id_on_another_process() {
     assert!(text.contains(r#""id":42"#) && text.contains("all steps done"), "{text}");
     assert!(!text.contains(&format!("id: {first_id}\n")), "events up to Last-Event-ID are not sent again: {text}");
 }
+
+/// A POST of `body` to session `session` at `addr`, with SSE accepted; the response.
+fn post_streaming(addr: std::net::SocketAddr, session: Option<&str>, body: &Value) -> ureq::http::Response<ureq::Body> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(std::time::Duration::from_secs(10)))
+        .build()
+        .into();
+    let mut request = agent
+        .post(&format!("http://{addr}/mcp"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("Mcp-Protocol-Version", "2025-11-25");
+    if let Some(session) = session {
+        request = request.header("Mcp-Session-Id", session);
+    }
+    request.send(body.to_string()).unwrap()
+}
+
+#[test]
+fn an_answer_posted_to_another_process_reaches_the_process_that_asked() {
+    use std::io::BufRead as _;
+    use talaria::core::schema::sampling::{CreateMessage, CreateMessageRequestParams};
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let serve = || {
+        let store = RedisSessionStore::connect(&redis.url(), RedisOptions::default().prefix(&prefix)).unwrap();
+        let relay = talaria_redis::RedisRelay::connect(&redis.url(), RedisOptions::default().prefix(&prefix)).unwrap();
+        let options = HttpServerOptions::default().session_store(Arc::new(Mutex::new(store))).relay(Arc::new(relay));
+        let schema = json!({"type": "object"}).as_object().cloned().unwrap();
+        let router = Router::<()>::builder()
+            .blocking_tool(Tool::new("ask", schema), |job, _: Value| {
+                let params: CreateMessageRequestParams = serde_json::from_value(json!({
+                    "messages": [{"role": "user", "content": {"type": "text", "text": "the answer?"}}], "maxTokens": 5
+                }))
+                .unwrap();
+                let answer = job
+                    .ask::<CreateMessage>(&params)
+                    .map_err(|e| talaria::core::server::ToolError::execution(e.to_string()))?;
+                Ok(CallToolResult::text(format!("the model said {}", serde_json::to_value(&answer.content).unwrap())))
+            })
+            .build();
+        HttpServer::bind(&talaria::server::Server::new("asking", "1", router), "127.0.0.1:0", options).unwrap()
+    };
+    let (first, second) = (serve(), serve());
+    // A client that can sample, on the first process.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {"sampling": {}}, "clientInfo": {"name": "c", "version": "1"}}});
+    let response = post_streaming(first.local_addr(), None, &init);
+    let session = response.headers().get("mcp-session-id").unwrap().to_str().unwrap().to_owned();
+    drop(response.into_body().read_to_string());
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post_streaming(first.local_addr(), Some(&session), &initialized).status().as_u16(), 202);
+    // The call runs on the first process; its stream carries the server's question.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask", "arguments": {}}});
+    let stream = post_streaming(first.local_addr(), Some(&session), &call);
+    let mut events = std::io::BufReader::new(stream.into_body().into_reader());
+    let mut line = String::new();
+    let question = loop {
+        line.clear();
+        assert!(events.read_line(&mut line).unwrap() > 0, "the stream ended before the question");
+        if let Some(frame) = line.strip_prefix("data:").and_then(|d| serde_json::from_str::<Value>(d.trim()).ok()) {
+            if frame["method"] == "sampling/createMessage" {
+                break frame;
+            }
+        }
+    };
+    // The answer goes to the second process, which relays it to the first.
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"],
+        "result": {"role": "assistant", "content": {"type": "text", "text": "42"}, "model": "m"}});
+    assert_eq!(post_streaming(second.local_addr(), Some(&session), &answer).status().as_u16(), 202);
+    let result = loop {
+        line.clear();
+        assert!(events.read_line(&mut line).unwrap() > 0, "the stream ended before the result");
+        if let Some(frame) = line.strip_prefix("data:").and_then(|d| serde_json::from_str::<Value>(d.trim()).ok()) {
+            if frame["id"] == 2 {
+                break frame;
+            }
+        }
+    };
+    let text = result["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+    assert!(text.contains("42"), "{result}");
+}

@@ -144,6 +144,7 @@ where
     Ok(match planned {
         Plan::Refuse(refusal) => refuse(refusal),
         Plan::Ended => respond(200, &[], Body::empty()),
+        Plan::Relayed => respond(202, &[], Body::empty()),
         Plan::Post { session, session_id, visit } => post(&context, session, visit, &body, session_id).await,
         Plan::OpenStream { session, last_event_id } => open_stream(&context, &session, last_event_id.as_deref()),
     })

@@ -61,6 +61,9 @@ pub struct HttpServerOptions {
     /// Where SSE events are logged for resumption; `None`: an in-memory log with the default
     /// [`Retention`].
     pub event_store: Option<SharedEventStore>,
+    /// Carries a client's answers to another process's server-to-client requests there (with
+    /// a session store shared between processes); `None`: answers are taken in here only.
+    pub relay: Option<Arc<dyn talaria_core::http::relay::Relay>>,
     /// The reconnection delay sent with each stream's priming event (2025-11-25), the `retry`
     /// a client waits before resuming a stream the server ended early; `None` leaves it to the
     /// client.
@@ -117,6 +120,7 @@ impl std::fmt::Debug for HttpServerOptions {
             .field("legacy_sse", &self.legacy_sse)
             .field("session_store", &self.session_store.is_some())
             .field("event_store", &self.event_store.is_some())
+            .field("relay", &self.relay.is_some())
             .field("sse_retry", &self.sse_retry)
             .field("sse_keepalive", &self.sse_keepalive)
             .field("read_timeout", &self.read_timeout)
@@ -140,6 +144,7 @@ impl Default for HttpServerOptions {
             legacy_sse: Some(("/sse".into(), "/messages".into())),
             session_store: None,
             event_store: None,
+            relay: None,
             sse_retry: None,
             sse_keepalive: DEFAULT_SSE_KEEPALIVE,
             read_timeout: Duration::from_secs(30),
@@ -202,6 +207,13 @@ impl HttpServerOptions {
     /// Keeps session records in `store` (see [`HttpServerOptions::session_store`]).
     pub fn session_store(mut self, store: SharedSessionStore) -> Self {
         self.session_store = Some(store);
+        self
+    }
+
+    /// Carries answers between the processes sharing sessions (see
+    /// [`HttpServerOptions::relay`]).
+    pub fn relay(mut self, relay: Arc<dyn talaria_core::http::relay::Relay>) -> Self {
+        self.relay = Some(relay);
         self
     }
 

@@ -310,6 +310,7 @@ fn listen<S: Send + 'static>(
     #[cfg(feature = "tls")]
     let handshake_timeout = options.read_timeout;
     let shared = Arc::new(Shared::new(server, addr, options));
+    shared.listen_to_relay();
     let accepting = spawner.clone();
     let context = Arc::new(Context { shared: Arc::clone(&shared), spawner });
     let spawning = context.spawner.clone();

@@ -112,6 +112,7 @@ impl<S: Send + 'static> McpService<S> {
     fn start(server: &Server<S>, options: HttpServerOptions, spawner: Spawner) -> Self {
         let anywhere = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
         let shared = Arc::new(Shared::new(server, anywhere, options));
+        shared.listen_to_relay();
         // Session expiry, for as long as the service (any clone of it) lives.
         let expiring = Arc::downgrade(&shared);
         spawner.detach(async move {

@@ -51,6 +51,9 @@ pub(super) struct Shared<S> {
     /// The SSE event log, for resuming after `Last-Event-ID`.
     pub(super) events: SharedEventStore,
     pub(super) next_stream: AtomicU64,
+    /// With a relay: what this process's server-to-client request ids start with, unique
+    /// among the processes sharing sessions.
+    request_prefix: Option<String>,
 }
 
 impl<S: Send + 'static> Shared<S> {
@@ -72,9 +75,21 @@ impl<S: Send + 'static> Shared<S> {
                 .event_store
                 .clone()
                 .unwrap_or_else(|| Arc::new(Mutex::new(MemoryEventStore::new(Retention::default())))),
+            request_prefix: options.relay.as_ref().and_then(|_| process_prefix()),
             options,
             next_stream: AtomicU64::new(1),
         }
+    }
+
+    /// Starts taking in the answers other processes relay here (with a relay).
+    pub(super) fn listen_to_relay(self: &Arc<Self>) {
+        let Some(relay) = &self.options.relay else { return };
+        let shared = Arc::downgrade(self);
+        relay.subscribe(Arc::new(move |id: &str, frames: &[u8]| {
+            if let Some(shared) = shared.upgrade() {
+                take_relayed(&shared, id, frames);
+            }
+        }));
     }
 
     /// How many legacy sessions are live.
@@ -119,6 +134,7 @@ pub(super) fn start_session<S: Send + 'static>(
         .open(Box::new(streams.clone()), info, quiet_events())
         .map_err(|_| Refusal::internal("cannot open the session"))?;
     let session = Session::new(conn, streams);
+    number_requests(shared, &session);
     if !admit(shared, id, &session, owner.as_deref()) {
         end_session(&session);
         return Err(Refusal::too_many_sessions());
@@ -196,6 +212,46 @@ fn refresh<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>
     }
 }
 
+/// Gives the session's server-to-client requests this process's ids (with a relay).
+fn number_requests<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>) {
+    if let Some(prefix) = &shared.request_prefix {
+        session.conn.with(|served, _| served.endpoint.session_mut().number_requests_with(prefix));
+    }
+}
+
+/// A prefix no other process is likely to pick: 48 random bits (`None` without randomness).
+fn process_prefix() -> Option<String> {
+    let mut bytes = [0u8; 6];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(format!("{}-", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
+}
+
+/// Whether the session held here waits for an answer to any of `ids`.
+fn awaits_any<S: Send + 'static>(session: &Session<S>, ids: &[talaria_core::jsonrpc::RequestId]) -> bool {
+    session.conn.with(|served, _| ids.iter().any(|id| served.endpoint.session().pending_method(id).is_some()))
+}
+
+/// Answers relayed from another process: taken in if a session held here waits for them.
+fn take_relayed<S: Send + 'static>(shared: &Shared<S>, id: &str, frames: &[u8]) {
+    let Some(ids) = talaria_core::http::relay::answers_only(frames) else { return };
+    let Some(session) = lookup(shared, id) else { return };
+    if awaits_any(&session, &ids) {
+        session.conn.with(|served, now| served.endpoint.handle_frame(now, Route::Connection, frames));
+    }
+}
+
+/// The answers a POST to session `id` carries, relayed to the process that waits for them if
+/// this one does not: `true` if they were (answer 202).
+fn relayed<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>, body: &[u8]) -> bool {
+    let Some(relay) = &shared.options.relay else { return false };
+    let Some(ids) = talaria_core::http::relay::answers_only(body) else { return false };
+    if awaits_any(session, &ids) {
+        return false;
+    }
+    relay.publish(id, body);
+    true
+}
+
 /// A session held here but gone from the store (or whose record cannot be read): ended here.
 fn drop_local<S: Send + 'static>(shared: &Shared<S>, id: &str) {
     let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
@@ -248,6 +304,7 @@ fn revive<S: Send + 'static>(
     let streams = logged_streams(shared, id);
     let conn = shared.server.open_from(Box::new(streams.clone()), info, quiet_events(), Some(snapshot)).ok()?;
     let session = Session::new(conn, streams);
+    number_requests(shared, &session);
     *session.saved.lock().unwrap_or_else(PoisonError::into_inner) = Some(record.data);
     let owner = session.conn.with(|served, _| served.endpoint.transport().and_then(owner_of));
     if !admit(shared, id, &session, owner.as_deref()) {
@@ -362,6 +419,8 @@ pub(super) enum Plan<S> {
     Refuse(Refusal),
     /// Answer `200` with no body (the session ended).
     Ended,
+    /// Answer `202`: the body's answers were relayed to the process that waits for them.
+    Relayed,
     /// Feed the body to the session and write its reply, finishing the session ([`finish_post`])
     /// before the reply's last bytes.
     Post {
@@ -416,6 +475,7 @@ pub(super) fn plan<S: Send + 'static>(
             }
         }
         Exchange::Post { session: id } => match session_for(shared, &id, visit) {
+            Ok((session, _)) if relayed(shared, &id, &session, body) => Plan::Relayed,
             Ok((session, visit)) => Plan::Post { session, session_id: Some(id), visit },
             Err(refusal) => Plan::Refuse(refusal),
         },

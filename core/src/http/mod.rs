@@ -19,6 +19,7 @@
 //! - [`event_log`]: the SSE event log (`EventStore`) and session records (`SessionStore`)
 //!   behind resumable streams and multi-process servers, with in-memory defaults.
 //! - [`conformance`]: the checks every store implementation must pass.
+//! - [`relay`]: client answers that reach another process than the one that asked.
 
 pub mod client;
 pub mod conformance;
@@ -30,6 +31,7 @@ pub mod legacy;
 pub mod outcome;
 pub mod param_headers;
 pub mod post;
+pub mod relay;
 pub mod reply;
 pub mod sessions;
 pub mod streams;

@@ -300,6 +300,26 @@ impl<R: Role> Session<R> {
         self.outbound.get(id).map(|p| p.method.as_str())
     }
 
+    /// Numbers this side's later requests `{prefix}{n}` (strings) instead of `n`: for a
+    /// session that several processes may hold at once (sessions shared through a store), so
+    /// that the ids they mint never collide and a response can be routed to the process that
+    /// waits for it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use talaria_core::schema::Implementation;
+    /// use talaria_core::session::{ClientConfig, RequestOptions, Session, Client};
+    ///
+    /// let mut session = Session::<Client>::new(ClientConfig::new(Implementation::new("c", "1")), Instant::now());
+    /// session.number_requests_with("p7-");
+    /// # let _ = session;
+    /// ```
+    pub fn number_requests_with(&mut self, prefix: &str) {
+        self.outbound.set_prefix(prefix);
+    }
+
     /// Whether the peer request `id` still waits for `respond` (it was neither answered nor
     /// cancelled).
     #[must_use]

@@ -77,6 +77,9 @@ fn later(now: Instant, by: Duration) -> Instant {
 #[derive(Debug, Default)]
 pub(super) struct Outbound {
     next_id: i64,
+    /// Ids are `{prefix}{n}` strings when set: unique across the processes that may hold the
+    /// same session (see `Session::number_requests_with`).
+    prefix: Option<String>,
     pending: BTreeMap<RequestId, Pending>,
     by_token: BTreeMap<ProgressToken, RequestId>,
     timers: BTreeSet<(Instant, RequestId)>,
@@ -95,15 +98,28 @@ impl Outbound {
     }
 
     pub(super) fn next_id(&mut self) -> RequestId {
-        let id = RequestId::Number(self.next_id);
+        let id = match &self.prefix {
+            Some(prefix) => RequestId::String(format!("{prefix}{}", self.next_id)),
+            None => RequestId::Number(self.next_id),
+        };
         self.next_id += 1;
         id
+    }
+
+    /// Numbers later ids `{prefix}{n}`.
+    pub(super) fn set_prefix(&mut self, prefix: &str) {
+        self.prefix = Some(prefix.to_owned());
     }
 
     /// Whether `id` was handed out by `next_id` (so a response to it that is not pending is
     /// late, not foreign).
     pub(super) fn issued(&self, id: &RequestId) -> bool {
-        matches!(id, RequestId::Number(n) if *n >= 0 && *n < self.next_id)
+        let number = match (id, &self.prefix) {
+            (RequestId::Number(n), _) => Some(*n),
+            (RequestId::String(s), Some(prefix)) => s.strip_prefix(prefix.as_str()).and_then(|n| n.parse().ok()),
+            (RequestId::String(_), None) => None,
+        };
+        number.is_some_and(|n| n >= 0 && n < self.next_id)
     }
 
     pub(super) fn len(&self) -> usize {
@@ -181,6 +197,18 @@ mod tests {
         assert_ne!(a, b);
         assert!(o.issued(&a) && o.issued(&b));
         assert!(!o.issued(&RequestId::Number(5)));
+    }
+
+    #[test]
+    fn prefixed_ids_name_their_process_and_are_known_as_issued() {
+        let mut o = Outbound::default();
+        o.resume_at(7);
+        o.set_prefix("a1b2-");
+        let id = o.next_id();
+        assert_eq!(id, RequestId::String("a1b2-7".into()));
+        assert!(o.issued(&id));
+        assert!(!o.issued(&RequestId::String("c3d4-7".into())), "another process's id");
+        assert!(!o.issued(&RequestId::String("a1b2-8".into())), "not issued yet");
     }
 
     #[test]
