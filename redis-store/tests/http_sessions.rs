@@ -40,16 +40,31 @@ fn post(addr: std::net::SocketAddr, session: &str, body: &Value) -> (u16, String
     (status, response.into_body().read_to_string().unwrap())
 }
 
+/// An HTTP agent answering every status (reads time out after `seconds`).
+fn agent(seconds: u64) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(std::time::Duration::from_secs(seconds)))
+        .build()
+        .into()
+}
+
+/// A legacy client of the server at `addr`, its handshake handled there (a call went through
+/// after it), and its session id.
+fn legacy_client(addr: std::net::SocketAddr) -> (Client, String) {
+    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
+    let client = Client::http(&format!("http://{addr}/mcp"), &[], options).unwrap();
+    client.list_all_tools().unwrap();
+    let session = client.session_id().expect("a legacy session");
+    (client, session)
+}
+
 #[test]
 fn a_session_made_on_one_server_is_served_by_another() {
     let redis = RedisServer::start();
     let prefix = unique_prefix();
     let (first, second) = (server(&redis, &prefix), server(&redis, &prefix));
-    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
-    let client = Client::http(&format!("http://{}/mcp", first.local_addr()), &[], options).unwrap();
-    let session = client.session_id().expect("a legacy session");
-    // A call through the client: the handshake's last message (stored) has been handled.
-    client.list_all_tools().unwrap();
+    let (_client, session) = legacy_client(first.local_addr());
     let call =
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": {"x": 1}}});
     let (status, body) = post(second.local_addr(), &session, &call);
@@ -64,11 +79,7 @@ fn open_stream(
     session: &str,
     last_event_id: Option<&str>,
 ) -> ureq::http::Response<ureq::Body> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(std::time::Duration::from_secs(5)))
-        .build()
-        .into();
+    let agent = agent(5);
     let mut request = agent
         .get(&format!("http://{addr}/mcp"))
         .header("Accept", "text/event-stream")
@@ -98,11 +109,7 @@ fn a_delete_on_one_server_ends_the_session_on_every_server() {
     let redis = RedisServer::start();
     let prefix = unique_prefix();
     let (first, second) = (server(&redis, &prefix), server(&redis, &prefix));
-    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
-    let client = Client::http(&format!("http://{}/mcp", first.local_addr()), &[], options).unwrap();
-    let session = client.session_id().expect("a legacy session");
-    // A call through the client: the handshake's last message (stored) has been handled.
-    client.list_all_tools().unwrap();
+    let (_client, session) = legacy_client(first.local_addr());
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": {}}});
     assert_eq!(post(second.local_addr(), &session, &call).0, 200, "both servers hold the session now");
     assert!((200..300).contains(&delete(second.local_addr(), &session)));
@@ -117,11 +124,7 @@ fn a_redis_outage_is_a_503_within_a_second_and_service_resumes_when_it_is_back()
     let redis = RedisServer::start();
     let prefix = unique_prefix();
     let (first, second) = (server(&redis, &prefix), server(&redis, &prefix));
-    let url = format!("http://{}/mcp", first.local_addr());
-    let client = Client::http(&url, &[], ClientOptions::new("c", "1").mode(ClientMode::Legacy)).unwrap();
-    let session = client.session_id().expect("a legacy session");
-    // A call through the client: the handshake's last message (stored) has been handled.
-    client.list_all_tools().unwrap();
+    let (_client, session) = legacy_client(first.local_addr());
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": {}}});
     let port = redis.stop();
     let started = std::time::Instant::now();
@@ -135,8 +138,8 @@ fn a_redis_outage_is_a_503_within_a_second_and_service_resumes_when_it_is_back()
     // a new one); service resumes at once.
     let _back = RedisServer::start_on(port);
     let resumed = std::time::Instant::now();
-    let again = Client::http(&url, &[], ClientOptions::new("c", "1").mode(ClientMode::Legacy)).unwrap();
-    let (status, body) = post(first.local_addr(), &again.session_id().unwrap(), &call);
+    let (_again, fresh) = legacy_client(first.local_addr());
+    let (status, body) = post(first.local_addr(), &fresh, &call);
     assert_eq!(status, 200, "{body}");
     assert!(resumed.elapsed() < std::time::Duration::from_secs(2), "resumed within {:?}", resumed.elapsed());
 }
@@ -146,14 +149,7 @@ fn a_get_stream_opens_on_a_server_that_did_not_make_the_session() {
     let redis = RedisServer::start();
     let prefix = unique_prefix();
     let (first, second) = (server(&redis, &prefix), server(&redis, &prefix));
-    let client = Client::http(
-        &format!("http://{}/mcp", first.local_addr()),
-        &[],
-        ClientOptions::new("c", "1").mode(ClientMode::Legacy),
-    )
-    .unwrap();
-    client.list_all_tools().unwrap();
-    let session = client.session_id().unwrap();
+    let (_client, session) = legacy_client(first.local_addr());
     let response = open_stream(second.local_addr(), &session, None);
     assert_eq!(response.status().as_u16(), 200);
     let kind = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
@@ -256,14 +252,7 @@ fn a_response_stream_resumes_with_last_event_id_on_another_process() {
         HttpServer::bind(&talaria::server::Server::new("resumable", "1", router), "127.0.0.1:0", options).unwrap()
     };
     let (first, second) = (serve(), serve());
-    let client = Client::http(
-        &format!("http://{}/mcp", first.local_addr()),
-        &[],
-        ClientOptions::new("c", "1").mode(ClientMode::Legacy),
-    )
-    .unwrap();
-    client.list_all_tools().unwrap();
-    let session = client.session_id().unwrap();
+    let (_client, session) = legacy_client(first.local_addr());
     // The call's response stream on the first process: read its first event, then leave.
     let call = json!({"jsonrpc": "2.0", "id": 42, "method": "tools/call",
         "params": {"name": "steps", "arguments": {}, "_meta": {"progressToken": "p"}}});
@@ -294,11 +283,7 @@ fn a_response_stream_resumes_with_last_event_id_on_another_process() {
 
 /// A POST of `body` to session `session` at `addr`, with SSE accepted; the response.
 fn post_streaming(addr: std::net::SocketAddr, session: Option<&str>, body: &Value) -> ureq::http::Response<ureq::Body> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(std::time::Duration::from_secs(10)))
-        .build()
-        .into();
+    let agent = agent(10);
     let mut request = agent
         .post(&format!("http://{addr}/mcp"))
         .header("Content-Type", "application/json")

@@ -35,17 +35,8 @@ pub(crate) fn serve<S: Send + 'static>(server: &crate::server::Server<S>, args: 
         if let Some(config) = tls.clone() {
             options = options.tls(config);
         }
-        match HttpServer::bind(server, (args.host.as_str(), args.port), options) {
-            Ok(listening) => {
-                eprintln!("talaria: serving {what} on {scheme}://{}{path}", listening.local_addr());
-                listening.wait();
-                Exit::Ok
-            }
-            Err(e) => {
-                eprintln!("talaria: cannot listen on {}:{}: {e}", args.host, args.port);
-                Exit::Transport
-            }
-        }
+        let bound = HttpServer::bind(server, (args.host.as_str(), args.port), options);
+        serve_until_stopped(bound, args, |l| format!("{what} on {scheme}://{}{path}", l.local_addr()), HttpServer::wait)
     };
     match args.transport {
         ServeTransport::Stdio => match crate::stdio::serve(server) {
@@ -56,20 +47,32 @@ pub(crate) fn serve<S: Send + 'static>(server: &crate::server::Server<S>, args: 
             }
         },
         ServeTransport::Ws => {
-            match WsServer::bind(server, (args.host.as_str(), args.port), WsServerOptions::default()) {
-                Ok(listening) => {
-                    eprintln!("talaria: serving {what} on ws://{}/ws", listening.local_addr());
-                    listening.wait();
-                    Exit::Ok
-                }
-                Err(e) => {
-                    eprintln!("talaria: cannot listen on {}:{}: {e}", args.host, args.port);
-                    Exit::Transport
-                }
-            }
+            let bound = WsServer::bind(server, (args.host.as_str(), args.port), WsServerOptions::default());
+            serve_until_stopped(bound, args, |l| format!("{what} on ws://{}/ws", l.local_addr()), WsServer::wait)
         }
         ServeTransport::Http => listen("/mcp"),
         ServeTransport::Sse => listen("/sse"),
+    }
+}
+
+/// Says where `bound` serves (`serving` describes it) and serves until it stops; or says why
+/// it could not listen.
+fn serve_until_stopped<L>(
+    bound: std::io::Result<L>,
+    args: &ServeArgs,
+    serving: impl FnOnce(&L) -> String,
+    wait: impl FnOnce(L),
+) -> Exit {
+    match bound {
+        Ok(listening) => {
+            eprintln!("talaria: serving {}", serving(&listening));
+            wait(listening);
+            Exit::Ok
+        }
+        Err(e) => {
+            eprintln!("talaria: cannot listen on {}:{}: {e}", args.host, args.port);
+            Exit::Transport
+        }
     }
 }
 
