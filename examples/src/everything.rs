@@ -320,16 +320,19 @@ pub fn shared_through_redis(
     options: talaria::http::HttpServerOptions,
     url: &str,
 ) -> std::io::Result<talaria::http::HttpServerOptions> {
-    use std::sync::{Arc, Mutex};
+    use talaria::http::{SharedEventStore, SharedSessionStore};
     let redis = talaria_redis::RedisOptions::default;
-    let sessions = talaria_redis::RedisSessionStore::connect(url, redis()).map_err(std::io::Error::other)?;
-    let retention = talaria::core::http::event_log::Retention::default();
-    let events = talaria_redis::RedisEventStore::connect(url, redis(), retention).map_err(std::io::Error::other)?;
+    // Several connections each, so that requests wait for Redis side by side.
+    let sessions: Result<Vec<_>, _> =
+        (0..8).map(|_| talaria_redis::RedisSessionStore::connect(url, redis())).collect();
+    let retention = talaria::core::http::event_log::Retention::default;
+    let events: Result<Vec<_>, _> =
+        (0..4).map(|_| talaria_redis::RedisEventStore::connect(url, redis(), retention())).collect();
     let relay = talaria_redis::RedisRelay::connect(url, redis()).map_err(std::io::Error::other)?;
     Ok(options
-        .session_store(Arc::new(Mutex::new(sessions)))
-        .event_store(Arc::new(Mutex::new(events)))
-        .relay(Arc::new(relay)))
+        .session_store(SharedSessionStore::pool(sessions.map_err(std::io::Error::other)?))
+        .event_store(SharedEventStore::pool(events.map_err(std::io::Error::other)?))
+        .relay(std::sync::Arc::new(relay)))
 }
 
 /// The everything server, ready to serve.

@@ -459,9 +459,8 @@ fn a_2025_11_25_get_stream_starts_with_a_priming_event() {
 #[test]
 fn a_session_goes_on_in_another_server_sharing_the_store() {
     use talaria::core::http::event_log::MemorySessionStore;
-    let store: talaria::http::SharedSessionStore =
-        std::sync::Arc::new(std::sync::Mutex::new(MemorySessionStore::new()));
-    let (first, _) = serve(HttpServerOptions::default().session_store(std::sync::Arc::clone(&store)));
+    let store = talaria::http::SharedSessionStore::new(MemorySessionStore::new());
+    let (first, _) = serve(HttpServerOptions::default().session_store(store.clone()));
     let (second, _) = serve(HttpServerOptions::default().session_store(store));
     let a = first.local_addr().to_string();
     let b = second.local_addr().to_string();

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -13,7 +13,7 @@ use talaria::core::http::event_log::{MemorySessionStore, Refresh, SessionRecord,
 use talaria::core::schema::tools::{CallToolResult, Tool};
 use talaria::core::server::Router;
 use talaria::core::session::ClientMode;
-use talaria::http::{HttpServer, HttpServerOptions};
+use talaria::http::{HttpServer, HttpServerOptions, SharedSessionStore};
 
 /// A memory store counting its calls: (reads and touches, writes).
 struct Counting {
@@ -52,7 +52,7 @@ impl SessionStore for Counting {
 fn serve() -> (HttpServer, Arc<AtomicUsize>, Arc<AtomicUsize>) {
     let (calls, writes) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let store = Counting { inner: MemorySessionStore::new(), calls: Arc::clone(&calls), writes: Arc::clone(&writes) };
-    let options = HttpServerOptions::default().session_store(Arc::new(Mutex::new(store)));
+    let options = HttpServerOptions::default().session_store(SharedSessionStore::new(store));
     let schema = json!({"type": "object"}).as_object().cloned().unwrap();
     let router = Router::<()>::builder()
         .tool(Tool::new("echo", schema), |_ctx, args: Value| Ok(CallToolResult::text(args.to_string())))

@@ -5,8 +5,9 @@
 //! that time in milliseconds, for listing the idle ones; `deleted:{id}`, a tombstone kept a
 //! day after a delete. Storing and touching are Lua scripts, so that the last-seen time never
 //! goes back, whichever process writes, and so that a deleted session is never written back
-//! by a process that still held it (session ids are never reused); each call is one round
-//! trip.
+//! by a process that still held it (session ids are never reused). The refresh every request
+//! makes is plain commands, pipelined: it reads the record and moves the index's time only.
+//! Each call is one round trip.
 
 use std::time::{Duration, Instant};
 
@@ -42,21 +43,6 @@ redis.call('ZADD', KEYS[2], 'GT', ARGV[2], ARGV[3])
 if ARGV[4] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
 return 1";
 
-/// KEYS: record, index. ARGV: seen (ns), score (ms), id, ttl (ms, 0: none), the record the
-/// caller holds. Returns {0} (gone), {1} (the same), or {2, data, seen} (changed).
-const REFRESH: &str = "
-local data = redis.call('HGET', KEYS[1], 'data')
-if not data then return {0} end
-local seen = redis.call('HGET', KEYS[1], 'seen')
-if later(ARGV[1], seen) then
-  redis.call('HSET', KEYS[1], 'seen', ARGV[1])
-  seen = ARGV[1]
-end
-redis.call('ZADD', KEYS[2], 'GT', ARGV[2], ARGV[3])
-if ARGV[4] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-if data == ARGV[5] then return {1} end
-return {2, data, seen}";
-
 /// Sessions in Redis, shared by every server process that uses the same Redis and prefix
 /// (see the [crate docs](crate)). A deleted session stays deleted: storing it again (a process
 /// that held it finishing a request) is ignored for a day, and session ids are never reused.
@@ -80,7 +66,6 @@ pub struct RedisSessionStore {
     clock: WallClock,
     store: redis::Script,
     touch: redis::Script,
-    refresh: redis::Script,
 }
 
 impl RedisSessionStore {
@@ -95,7 +80,6 @@ impl RedisSessionStore {
             clock: WallClock::now(),
             store: redis::Script::new(&format!("{LATER}{STORE}")),
             touch: redis::Script::new(&format!("{LATER}{TOUCH}")),
-            refresh: redis::Script::new(&format!("{LATER}{REFRESH}")),
         })
     }
 
@@ -116,18 +100,38 @@ impl RedisSessionStore {
     }
 }
 
+/// The last use of a session: the record's `seen` (nanoseconds, written by store and touch),
+/// unless the index's score (moved by refresh, in fractional milliseconds) is later by more
+/// than its rounding.
+fn later_use(seen: u128, scored: Option<f64>) -> u128 {
+    // Scores are milliseconds since the epoch: well within u128, never negative.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let scored = scored.map_or(0, |ms| (ms * 1e6) as u128);
+    if scored > seen + 1_000_000 {
+        scored
+    } else {
+        seen
+    }
+}
+
 fn backend(error: RedisError) -> SessionStoreError {
     SessionStoreError::Backend(Box::new(error))
 }
 
 impl SessionStore for RedisSessionStore {
     fn load(&mut self, session: &str) -> Result<Option<SessionRecord>, SessionStoreError> {
-        let key = self.record_key(session);
-        let (data, seen): (Option<Vec<u8>>, Option<String>) =
-            self.link.run(|c| redis::cmd("HMGET").arg(&key).arg("data").arg("seen").query(c)).map_err(backend)?;
+        let (key, index) = (self.record_key(session), self.index_key());
+        let ((data, seen), scored): ((Option<Vec<u8>>, Option<String>), Option<f64>) = self
+            .link
+            .run(|c| {
+                let mut pipe = redis::pipe();
+                pipe.cmd("HMGET").arg(&key).arg("data").arg("seen").cmd("ZSCORE").arg(&index).arg(session);
+                pipe.query(c)
+            })
+            .map_err(backend)?;
         let (Some(data), Some(seen)) = (data, seen) else { return Ok(None) };
         let nanos = seen.parse::<u128>().map_err(|e| backend(RedisError::Malformed(format!("{key} seen: {e}"))))?;
-        Ok(Some(SessionRecord::new(data, self.clock.instant(nanos))))
+        Ok(Some(SessionRecord::new(data, self.clock.instant(later_use(nanos, scored)))))
     }
 
     fn store(&mut self, session: &str, data: Vec<u8>, now: Instant) -> Result<(), SessionStoreError> {
@@ -178,22 +182,29 @@ impl SessionStore for RedisSessionStore {
         Ok(ids)
     }
 
+    /// Plain commands, pipelined (no script: this is the call every request makes): the
+    /// record's data, and the index's time moved forward (never creating an entry, so a
+    /// deleted session is not brought back). The hash's own `seen` is left as it was;
+    /// [`load`](SessionStore::load) takes the later of the two.
     fn refresh(&mut self, session: &str, now: Instant, known: &[u8]) -> Result<Refresh, SessionStoreError> {
         let (record, index, ttl) = (self.record_key(session), self.index_key(), self.ttl_ms());
         let nanos = self.clock.nanos(now);
-        let mut call = self.refresh.key(record);
-        call.key(index).arg(nanos.to_string()).arg(score(nanos)).arg(session).arg(ttl.to_string()).arg(known);
-        let answer: Vec<redis::Value> = self.link.run(|c| call.invoke(c)).map_err(backend)?;
-        let malformed = || backend(RedisError::Malformed(format!("refresh of {session}")));
-        match answer.as_slice() {
-            [redis::Value::Int(0)] => Ok(Refresh::Gone),
-            [redis::Value::Int(1)] => Ok(Refresh::Same),
-            [redis::Value::Int(2), redis::Value::BulkString(data), redis::Value::BulkString(seen)] => {
-                let nanos =
-                    std::str::from_utf8(seen).ok().and_then(|s| s.parse::<u128>().ok()).ok_or_else(malformed)?;
-                Ok(Refresh::Changed(SessionRecord::new(data.clone(), self.clock.instant(nanos))))
-            }
-            _ => Err(malformed()),
-        }
+        let (data,): (Option<Vec<u8>>,) = self
+            .link
+            .run(|c| {
+                let mut pipe = redis::pipe();
+                pipe.cmd("HGET").arg(&record).arg("data");
+                pipe.cmd("ZADD").arg(&index).arg("XX").arg("GT").arg(score(nanos)).arg(session).ignore();
+                if ttl > 0 {
+                    pipe.cmd("PEXPIRE").arg(&record).arg(ttl.to_string()).ignore();
+                }
+                pipe.query(c)
+            })
+            .map_err(backend)?;
+        Ok(match data {
+            None => Refresh::Gone,
+            Some(data) if data == known => Refresh::Same,
+            Some(data) => Refresh::Changed(SessionRecord::new(data, now)),
+        })
     }
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use common::{unique_prefix, RedisServer};
 use serde_json::{json, Value};
@@ -12,12 +12,12 @@ use talaria::client::{Client, ClientOptions};
 use talaria::core::schema::tools::{CallToolResult, Tool};
 use talaria::core::server::Router;
 use talaria::core::session::ClientMode;
-use talaria::http::{HttpServer, HttpServerOptions};
+use talaria::http::{HttpServer, HttpServerOptions, SharedEventStore, SharedSessionStore};
 use talaria_redis::{RedisOptions, RedisSessionStore};
 
 fn server(redis: &RedisServer, prefix: &str) -> HttpServer {
     let store = RedisSessionStore::connect(&redis.url(), RedisOptions::default().prefix(prefix)).unwrap();
-    let options = HttpServerOptions::default().session_store(Arc::new(Mutex::new(store)));
+    let options = HttpServerOptions::default().session_store(SharedSessionStore::new(store));
     let schema = json!({"type": "object"}).as_object().cloned().unwrap();
     let router = Router::<()>::builder()
         .tool(Tool::new("echo", schema), |_ctx, args: Value| Ok(CallToolResult::text(args.to_string())))
@@ -162,7 +162,7 @@ fn counting_server(redis: &RedisServer, prefix: &str) -> (HttpServer, talaria::s
     use talaria::core::schema::resources::Resource;
     use talaria::core::schema::TextResourceContents;
     let store = RedisSessionStore::connect(&redis.url(), RedisOptions::default().prefix(prefix)).unwrap();
-    let options = HttpServerOptions::default().session_store(Arc::new(Mutex::new(store)));
+    let options = HttpServerOptions::default().session_store(SharedSessionStore::new(store));
     let schema = json!({"type": "object"}).as_object().cloned().unwrap();
     let router = Router::<u64>::builder()
         .tool(Tool::new("count", schema), |ctx, _: Value| {
@@ -237,8 +237,8 @@ fn a_response_stream_resumes_with_last_event_id_on_another_process() {
         .unwrap();
         let options = HttpServerOptions::default()
             .reply_mode(ReplyMode::Sse)
-            .session_store(Arc::new(Mutex::new(sessions)))
-            .event_store(Arc::new(Mutex::new(events)));
+            .session_store(SharedSessionStore::new(sessions))
+            .event_store(SharedEventStore::new(events));
         let schema = json!({"type": "object"}).as_object().cloned().unwrap();
         let router = Router::<()>::builder()
             .blocking_tool(Tool::new("steps", schema), |job, _: Value| {
@@ -304,7 +304,7 @@ fn an_answer_posted_to_another_process_reaches_the_process_that_asked() {
     let serve = || {
         let store = RedisSessionStore::connect(&redis.url(), RedisOptions::default().prefix(&prefix)).unwrap();
         let relay = talaria_redis::RedisRelay::connect(&redis.url(), RedisOptions::default().prefix(&prefix)).unwrap();
-        let options = HttpServerOptions::default().session_store(Arc::new(Mutex::new(store))).relay(Arc::new(relay));
+        let options = HttpServerOptions::default().session_store(SharedSessionStore::new(store)).relay(Arc::new(relay));
         let schema = json!({"type": "object"}).as_object().cloned().unwrap();
         let router = Router::<()>::builder()
             .blocking_tool(Tool::new("ask", schema), |job, _: Value| {

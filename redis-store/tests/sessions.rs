@@ -91,3 +91,23 @@ fn a_refresh_says_whether_another_process_changed_or_deleted_the_session() {
     a.store("s1", b"v3".to_vec(), now).unwrap();
     assert_eq!(b.refresh("s1", now, b"v2").unwrap(), Refresh::Gone, "a deleted session is not written back");
 }
+
+#[test]
+fn a_refresh_keeps_the_session_from_expiring_and_load_sees_its_time() {
+    use talaria_core::http::event_log::Refresh;
+    let server = RedisServer::start();
+    let prefix = unique_prefix();
+    let (mut a, mut b) = (store(&server, &prefix), store(&server, &prefix));
+    let now = Instant::now();
+    a.store("s1", b"v1".to_vec(), now).unwrap();
+    assert_eq!(b.refresh("s1", now + Duration::from_secs(30), b"v1").unwrap(), Refresh::Same);
+    let idle = Duration::from_secs(60);
+    assert!(a.expired(now + Duration::from_secs(80), idle).unwrap().is_empty(), "used at +30 s");
+    assert_eq!(a.expired(now + Duration::from_secs(91), idle).unwrap(), ["s1"]);
+    let seen = a.load("s1").unwrap().unwrap().last_seen;
+    let off = seen.max(now + Duration::from_secs(30)) - seen.min(now + Duration::from_secs(30));
+    assert!(off < Duration::from_millis(1), "load sees the refresh's time: off by {off:?}");
+    a.delete("s1").unwrap();
+    assert_eq!(b.refresh("s1", now + Duration::from_secs(40), b"v1").unwrap(), Refresh::Gone);
+    assert!(a.expired(now + Duration::from_secs(999), idle).unwrap().is_empty(), "not brought back to the index");
+}

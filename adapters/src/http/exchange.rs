@@ -32,7 +32,7 @@ use super::shared::{
     Session, Shared, Target, Visit,
 };
 use super::sse_out::{keepalive_interval, Ending, SseBytes, OPENED};
-use super::streams::StreamMsg;
+use super::streams::{Log, StreamMsg};
 
 /// Where the server's tasks run.
 #[derive(Clone)]
@@ -236,6 +236,16 @@ impl<S: Send + 'static> PostStream<S> {
         finish_post(&self.shared, &self.session, self.stream, self.session_id.as_deref(), PostEnd::Answered);
     }
 
+    /// [`PostStream::finish`], the session store's round trip (if any) off the executor's
+    /// threads.
+    async fn finish_off_executor(self) {
+        if self.shared.options.session_store.is_some() {
+            smol::unblock(move || self.finish()).await;
+        } else {
+            self.finish();
+        }
+    }
+
     /// The stream's writer leaves before the request is answered.
     fn leave(mut self) {
         self.ended = true;
@@ -308,14 +318,14 @@ async fn post<S: Send + 'static>(
             None => {}
             Some(ReplyStep::Accepted) => {
                 let response = respond(202, &with_id, Body::empty());
-                pending.finish();
+                pending.finish_off_executor().await;
                 return response;
             }
             Some(ReplyStep::Json { status, body }) => {
                 let mut headers = with_id;
                 headers.push(("Content-Type", "application/json"));
                 let response = respond(*status, &headers, Body::whole(body.clone()));
-                pending.finish();
+                pending.finish_off_executor().await;
                 return response;
             }
             Some(_) => break (steps, early),
@@ -324,6 +334,10 @@ async fn post<S: Send + 'static>(
     let session = &pending.session;
     let log_stream = match early {
         Some(Early::Cut(log_stream)) => log_stream,
+        _ if session.streams.log().is_some_and(Log::is_remote) => {
+            let streams = session.streams.clone();
+            smol::unblock(move || streams.log_post(stream)).await
+        }
         _ => session.streams.log_post(stream),
     };
     let log = log_stream.and_then(|id| Some((session.streams.log()?.clone(), id)));
@@ -349,7 +363,7 @@ async fn post<S: Send + 'static>(
         }
         for step in first {
             if let ReplyStep::Event(payload) = step {
-                ok = ok && out.write(bytes.event(&payload)).await;
+                ok = ok && out.write(bytes.event(&payload).await).await;
             }
         }
         let ending = if !ok {
@@ -361,8 +375,8 @@ async fn post<S: Send + 'static>(
         };
         match ending {
             Ending::Finished => {
-                pending.finish();
-                bytes.close_log();
+                pending.finish_off_executor().await;
+                bytes.close_log().await;
             }
             // The response ends (the writer is dropped) before the stream is detached.
             Ending::Disconnected => {
@@ -401,7 +415,7 @@ fn open_stream<S: Send + 'static>(
             let ending = if ok { pump(&out, &bytes, &frames, keepalive).await } else { Ending::Gone };
             match (ending, resumed.post) {
                 // The POST stream's request is answered: its log stream is complete.
-                (Ending::Finished, Some(_)) => bytes.close_log(),
+                (Ending::Finished, Some(_)) => bytes.close_log().await,
                 (_, Some(stream)) => {
                     drop(out);
                     let end = PostEnd::ResumedLeft(session.streams.release_post(stream, &frames, Some(resumed.log)));
@@ -493,7 +507,7 @@ async fn pump(out: &BodyWriter, bytes: &SseBytes, frames: &Receiver<StreamMsg>, 
         .await;
         let written = match next {
             Wake::Frame(Ok(StreamMsg::Frame(payload, _))) if payload.is_empty() => true,
-            Wake::Frame(Ok(StreamMsg::Frame(payload, _))) => out.write(bytes.event(&payload)).await,
+            Wake::Frame(Ok(StreamMsg::Frame(payload, _))) => out.write(bytes.event(&payload).await).await,
             Wake::Quiet => out.write(SseBytes::keepalive()).await,
             Wake::Frame(Ok(StreamMsg::Done) | Err(_)) => return Ending::Finished,
             Wake::Frame(Ok(StreamMsg::Disconnect | StreamMsg::Cut(_))) => return Ending::Disconnected,

@@ -13,6 +13,7 @@ mod server;
 #[cfg(feature = "tower")]
 mod service;
 mod shared;
+mod store_pool;
 #[cfg(all(feature = "smol", feature = "stdio", unix))]
 pub(crate) mod smol_client;
 mod sse_client;
@@ -21,7 +22,8 @@ mod sse_out;
 mod streams;
 mod traced;
 
-pub use options::{Authorize, HttpServerOptions, SharedSessionStore, VerifyToken};
+pub use options::{Authorize, HttpServerOptions, VerifyToken};
+pub use store_pool::{SharedEventStore, SharedSessionStore, StorePool};
 
 /// The largest JSON reply a client reads (the session enforces its own frame limit on what it
 /// decodes); a larger one fails its call as a transport error.
@@ -33,7 +35,6 @@ pub(crate) const MAX_DRAIN: usize = 1024 * 1024;
 pub use server::{HttpServer, SmolHttpServer};
 #[cfg(feature = "tower")]
 pub use service::{McpService, ResponseBody};
-pub use streams::SharedEventStore;
 
 /// When both attempts of the backwards-compatibility probe fail: the legacy attempt's error,
 /// unless it is only the legacy transport missing too (400, 404, 405), in which case the

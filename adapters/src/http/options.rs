@@ -1,16 +1,15 @@
 //! How an HTTP server serves (both flavours, blocking and smol): paths, eras and limits,
 //! reply mode, authorization hook, stores, SSE timings.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use talaria_core::auth::resource::{ProtectedResource, TokenInfo};
-use talaria_core::http::event_log::SessionStore;
 use talaria_core::http::exchange::EndpointConfig;
 use talaria_core::http::exchange::Refusal;
 use talaria_core::http::reply::ReplyMode;
 
-use super::streams::SharedEventStore;
+use super::store_pool::{SharedEventStore, SharedSessionStore};
 #[cfg(doc)]
 use talaria_core::http::event_log::Retention;
 use talaria_core::server::Headers;
@@ -105,9 +104,6 @@ pub struct HttpServerOptions {
 
 /// The default of [`HttpServerOptions::sse_keepalive`].
 const DEFAULT_SSE_KEEPALIVE: Duration = Duration::from_secs(15);
-
-/// A session store shared by the servers that serve the same sessions.
-pub type SharedSessionStore = Arc<Mutex<dyn SessionStore + Send>>;
 
 impl std::fmt::Debug for HttpServerOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

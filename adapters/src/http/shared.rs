@@ -18,7 +18,8 @@ use talaria_core::version::Feature;
 
 use super::chan::Receiver;
 use super::options::HttpServerOptions;
-use super::streams::{Log, SharedEventStore, StreamMsg, Streams};
+use super::store_pool::SharedEventStore;
+use super::streams::{Log, StreamMsg, Streams};
 use crate::conn::Conn;
 use crate::server::{Served, Server};
 use talaria_core::http::event_log::Refresh;
@@ -74,7 +75,7 @@ impl<S: Send + 'static> Shared<S> {
             events: options
                 .event_store
                 .clone()
-                .unwrap_or_else(|| Arc::new(Mutex::new(MemoryEventStore::new(Retention::default())))),
+                .unwrap_or_else(|| SharedEventStore::new(MemoryEventStore::new(Retention::default()))),
             request_prefix: options.relay.as_ref().and_then(|_| process_prefix()),
             options,
             next_stream: AtomicU64::new(1),
@@ -108,7 +109,7 @@ pub(super) fn expire_due<S: Send + 'static>(shared: &Shared<S>) -> Duration {
     };
     for (id, session) in expired {
         end_session(&session);
-        let _ = shared.events.lock().unwrap_or_else(PoisonError::into_inner).drop_session(&id);
+        let _ = shared.events.with(|events| events.drop_session(&id));
     }
     let pause = next.map_or(Duration::from_millis(200), |at| at.saturating_duration_since(now));
     pause.clamp(Duration::from_millis(5), Duration::from_millis(200))
@@ -154,7 +155,7 @@ fn admit<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>, 
     let Ok(evicted) = admitted else { return false };
     for (id, session) in evicted {
         end_session(&session);
-        let _ = shared.events.lock().unwrap_or_else(PoisonError::into_inner).drop_session(&id);
+        let _ = shared.events.with(|events| events.drop_session(&id));
     }
     true
 }
@@ -180,7 +181,7 @@ pub(super) fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, 
     if saved.as_deref() == Some(&record[..]) {
         return;
     }
-    if store.lock().unwrap_or_else(PoisonError::into_inner).store(id, record.clone(), Instant::now()).is_ok() {
+    if store.with(|store| store.store(id, record.clone(), Instant::now())).is_ok() {
         *saved = Some(record);
     }
 }
@@ -194,7 +195,7 @@ fn refresh<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>
     let Some(known) = session.saved.lock().unwrap_or_else(PoisonError::into_inner).clone() else {
         return Ok(());
     };
-    match store.lock().unwrap_or_else(PoisonError::into_inner).refresh(id, Instant::now(), &known) {
+    match store.with(|store| store.refresh(id, Instant::now(), &known)) {
         Ok(Refresh::Gone) => {
             drop_local(shared, id);
             Err(Refusal::unknown_session())
@@ -284,7 +285,7 @@ fn restore<S: Send + 'static>(
     info: TransportInfo,
 ) -> Result<Option<Session<S>>, Refusal> {
     let Some(store) = shared.options.session_store.as_ref() else { return Ok(None) };
-    let loaded = store.lock().unwrap_or_else(PoisonError::into_inner).load(id);
+    let loaded = store.with(|store| store.load(id));
     let record = match loaded {
         Ok(Some(record)) => record,
         Ok(None) => return Ok(None),
@@ -328,7 +329,8 @@ pub(super) fn forget_headers<S: Send + 'static>(session: &Session<S>) {
 
 /// The response streams of the session `id`, logged in the server's event store.
 fn logged_streams<S: Send + 'static>(shared: &Shared<S>, id: &str) -> Streams {
-    Streams::new(Some(Log::new(Arc::clone(&shared.events), id)), shared.server.frame_queue_limit())
+    let remote = shared.options.event_store.is_some();
+    Streams::new(Some(Log::new(shared.events.clone(), id, remote)), shared.server.frame_queue_limit())
 }
 
 pub(super) fn lookup<S>(shared: &Shared<S>, id: &str) -> Option<Session<S>> {
@@ -489,7 +491,7 @@ pub(super) fn plan<S: Send + 'static>(
             let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
             // The store's word is authoritative: a session another process holds ends too.
             let stored = match &shared.options.session_store {
-                Some(store) => match store.lock().unwrap_or_else(PoisonError::into_inner).delete(&id) {
+                Some(store) => match store.with(|store| store.delete(&id)) {
                     Ok(had) => had,
                     Err(_) => return Plan::Refuse(Refusal::store_unavailable()),
                 },
@@ -499,7 +501,7 @@ pub(super) fn plan<S: Send + 'static>(
                 end_session(session);
             }
             if removed.is_some() || stored {
-                let _ = shared.events.lock().unwrap_or_else(PoisonError::into_inner).drop_session(&id);
+                let _ = shared.events.with(|events| events.drop_session(&id));
                 Plan::Ended
             } else {
                 Plan::Refuse(Refusal::unknown_session())

@@ -52,9 +52,17 @@ impl SseBytes {
         Some(event_bytes(&event))
     }
 
-    /// Logs `payload` (if the stream has a log); its event, with its event id.
-    pub(super) fn event(&self, payload: &[u8]) -> Vec<u8> {
-        let id = self.log.as_ref().and_then(|(log, stream)| log.append(*stream, payload));
+    /// Logs `payload` (if the stream has a log: off the executor's threads if the log is
+    /// remote); its event, with its event id.
+    pub(super) async fn event(&self, payload: &[u8]) -> Vec<u8> {
+        let id = match &self.log {
+            None => None,
+            Some((log, stream)) if log.is_remote() => {
+                let (log, stream, payload) = (log.clone(), *stream, payload.to_vec());
+                smol::unblock(move || log.append(stream, &payload)).await
+            }
+            Some((log, stream)) => log.append(*stream, payload),
+        };
         let mut event = SseEvent::message(String::from_utf8_lossy(payload));
         event.id = id.map(|id| id.to_string());
         event_bytes(&event)
@@ -72,10 +80,16 @@ impl SseBytes {
         KEEPALIVE
     }
 
-    /// Marks a complete stream's log stream closed (before its end is written).
-    pub(super) fn close_log(&self) {
-        if let Some((log, stream)) = &self.log {
-            log.close(*stream);
+    /// Marks a complete stream's log stream closed (before its end is written; off the
+    /// executor's threads if the log is remote).
+    pub(super) async fn close_log(&self) {
+        match &self.log {
+            None => {}
+            Some((log, stream)) if log.is_remote() => {
+                let (log, stream) = (log.clone(), *stream);
+                smol::unblock(move || log.close(stream)).await;
+            }
+            Some((log, stream)) => log.close(*stream),
         }
     }
 }

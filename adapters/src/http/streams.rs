@@ -27,10 +27,8 @@ use talaria_core::http::event_log::{EventId, EventStore, StoredEvent};
 use talaria_core::http::streams::{GetAttached, PostDelivery, PostEnding, Release, Resumption, StreamRoutes, WriterId};
 use talaria_core::session::{Carries, Route, StreamId};
 
+use super::store_pool::SharedEventStore;
 use crate::conn::{FrameSink, Outgoing};
-
-/// An event store shared by the servers (and threads) that serve the same sessions.
-pub type SharedEventStore = Arc<Mutex<dyn EventStore + Send>>;
 
 /// What an HTTP response stream receives.
 pub(crate) enum StreamMsg {
@@ -51,30 +49,38 @@ pub(crate) enum StreamMsg {
 pub(crate) struct Log {
     store: SharedEventStore,
     session: Arc<str>,
+    /// Whether the store's calls may wait on the network (a store the server was given, not
+    /// its own in-memory one): made off the executor's threads.
+    remote: bool,
 }
 
 impl Log {
-    pub(crate) fn new(store: SharedEventStore, session: &str) -> Self {
-        Self { store, session: session.into() }
+    pub(crate) fn new(store: SharedEventStore, session: &str, remote: bool) -> Self {
+        Self { store, session: session.into(), remote }
     }
 
-    fn store(&self) -> MutexGuard<'_, dyn EventStore + Send + 'static> {
-        self.store.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Whether the store's calls may wait on the network.
+    pub(crate) const fn is_remote(&self) -> bool {
+        self.remote
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut (dyn EventStore + Send), &str) -> R) -> R {
+        self.store.with(|store| f(store, &self.session))
     }
 
     /// A new log stream, if the store took it.
     pub(crate) fn open(&self) -> Option<u64> {
-        self.store().open_stream(&self.session).ok()
+        self.with(|store, session| store.open_stream(session)).ok()
     }
 
     /// Logs `payload` on `stream` before it is sent; its event id, if the store took it.
     pub(crate) fn append(&self, stream: u64, payload: &[u8]) -> Option<EventId> {
-        self.store().append(&self.session, stream, payload).ok()
+        self.with(|store, session| store.append(session, stream, payload)).ok()
     }
 
     /// Marks `stream` ended.
     pub(crate) fn close(&self, stream: u64) {
-        let _ = self.store().close_stream(&self.session, stream);
+        let _ = self.with(|store, session| store.close_stream(session, stream));
     }
 }
 
@@ -246,7 +252,7 @@ impl Streams {
     /// The first event logged on `log_stream`, if the log still has it.
     pub(crate) fn first_logged(&self, log_stream: u64) -> Option<StoredEvent> {
         let log = self.log.as_ref()?;
-        let replay = log.store().replay_after(&log.session, EventId::start(log_stream)).ok()?;
+        let replay = log.with(|store, session| store.replay_after(session, EventId::start(log_stream))).ok()?;
         replay.events.into_iter().next()
     }
 
@@ -314,7 +320,7 @@ impl Streams {
         let mut routes = self.lock();
         // Under the routes lock: the sink cannot append to a detached stream between the
         // replay and the new writer's attachment.
-        let replay = log.store().replay_after(&log.session, after).ok()?;
+        let replay = log.with(|store, session| store.replay_after(session, after)).ok()?;
         let (frames, post) = match routes.decide.resume(after.stream, replay.closed)? {
             Resumption::Get(attached) => (Some(routes.attach_get(attached)), None),
             Resumption::Post { stream, writer, replaced } => {
@@ -413,8 +419,8 @@ mod tests {
     use super::*;
 
     fn logged() -> Streams {
-        let store: SharedEventStore = Arc::new(Mutex::new(MemoryEventStore::new(Retention::default())));
-        Streams::new(Some(Log::new(store, "s")), 1 << 20)
+        let store = SharedEventStore::new(MemoryEventStore::new(Retention::default()));
+        Streams::new(Some(Log::new(store, "s", false)), 1 << 20)
     }
 
     fn frame(stream: u64, text: &str) -> Outgoing {
@@ -510,8 +516,8 @@ mod tests {
 
     /// Streams whose writers hold at most 10 bytes, logged or not.
     fn tight(logged: bool) -> Streams {
-        let store: SharedEventStore = Arc::new(Mutex::new(MemoryEventStore::new(Retention::default())));
-        Streams::new(logged.then(|| Log::new(store, "s")), 10)
+        let store = SharedEventStore::new(MemoryEventStore::new(Retention::default()));
+        Streams::new(logged.then(|| Log::new(store, "s", false)), 10)
     }
 
     #[test]
