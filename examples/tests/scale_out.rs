@@ -3,8 +3,14 @@
 //! real `redis-server`, while a seeded killer sends `kill -9` to a random process and starts it
 //! again, over and over. Legacy clients go on through it all:
 //!
+//! - a mix of exchanges: `echo` (a JSON answer that changes the session's state), `log` (an
+//!   SSE answer with the log messages the session's level lets through) and `slow` (an SSE
+//!   answer after progress notifications);
 //! - each call ends exactly once: the answer, or an error for a call whose process died under
-//!   it (at most one per kill and client);
+//!   it (at most one per kill and client); no request id is answered twice on the wire;
+//! - every answered call brought exactly its notifications (none lost, none repeated), and a
+//!   failed one no more than its own;
+//! - the log level set once goes with the session to every process;
 //! - no session is lost: no client ever re-initializes (no 404), whichever process it reaches;
 //! - the per-session state (a call count, kept through the session-state hook) goes on;
 //! - in the stateless era, the second round of a multi-round request (`input_required`)
@@ -18,14 +24,17 @@
 mod redis_common;
 mod scale;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redis_common::RedisServer;
 use scale::{free_port, Nginx, Process};
-use serde_json::json;
-use talaria::client::{Client, ClientOptions};
+use serde_json::{json, Value};
+use talaria::client::{Client, ClientOptions, TraceEvent};
+use talaria::core::client::CallOptions;
+use talaria::core::schema::LoggingLevel;
 use talaria::core::session::ClientMode;
 
 /// A small seeded generator (the run is reproducible from its seed).
@@ -42,23 +51,102 @@ fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
+/// What one client's wire showed: answers per request id, and the log and progress
+/// notifications received.
+#[derive(Debug, Default)]
+struct Wire {
+    answers: HashMap<String, u32>,
+    logs: u64,
+    progress: u64,
+}
+
+impl Wire {
+    /// Counts a frame received from the server.
+    fn received(&mut self, frame: &[u8]) {
+        let Ok(value) = serde_json::from_slice::<Value>(frame) else { return };
+        let items = match value {
+            Value::Array(items) => items,
+            one => vec![one],
+        };
+        for item in items {
+            match item.get("method").and_then(Value::as_str) {
+                Some("notifications/message") => self.logs += 1,
+                Some("notifications/progress") => self.progress += 1,
+                Some(_) => {}
+                None => *self.answers.entry(item.get("id").map(Value::to_string).unwrap_or_default()).or_default() += 1,
+            }
+        }
+    }
+}
+
 /// What one client saw.
 #[derive(Debug, Default)]
 struct Tally {
     answered: u64,
     failed: u64,
+    /// Calls of `echo`, which counts itself in the session's state: answered and failed.
+    echoes: (u64, u64),
+    /// Notifications of answered calls that were not exactly the ones the call makes.
+    events_off: u64,
+    /// Notifications received for the calls that failed (at most what they would make).
+    events_of_failed: u64,
+    /// The longest a failed call took to fail.
+    slowest_failure: Duration,
     reinitialized: bool,
     counted: u64,
 }
 
-/// One echo call, tallied: its own answer, or an error.
-fn echo(client: &Client, tally: &mut Tally, text: &str) {
-    match client.call_tool("echo", json!({ "text": text })) {
-        Ok(result) => {
-            assert_eq!(result.content[0].as_text(), Some(text), "its own answer");
-            tally.answered += 1;
+/// The log messages `log` sends at level warning and above (warning, error), and the
+/// progress notifications of a three-step `slow`.
+const LOGS_PER_CALL: u64 = 2;
+const STEPS: u64 = 3;
+
+/// One call of the mixed workload (`i` picks it): `echo` (a JSON answer that changes the
+/// session's state), `log` (an SSE answer with the log messages the session's level lets
+/// through), or `slow` (an SSE answer after three progress notifications). Tallied: its own
+/// answer with exactly its notifications, or an error with no more than them.
+fn call(client: &Client, wire: &Mutex<Wire>, tally: &mut Tally, n: u64, i: u64) {
+    let seen = |wire: &Mutex<Wire>| {
+        let wire = wire.lock().unwrap();
+        (wire.logs, wire.progress)
+    };
+    let before = seen(wire);
+    let started = Instant::now();
+    let (outcome, logs, progress) = match i % 3 {
+        0 => {
+            let text = format!("{n}-{i}");
+            let outcome = client.call_tool("echo", json!({ "text": text }));
+            if let Ok(result) = &outcome {
+                assert_eq!(result.content[0].as_text(), Some(text.as_str()), "its own answer");
+            }
+            match outcome {
+                Ok(_) => tally.echoes.0 += 1,
+                Err(_) => tally.echoes.1 += 1,
+            }
+            (outcome.map(drop), 0, 0)
         }
-        Err(_) => tally.failed += 1,
+        1 => (client.call_tool("log", json!({})).map(drop), LOGS_PER_CALL, 0),
+        _ => {
+            let options = CallOptions::default().with_progress(|_| {});
+            (client.call_tool_with("slow", json!({"steps": STEPS, "step_ms": 10}), options).map(drop), 0, STEPS)
+        }
+    };
+    let after = seen(wire);
+    let got = (after.0 - before.0, after.1 - before.1);
+    match outcome {
+        Ok(()) => {
+            tally.answered += 1;
+            if got != (logs, progress) {
+                println!("client {n}, call {i}: notifications {got:?}, want {:?}", (logs, progress));
+                tally.events_off += 1;
+            }
+        }
+        Err(_) => {
+            tally.failed += 1;
+            tally.slowest_failure = tally.slowest_failure.max(started.elapsed());
+            assert!(got.0 <= logs && got.1 <= progress, "client {n}, call {i}: duplicated notifications {got:?}");
+            tally.events_of_failed += got.0 + got.1;
+        }
     }
 }
 
@@ -96,26 +184,39 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
         .map(|n| {
             let (endpoint, killing) = (endpoint.clone(), Arc::clone(&killing));
             std::thread::spawn(move || {
-                let options =
-                    ClientOptions::new("scale", "1").mode(ClientMode::Legacy).request_timeout(Duration::from_secs(10));
+                let wire = Arc::new(Mutex::new(Wire::default()));
+                let recorder = Arc::clone(&wire);
+                let options = ClientOptions::new("scale", "1")
+                    .mode(ClientMode::Legacy)
+                    .request_timeout(Duration::from_secs(10))
+                    .trace(move |event| {
+                        if let TraceEvent::Received(frame) = event {
+                            recorder.lock().unwrap().received(frame);
+                        }
+                    });
                 let client = Client::http(&endpoint, &[], options).unwrap();
                 let session = client.session_id();
+                // The level goes with the session to every process: `log` sends two.
+                client.set_log_level(LoggingLevel::Warning).unwrap();
                 let mut tally = Tally::default();
                 let mut i = 0;
                 while killing.load(Ordering::SeqCst) {
-                    echo(&client, &mut tally, &format!("{n}-{i}"));
+                    call(&client, &wire, &mut tally, n, i);
                     i += 1;
                 }
                 // After the storm, every call is answered.
                 let failed_before = tally.failed;
-                for _ in 0..20 {
-                    echo(&client, &mut tally, &format!("{n}-{i}"));
+                for _ in 0..21 {
+                    call(&client, &wire, &mut tally, n, i);
                     i += 1;
                 }
                 assert_eq!(tally.failed, failed_before, "client {n}: calls failed with every process up");
                 tally.reinitialized = client.session_id() != session;
                 tally.counted =
                     client.call_tool("calls", json!({})).unwrap().content[0].as_text().unwrap().parse().unwrap();
+                let wire = wire.lock().unwrap();
+                let twice: Vec<_> = wire.answers.iter().filter(|(_, count)| **count > 1).collect();
+                assert!(twice.is_empty(), "client {n}: requests answered more than once: {twice:?}");
                 tally
             })
         })
@@ -127,12 +228,16 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
         println!("client {n}: {tally:?} ({kills_done} kills)");
         assert!(!tally.reinitialized, "client {n}: its session was lost (a 404 made it start again)");
         assert!(tally.failed <= kills_done, "client {n}: more failed calls than kills: {tally:?}");
-        assert!(tally.answered >= 20, "client {n}: {tally:?}");
-        // The count goes on across processes; a call whose process died under it may or may
+        assert!(tally.answered >= 21, "client {n}: {tally:?}");
+        assert_eq!(tally.events_off, 0, "client {n}: answered calls lost or repeated notifications: {tally:?}");
+        // A call whose process died ends once the client's resumption attempts find nothing
+        // new (three, a second apart), well before its 10 s timeout: nothing hangs.
+        assert!(tally.slowest_failure < Duration::from_secs(6), "client {n}: a call hung: {tally:?}");
+        // The count goes on across processes; an echo whose process died under it may or may
         // not have been counted.
+        let (answered, failed) = tally.echoes;
         assert!(
-            tally.counted >= tally.answered.saturating_sub(kills_done)
-                && tally.counted <= tally.answered + tally.failed,
+            tally.counted >= answered.saturating_sub(kills_done) && tally.counted <= answered + failed,
             "client {n}: counted {} for {tally:?}",
             tally.counted
         );
