@@ -158,11 +158,15 @@ fn a_get_stream_opens_on_a_server_that_did_not_make_the_session() {
 
 /// A server counting calls per session (its application state, kept in the record through
 /// the session-state hook) and offering one subscribable resource.
-fn counting_server(redis: &RedisServer, prefix: &str) -> (HttpServer, talaria::server::Server<u64>) {
+fn counting_server(redis: &RedisServer, prefix: &str, relay: bool) -> (HttpServer, talaria::server::Server<u64>) {
     use talaria::core::schema::resources::Resource;
     use talaria::core::schema::TextResourceContents;
     let store = RedisSessionStore::connect(&redis.url(), RedisOptions::default().prefix(prefix)).unwrap();
-    let options = HttpServerOptions::default().session_store(SharedSessionStore::new(store));
+    let mut options = HttpServerOptions::default().session_store(SharedSessionStore::new(store));
+    if relay {
+        let relay = talaria_redis::RedisRelay::connect(&redis.url(), RedisOptions::default().prefix(prefix)).unwrap();
+        options = options.relay(Arc::new(relay));
+    }
     let schema = json!({"type": "object"}).as_object().cloned().unwrap();
     let router = Router::<u64>::builder()
         .tool(Tool::new("count", schema), |ctx, _: Value| {
@@ -171,6 +175,9 @@ fn counting_server(redis: &RedisServer, prefix: &str) -> (HttpServer, talaria::s
         })
         .resource(Resource::new("file:///a.txt", "a"), |_ctx, uri, _| {
             Ok(vec![TextResourceContents::new(uri, "a").into()])
+        })
+        .resource(Resource::new("file:///b.txt", "b"), |_ctx, uri, _| {
+            Ok(vec![TextResourceContents::new(uri, "b").into()])
         })
         .subscriptions(|_ctx, _uri| Ok(()), |_ctx, _uri| Ok(()))
         .build();
@@ -183,7 +190,8 @@ fn counting_server(redis: &RedisServer, prefix: &str) -> (HttpServer, talaria::s
 fn application_state_and_subscriptions_go_on_in_another_process() {
     let redis = RedisServer::start();
     let prefix = unique_prefix();
-    let ((first, _), (second, second_server)) = (counting_server(&redis, &prefix), counting_server(&redis, &prefix));
+    let ((first, _), (second, second_server)) =
+        (counting_server(&redis, &prefix, false), counting_server(&redis, &prefix, false));
     let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
     let client = Client::http(&format!("http://{}/mcp", first.local_addr()), &[], options).unwrap();
     assert_eq!(client.call_tool("count", json!({})).unwrap().content[0].as_text(), Some("1"));
@@ -358,4 +366,65 @@ fn an_answer_posted_to_another_process_reaches_the_process_that_asked() {
     };
     let text = result["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
     assert!(text.contains("42"), "{result}");
+}
+
+#[test]
+fn a_resource_update_seen_by_one_process_reaches_each_subscriber_once_through_the_process_holding_its_stream() {
+    use std::io::BufRead as _;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let ((first, first_server), (second, second_server)) =
+        (counting_server(&redis, &prefix, true), counting_server(&redis, &prefix, true));
+    // A session made on the first process; its GET stream opens on the second.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
+    let response = post_streaming(first.local_addr(), None, &init);
+    let session = response.headers().get("mcp-session-id").unwrap().to_str().unwrap().to_owned();
+    drop(response.into_body().read_to_string());
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(first.local_addr(), &session, &initialized).0, 202);
+    let stream = open_stream(second.local_addr(), &session, None);
+    assert_eq!(stream.status().as_u16(), 200);
+    let heard = Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
+    let reader = {
+        let heard = Arc::clone(&heard);
+        std::thread::spawn(move || {
+            let mut lines = std::io::BufReader::new(stream.into_body().into_reader());
+            let mut line = String::new();
+            while lines.read_line(&mut line).unwrap_or(0) > 0 {
+                if line.contains("notifications/resources/updated") {
+                    let counter = if line.contains("file:///a.txt") { &heard.0 } else { &heard.1 };
+                    counter.fetch_add(1, Ordering::SeqCst);
+                }
+                line.clear();
+            }
+        })
+    };
+    // Subscribed on the first process after the stream opened on the second (which learns of
+    // it from the store when the update comes).
+    let subscribe =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": "file:///a.txt"}});
+    assert_eq!(post(first.local_addr(), &session, &subscribe).0, 200);
+    // The first process sees both changes; only the subscribed one is told, once, by the
+    // process holding the stream.
+    first_server.resource_updated("file:///b.txt");
+    first_server.resource_updated("file:///a.txt");
+    let waited = Instant::now();
+    while heard.0.load(Ordering::SeqCst) == 0 && waited.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(heard.0.load(Ordering::SeqCst), 1, "the update reached the stream on the other process");
+    // The second process seeing the same change tells the session once more: one per update.
+    second_server.resource_updated("file:///a.txt");
+    let waited = Instant::now();
+    while heard.0.load(Ordering::SeqCst) < 2 && waited.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(heard.0.load(Ordering::SeqCst), 2, "each update heard exactly once");
+    assert_eq!(heard.1.load(Ordering::SeqCst), 0, "no update of a resource it did not subscribe to");
+    drop((first, second));
+    reader.join().unwrap();
 }

@@ -21,8 +21,9 @@ use super::options::HttpServerOptions;
 use super::store_pool::SharedEventStore;
 use super::streams::{Log, StreamMsg, Streams};
 use crate::conn::Conn;
-use crate::server::{Served, Server};
+use crate::server::{Served, Server, UpdateHook};
 use talaria_core::http::event_log::Refresh;
+use talaria_core::http::relay::{Notice, NOTICES};
 
 /// A live legacy session: its connection and its response streams.
 pub(super) struct Session<S> {
@@ -55,6 +56,9 @@ pub(super) struct Shared<S> {
     /// With a relay: what this process's server-to-client request ids start with, unique
     /// among the processes sharing sessions.
     request_prefix: Option<String>,
+    /// With a relay and a session store: publishes the server's resource updates to every
+    /// process (registered with the server for as long as this lives).
+    update_hook: Option<Arc<UpdateHook>>,
 }
 
 impl<S: Send + 'static> Shared<S> {
@@ -77,20 +81,29 @@ impl<S: Send + 'static> Shared<S> {
                 .clone()
                 .unwrap_or_else(|| SharedEventStore::new(MemoryEventStore::new(Retention::default()))),
             request_prefix: options.relay.as_ref().and_then(|_| process_prefix()),
+            update_hook: fan_out_hook(server, &options),
             options,
             next_stream: AtomicU64::new(1),
         }
     }
 
-    /// Starts taking in the answers other processes relay here (with a relay).
+    /// Starts taking in the answers and notices other processes relay here (with a relay).
     pub(super) fn listen_to_relay(self: &Arc<Self>) {
         let Some(relay) = &self.options.relay else { return };
         let shared = Arc::downgrade(self);
         relay.subscribe(Arc::new(move |id: &str, frames: &[u8]| {
-            if let Some(shared) = shared.upgrade() {
+            let Some(shared) = shared.upgrade() else { return };
+            if id == NOTICES {
+                take_notice(&shared, frames);
+            } else {
                 take_relayed(&shared, id, frames);
             }
         }));
+    }
+
+    /// Whether this server's sessions hear resource updates through the relay.
+    fn fans_out(&self) -> bool {
+        self.update_hook.is_some()
     }
 
     /// How many legacy sessions are live.
@@ -232,6 +245,44 @@ fn awaits_any<S: Send + 'static>(session: &Session<S>, ids: &[talaria_core::json
     session.conn.with(|served, _| ids.iter().any(|id| served.endpoint.session().pending_method(id).is_some()))
 }
 
+/// With a relay and a session store, the hook that publishes each of `server`'s resource
+/// updates to every process sharing sessions (this one included: see [`take_notice`]).
+fn fan_out_hook<S: Send + 'static>(server: &Server<S>, options: &HttpServerOptions) -> Option<Arc<UpdateHook>> {
+    let relay = options.relay.clone().filter(|_| options.session_store.is_some())?;
+    let hook: Arc<UpdateHook> = Arc::new(move |uri: &str| {
+        relay.publish(NOTICES, &Notice::ResourceUpdated { uri: uri.to_owned() }.encode());
+    });
+    server.on_resource_update(&hook);
+    Some(hook)
+}
+
+/// A notice relayed from any process: a resource update reaches the sessions whose GET stream
+/// this process holds, each checked against the store first (a subscription may have been
+/// made on another process since), and told if subscribed.
+fn take_notice<S: Send + 'static>(shared: &Shared<S>, notice: &[u8]) {
+    let Some(Notice::ResourceUpdated { uri }) = Notice::decode(notice) else { return };
+    let listening: Vec<(String, Session<S>)> = {
+        let table = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        table
+            .ids()
+            .filter_map(|id| Some((id.to_owned(), table.get(id)?.clone())))
+            .filter(|(_, session)| session.streams.listening())
+            .collect()
+    };
+    for (id, session) in listening {
+        if refresh(shared, &id, &session).is_ok() {
+            let _ = session.conn.with(|served, _| served.endpoint.resource_updated(&uri));
+        }
+    }
+}
+
+/// Marks a Streamable HTTP session as one that hears resource updates through the relay.
+fn fan_out<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>) {
+    if shared.fans_out() {
+        session.conn.with(|served, _| served.fanned_out = true);
+    }
+}
+
 /// Answers relayed from another process: taken in if a session held here waits for them.
 fn take_relayed<S: Send + 'static>(shared: &Shared<S>, id: &str, frames: &[u8]) {
     let Some(ids) = talaria_core::http::relay::answers_only(frames) else { return };
@@ -306,6 +357,7 @@ fn revive<S: Send + 'static>(
     let conn = shared.server.open_from(Box::new(streams.clone()), info, quiet_events(), Some(snapshot)).ok()?;
     let session = Session::new(conn, streams);
     number_requests(shared, &session);
+    fan_out(shared, &session);
     *session.saved.lock().unwrap_or_else(PoisonError::into_inner) = Some(record.data);
     let owner = session.conn.with(|served, _| served.endpoint.transport().and_then(owner_of));
     if !admit(shared, id, &session, owner.as_deref()) {
@@ -330,7 +382,12 @@ pub(super) fn forget_headers<S: Send + 'static>(session: &Session<S>) {
 /// The response streams of the session `id`, logged in the server's event store.
 fn logged_streams<S: Send + 'static>(shared: &Shared<S>, id: &str) -> Streams {
     let remote = shared.options.event_store.is_some();
-    Streams::new(Some(Log::new(shared.events.clone(), id, remote)), shared.server.frame_queue_limit())
+    let log = Some(Log::new(shared.events.clone(), id, remote));
+    if shared.options.session_store.is_some() {
+        Streams::shared(log, shared.server.frame_queue_limit())
+    } else {
+        Streams::new(log, shared.server.frame_queue_limit())
+    }
 }
 
 pub(super) fn lookup<S>(shared: &Shared<S>, id: &str) -> Option<Session<S>> {
@@ -472,7 +529,10 @@ pub(super) fn plan<S: Send + 'static>(
             };
             let streams = logged_streams(shared, &id);
             match start_session(shared, &id, streams, visit.info(Some(&id))) {
-                Ok(session) => Plan::Post { session, session_id: Some(id), visit: None },
+                Ok(session) => {
+                    fan_out(shared, &session);
+                    Plan::Post { session, session_id: Some(id), visit: None }
+                }
                 Err(refusal) => Plan::Refuse(refusal),
             }
         }

@@ -168,8 +168,23 @@ impl Streams {
     /// The streams of a connection whose events are logged in `log` (`None`: not resumable),
     /// each writer holding at most `limit` bytes of frames not yet taken.
     pub(crate) fn new(log: Option<Log>, limit: usize) -> Self {
-        let decide = StreamRoutes::new(log.is_some());
+        Self::with_routes(StreamRoutes::new(log.is_some()), log, limit)
+    }
+
+    /// [`Streams::new`] for a session shared between processes: what is meant for a GET stream
+    /// that is not open here is dropped, not held (the process holding the client's GET stream
+    /// delivers).
+    pub(crate) fn shared(log: Option<Log>, limit: usize) -> Self {
+        Self::with_routes(StreamRoutes::new(log.is_some()).with_max_backlog(0), log, limit)
+    }
+
+    fn with_routes(decide: StreamRoutes, log: Option<Log>, limit: usize) -> Self {
         Self { routes: Arc::new(Mutex::new(Routes { decide, writers: Vec::new() })), log, limit: limit.max(1) }
+    }
+
+    /// Whether the session's GET stream is open here.
+    pub(crate) fn listening(&self) -> bool {
+        self.lock().decide.get_open()
     }
 
     /// Whether `writer`'s channel has room for `bytes` more: it holds nothing (a frame larger

@@ -63,10 +63,16 @@ pub(crate) struct Shared<S> {
     /// Writes and reads each legacy session's application state in its record.
     state_codec: Option<StateCodec<S>>,
     conns: Mutex<Vec<Weak<Conn<Served<S>>>>>,
+    /// Told of each resource update, to carry it to the other processes sharing sessions (an
+    /// HTTP server with a relay).
+    update_hooks: Mutex<Vec<Weak<UpdateHook>>>,
     pool: Pool,
     /// How many bytes each connection queues for its peer before its reader pauses.
     outbox_limit: usize,
 }
+
+/// Carries a resource update (its URI) to other processes.
+pub(crate) type UpdateHook = dyn Fn(&str) + Send + Sync;
 
 /// Writes a session's application state into its record.
 type SaveState<S> = Box<dyn Fn(&S) -> Option<serde_json::Value> + Send + Sync>;
@@ -111,6 +117,7 @@ impl<S: Send + 'static> Server<S> {
             new_state: Box::new(new_state),
             state_codec: None,
             conns: Mutex::new(Vec::new()),
+            update_hooks: Mutex::new(Vec::new()),
             pool: Pool::new(64),
             outbox_limit: crate::DEFAULT_OUTBOX_LIMIT,
         });
@@ -250,8 +257,34 @@ impl<S: Send + 'static> Server<S> {
     }
 
     /// Tells every subscribed connection that the resource at `uri` changed.
+    ///
+    /// With sessions shared between processes through a relay (see
+    /// [`HttpServerOptions::relay`](crate::http::HttpServerOptions::relay)), the update also
+    /// goes to every other process, and each shared session hears it from the process that
+    /// holds its GET stream: once, whichever process saw the change.
     pub fn resource_updated(&self, uri: &str) {
-        self.broadcast(|served| served.endpoint.resource_updated(uri).map(drop));
+        self.broadcast(
+            |served| if served.fanned_out { Ok(()) } else { served.endpoint.resource_updated(uri).map(drop) },
+        );
+        let hooks: Vec<_> = self
+            .shared
+            .update_hooks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for hook in hooks {
+            hook(uri);
+        }
+    }
+
+    /// Hands each resource update to `hook` too, for as long as `hook` lives.
+    #[cfg(feature = "http")]
+    pub(crate) fn on_resource_update(&self, hook: &Arc<UpdateHook>) {
+        let mut hooks = self.shared.update_hooks.lock().unwrap_or_else(PoisonError::into_inner);
+        hooks.retain(|hook| hook.strong_count() > 0);
+        hooks.push(Arc::downgrade(hook));
     }
 
     fn broadcast<E>(&self, f: impl FnMut(&mut Served<S>) -> Result<(), E>) {
@@ -289,7 +322,7 @@ impl<S: Send + 'static> Server<S> {
         let spawner = Arc::new(PoolSpawn { shared: Arc::clone(&self.shared), conn: OnceLock::new() });
         endpoint.set_spawner(Arc::clone(&spawner) as Arc<dyn Spawn>);
         endpoint.set_wall_clock(Arc::new(std::time::SystemTime::now));
-        let served = Served { endpoint, shared: Arc::clone(&self.shared) };
+        let served = Served { endpoint, shared: Arc::clone(&self.shared), fanned_out: false };
         let conn = Conn::start(served, sink, self.shared.outbox_limit, events)?;
         let _ = spawner.conn.set(Arc::downgrade(&conn));
         conn.flush();
@@ -318,6 +351,9 @@ fn unreachable_shared<T>() -> T {
 pub(crate) struct Served<S> {
     pub(crate) endpoint: Endpoint<S>,
     shared: Arc<Shared<S>>,
+    /// A session shared between processes, told of resource updates by the process that
+    /// holds its GET stream (through the relay), not by [`Server::resource_updated`] directly.
+    pub(crate) fanned_out: bool,
 }
 
 impl<S> Served<S> {

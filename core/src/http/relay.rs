@@ -4,8 +4,13 @@
 //! carries them to every process sharing the sessions; the one whose session waits for them
 //! takes them in.
 //!
-//! The core decides what is relayed ([`answers_only`]); the relay (Redis pub/sub, say) only
-//! carries bytes.
+//! It also carries [`Notice`]s, news every process acts on: a resource changed, so each
+//! process tells the sessions subscribed to it whose GET stream it holds (one process holds a
+//! client's stream, so each session hears once). A notice travels under the session key
+//! [`NOTICES`]: session ids are never empty.
+//!
+//! The core decides what is relayed ([`answers_only`], [`Notice`]); the relay (Redis pub/sub,
+//! say) only carries bytes.
 
 use crate::jsonrpc::RequestId;
 
@@ -45,6 +50,47 @@ pub trait Relay: Send + Sync {
 
 /// Takes in frames published for a session (see [`Relay::subscribe`]).
 pub type Deliver = std::sync::Arc<dyn Fn(&str, &[u8]) + Send + Sync>;
+
+/// The session key under which a [`Notice`] is published: no session has it.
+pub const NOTICES: &str = "";
+
+/// News for every process sharing sessions, published under [`NOTICES`].
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::http::relay::Notice;
+///
+/// let notice = Notice::ResourceUpdated { uri: "file:///a.txt".into() };
+/// assert_eq!(Notice::decode(&notice.encode()), Some(notice));
+/// assert_eq!(Notice::decode(b"{\"somethingNew\":1}"), None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Notice {
+    /// The resource at `uri` changed: sessions subscribed to it are told
+    /// (`notifications/resources/updated`).
+    ResourceUpdated {
+        /// The resource.
+        uri: String,
+    },
+}
+
+impl Notice {
+    /// The notice as published.
+    #[must_use]
+    pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// A published notice; `None` for bytes that are none (or a kind this version does not
+    /// know, from a newer process: ignored).
+    #[must_use]
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        serde_json::from_slice(bytes).ok()
+    }
+}
 
 /// The ids answered by `body` if it holds only responses (a JSON-RPC response, or a batch of
 /// them); `None` for anything else, which is not relayed.

@@ -137,11 +137,32 @@ impl StreamRoutes {
         }
     }
 
-    /// Keeps at most `frames` for a GET stream that is not open (at least one).
+    /// Keeps at most `frames` for a GET stream that is not open. With `0` they are dropped:
+    /// for a session shared between processes, where the process that holds the client's GET
+    /// stream delivers, and a backlog here could only arrive late, or twice.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::streams::StreamRoutes;
+    /// use talaria_core::jsonrpc::RequestId;
+    /// use talaria_core::session::Carries;
+    ///
+    /// let mut routes = StreamRoutes::new(true).with_max_backlog(0);
+    /// let note = (b"{}".to_vec(), Carries::Result { id: RequestId::Number(1) });
+    /// assert!(routes.get_frame(note).is_none(), "no GET stream here");
+    /// assert!(routes.open_get().backlog.is_empty(), "nothing held for a later one");
+    /// ```
     #[must_use]
-    pub fn with_max_backlog(mut self, frames: usize) -> Self {
-        self.max_backlog = frames.max(1);
+    pub const fn with_max_backlog(mut self, frames: usize) -> Self {
+        self.max_backlog = frames;
         self
+    }
+
+    /// Whether a GET stream is open.
+    #[must_use]
+    pub const fn get_open(&self) -> bool {
+        self.get.is_some()
     }
 
     fn new_writer(&mut self) -> WriterId {
@@ -237,6 +258,9 @@ impl StreamRoutes {
     }
 
     fn hold(&mut self, frame: HeldFrame) {
+        if self.max_backlog == 0 {
+            return;
+        }
         if self.backlog.len() >= self.max_backlog {
             self.backlog.pop_front();
         }
