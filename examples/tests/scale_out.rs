@@ -7,7 +7,9 @@
 //!   SSE answer with the log messages the session's level lets through) and `slow` (an SSE
 //!   answer after progress notifications);
 //! - each call ends exactly once: the answer, or an error for a call whose process died under
-//!   it (at most one per kill and client); no request id is answered twice on the wire;
+//!   it (at most one per kill and client: the proxy's 502, or, for a stream the client resumed
+//!   on another process, that process's JSON-RPC error once the dead one's lease lapsed); no
+//!   request id is answered twice on the wire;
 //! - every answered call brought exactly its notifications (none lost, none repeated), and a
 //!   failed one no more than its own;
 //! - the log level set once goes with the session to every process;
@@ -92,6 +94,9 @@ struct Tally {
     events_of_failed: u64,
     /// The longest a failed call took to fail.
     slowest_failure: Duration,
+    /// Failed calls the server ended with an error (their process died while a client was
+    /// following their stream on another one), rather than the transport.
+    ended_by_server: u64,
     reinitialized: bool,
     counted: u64,
 }
@@ -141,9 +146,12 @@ fn call(client: &Client, wire: &Mutex<Wire>, tally: &mut Tally, n: u64, i: u64) 
                 tally.events_off += 1;
             }
         }
-        Err(_) => {
+        Err(error) => {
             tally.failed += 1;
             tally.slowest_failure = tally.slowest_failure.max(started.elapsed());
+            if let talaria::client::ClientError::Call(call) = &error {
+                tally.ended_by_server += u64::from(call.remote().is_some());
+            }
             assert!(got.0 <= logs && got.1 <= progress, "client {n}, call {i}: duplicated notifications {got:?}");
             tally.events_of_failed += got.0 + got.1;
         }
@@ -230,8 +238,9 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
         assert!(tally.failed <= kills_done, "client {n}: more failed calls than kills: {tally:?}");
         assert!(tally.answered >= 21, "client {n}: {tally:?}");
         assert_eq!(tally.events_off, 0, "client {n}: answered calls lost or repeated notifications: {tally:?}");
-        // A call whose process died ends once the client's resumption attempts find nothing
-        // new (three, a second apart), well before its 10 s timeout: nothing hangs.
+        // A call whose process died ends at once (the proxy's 502) or, when the client resumes
+        // its stream on another process, with that process's error once the dead process's
+        // lease (3 s) lapses: well before the call's 10 s timeout. Nothing hangs.
         assert!(tally.slowest_failure < Duration::from_secs(6), "client {n}: a call hung: {tally:?}");
         // The count goes on across processes; an echo whose process died under it may or may
         // not have been counted.

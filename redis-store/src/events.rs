@@ -45,7 +45,8 @@ redis.call('HSET', base .. n, 'seq', 0, 'bytes', 0, 'closed', 0)
 redis.call('ZADD', streams, n, n)
 return n";
 
-/// ARGV: base, stream, data, max events, max bytes. Returns {0, seq} or {error}.
+/// ARGV: base, stream, data, max events, max bytes, close after (1) or not (0). Returns
+/// {0, seq} or {error}.
 const APPEND: &str = "
 local n = tonumber(ARGV[2])
 local s = state(n)
@@ -68,6 +69,7 @@ else
   redis.call('RPUSH', list, data)
   redis.call('HSET', key, 'bytes', bytes + #data)
 end
+if ARGV[6] == '1' then redis.call('HSET', key, 'closed', 1) end
 return {0, seq}";
 
 /// ARGV: base, stream, after seq. Returns {0, first seq returned, missed, closed, data...} or
@@ -242,11 +244,7 @@ impl EventStore for RedisEventStore {
     }
 
     fn append(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
-        let limit = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
-        let (events, bytes) = (limit(self.retention.max_events()), limit(self.retention.max_bytes()));
-        let args = [Arg::Number(stream), Arg::Bytes(data), Arg::Number(events), Arg::Number(bytes)];
-        let rest = answer(self.call(Which::Append, session, &args)?, stream, None)?;
-        Ok(EventId::new(stream, count(rest.first(), "append")?))
+        self.append_closing(session, stream, data, false)
     }
 
     fn replay_after(&mut self, session: &str, after: EventId) -> Result<Replay, EventStoreError> {
@@ -269,5 +267,33 @@ impl EventStore for RedisEventStore {
 
     fn drop_session(&mut self, session: &str) -> Result<(), EventStoreError> {
         self.call(Which::Drop, session, &[]).map(|_| ())
+    }
+
+    /// One script: the append and the close happen together, or not at all.
+    fn append_last(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
+        self.append_closing(session, stream, data, true)
+    }
+}
+
+impl RedisEventStore {
+    /// Appends `data` to `stream`, closing the stream in the same script if `close`.
+    fn append_closing(
+        &mut self,
+        session: &str,
+        stream: u64,
+        data: &[u8],
+        close: bool,
+    ) -> Result<EventId, EventStoreError> {
+        let limit = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        let (events, bytes) = (limit(self.retention.max_events()), limit(self.retention.max_bytes()));
+        let args = [
+            Arg::Number(stream),
+            Arg::Bytes(data),
+            Arg::Number(events),
+            Arg::Number(bytes),
+            Arg::Number(u64::from(close)),
+        ];
+        let rest = answer(self.call(Which::Append, session, &args)?, stream, None)?;
+        Ok(EventId::new(stream, count(rest.first(), "append")?))
     }
 }

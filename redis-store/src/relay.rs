@@ -4,17 +4,24 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use talaria_core::http::relay::{Deliver, Relay};
+use talaria_core::http::relay::{Claim, Deliver, Relay, RelayError};
 
 use crate::link::{Link, RedisError, RedisOptions};
 
 /// How long the subscriber waits before connecting again after losing Redis.
 const RECONNECT_PAUSE: Duration = Duration::from_millis(200);
 
+/// How long a claim on a stream is kept.
+const CLAIM_MS: u64 = 24 * 60 * 60 * 1000;
+
 /// Relays answers between the server processes sharing sessions through the Redis at one
 /// URL: published on the channel `{prefix}relay`, each process subscribed (one connection and
 /// one thread of its own, reconnecting after an outage; what is published meanwhile is lost,
 /// as a dropped connection would lose it).
+///
+/// It also keeps the leases and claims by which a process resuming another's stream knows
+/// whether that process still answers: `{prefix}alive:{process}` (expiring with the lease)
+/// and `{prefix}claim:{session}:{stream}` (kept a day).
 ///
 /// # Examples
 ///
@@ -47,6 +54,22 @@ impl RedisRelay {
     }
 }
 
+impl RedisRelay {
+    /// Runs `commands` on the publishing connection.
+    fn run<T>(
+        &self,
+        commands: impl FnOnce(&mut redis::Connection, &str) -> redis::RedisResult<T>,
+    ) -> Result<T, RedisError> {
+        let mut publisher = self.publisher.lock().unwrap_or_else(PoisonError::into_inner);
+        let prefix = publisher.options().prefix.clone();
+        publisher.run(|c| commands(c, &prefix))
+    }
+}
+
+fn unreachable(error: RedisError) -> RelayError {
+    RelayError::Unreachable(error.to_string())
+}
+
 impl Relay for RedisRelay {
     fn publish(&self, session: &str, frames: &[u8]) {
         let mut message = Vec::with_capacity(session.len() + 1 + frames.len());
@@ -54,8 +77,39 @@ impl Relay for RedisRelay {
         message.push(b'\n');
         message.extend_from_slice(frames);
         let channel = &self.channel;
-        let mut publisher = self.publisher.lock().unwrap_or_else(PoisonError::into_inner);
-        let _ = publisher.run(|c| redis::cmd("PUBLISH").arg(channel).arg(&message).query::<i64>(c));
+        let _ = self.run(|c, _| redis::cmd("PUBLISH").arg(channel).arg(&message).query::<i64>(c));
+    }
+
+    fn claim(&self, session: &str, stream: u64, claim: &Claim) {
+        let value = claim.encode();
+        let _ = self.run(|c, prefix| {
+            redis::cmd("SET")
+                .arg(format!("{prefix}claim:{session}:{stream}"))
+                .arg(&value)
+                .arg("PX")
+                .arg(CLAIM_MS)
+                .query::<()>(c)
+        });
+    }
+
+    fn claimant(&self, session: &str, stream: u64) -> Result<Option<Claim>, RelayError> {
+        let value: Option<Vec<u8>> = self
+            .run(|c, prefix| redis::cmd("GET").arg(format!("{prefix}claim:{session}:{stream}")).query(c))
+            .map_err(unreachable)?;
+        Ok(value.as_deref().and_then(Claim::decode))
+    }
+
+    fn renew(&self, process: &str, ttl: Duration) {
+        let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let _ = self.run(|c, prefix| {
+            redis::cmd("SET").arg(format!("{prefix}alive:{process}")).arg(1).arg("PX").arg(ms).query::<()>(c)
+        });
+    }
+
+    fn alive(&self, process: &str) -> Result<bool, RelayError> {
+        self.run(|c, prefix| redis::cmd("EXISTS").arg(format!("{prefix}alive:{process}")).query::<i64>(c))
+            .map(|n| n == 1)
+            .map_err(unreachable)
     }
 
     fn subscribe(&self, deliver: Deliver) {

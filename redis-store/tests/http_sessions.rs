@@ -428,3 +428,117 @@ fn a_resource_update_seen_by_one_process_reaches_each_subscriber_once_through_th
     drop((first, second));
     reader.join().unwrap();
 }
+
+/// A server of sessions, event logs and relay in Redis (a lease of 600 ms), whose `wait` tool
+/// reports progress every 50 ms until `release` is set, then answers `released`.
+fn waiting_server(redis: &RedisServer, prefix: &str, release: &Arc<std::sync::atomic::AtomicBool>) -> HttpServer {
+    use talaria::core::http::reply::ReplyMode;
+    use talaria_core::http::event_log::Retention;
+    let options = || RedisOptions::default().prefix(prefix);
+    let sessions = RedisSessionStore::connect(&redis.url(), options()).unwrap();
+    let events = talaria_redis::RedisEventStore::connect(&redis.url(), options(), Retention::default()).unwrap();
+    let relay = talaria_redis::RedisRelay::connect(&redis.url(), options()).unwrap();
+    let options = HttpServerOptions::default()
+        .reply_mode(ReplyMode::Sse)
+        .session_store(SharedSessionStore::new(sessions))
+        .event_store(SharedEventStore::new(events))
+        .relay(Arc::new(relay))
+        .lease(std::time::Duration::from_millis(600));
+    let release = Arc::clone(release);
+    let schema = json!({"type": "object"}).as_object().cloned().unwrap();
+    let router = Router::<()>::builder()
+        .blocking_tool(Tool::new("wait", schema), move |job, _: Value| {
+            let mut step = 0.0;
+            while !release.load(std::sync::atomic::Ordering::SeqCst) {
+                step += 1.0;
+                job.progress(step, None, None);
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Ok(CallToolResult::text("released"))
+        })
+        .build();
+    HttpServer::bind(&talaria::server::Server::new("waiting", "1", router), "127.0.0.1:0", options).unwrap()
+}
+
+/// Calls `wait` (request id 2) in a new session on `addr`, reads the response stream's first
+/// event id and leaves: the session and the id to resume after.
+fn call_and_leave(addr: std::net::SocketAddr) -> (String, String) {
+    use std::io::BufRead as _;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
+    let response = post_streaming(addr, None, &init);
+    let session = response.headers().get("mcp-session-id").unwrap().to_str().unwrap().to_owned();
+    drop(response.into_body().read_to_string());
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(addr, &session, &initialized).0, 202);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "wait", "arguments": {}, "_meta": {"progressToken": "p"}}});
+    let response = post_streaming(addr, Some(&session), &call);
+    let mut reader = std::io::BufReader::new(response.into_body().into_reader());
+    let mut line = String::new();
+    let first_id = loop {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "the stream ended before its first event");
+        if let Some(id) = line.strip_prefix("id:") {
+            break id.trim().to_owned();
+        }
+    };
+    (session, first_id)
+}
+
+#[test]
+fn a_stream_resumed_on_another_process_is_followed_there_until_its_answer() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let release = Arc::new(AtomicBool::new(false));
+    let (first, second) = (waiting_server(&redis, &prefix, &release), waiting_server(&redis, &prefix, &release));
+    let (session, first_id) = call_and_leave(first.local_addr());
+    // The call goes on in the first process; the client resumes on the second, which follows
+    // the stream in Redis: the answer comes well after the resumption began.
+    let releaser = {
+        let release = Arc::clone(&release);
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            release.store(true, Ordering::SeqCst);
+        })
+    };
+    let resumed = open_stream(second.local_addr(), &session, Some(&first_id));
+    assert_eq!(resumed.status().as_u16(), 200);
+    let text = resumed.into_body().read_to_string().unwrap_or_default();
+    releaser.join().unwrap();
+    assert!(text.contains(r#""id":2"#) && text.contains("released"), "the answer, through the second process: {text}");
+    assert_eq!(text.matches(r#""id":2"#).count(), 1, "one answer: {text}");
+    assert!(text.contains("notifications/progress"), "the progress on the way: {text}");
+    drop(first);
+}
+
+#[test]
+fn a_stream_whose_process_died_ends_with_an_error_within_the_lease() {
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let never = Arc::new(AtomicBool::new(false));
+    let (first, second) = (waiting_server(&redis, &prefix, &never), waiting_server(&redis, &prefix, &never));
+    let (session, first_id) = call_and_leave(first.local_addr());
+    // The first process goes (its lease is no longer renewed); its call never answers.
+    first.shutdown();
+    let started = Instant::now();
+    let resumed = open_stream(second.local_addr(), &session, Some(&first_id));
+    assert_eq!(resumed.status().as_u16(), 200);
+    let text = resumed.into_body().read_to_string().unwrap_or_default();
+    let took = started.elapsed();
+    let error = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find(|frame| frame["id"] == 2)
+        .unwrap_or_else(|| panic!("an answer to request 2: {text}"));
+    assert_eq!(error["error"]["code"], -32603, "{error}");
+    assert!(took < Duration::from_secs(3), "ended within the 600 ms lease and a look or two: {took:?}");
+    // Resumed again (on either process): the same ending, from the log.
+    let again = open_stream(second.local_addr(), &session, Some(&first_id)).into_body().read_to_string().unwrap();
+    assert_eq!(again.matches(r#""id":2"#).count(), 1, "{again}");
+    assert!(again.contains("-32603"), "{again}");
+}

@@ -21,6 +21,7 @@ use talaria_core::http::event_log::EventId;
 use talaria_core::http::exchange::{HttpMethod, Refusal};
 use talaria_core::http::headers::SESSION_ID;
 use talaria_core::http::outcome::PostEnd;
+use talaria_core::http::relay::Follow;
 use talaria_core::http::reply::{Reply, ReplyStep};
 use talaria_core::server::Headers;
 use talaria_core::session::StreamId;
@@ -28,8 +29,8 @@ use talaria_core::session::StreamId;
 use super::body::{Body, BodyWriter};
 use super::chan::Receiver;
 use super::shared::{
-    feed_post, finish_post, legacy_closed, legacy_message, legacy_session, plan, supports_polling, target, Plan,
-    Session, Shared, Target, Visit,
+    claim_stream, feed_post, finish_post, follows_others, legacy_closed, legacy_message, legacy_session,
+    look_at_followed, plan, supports_polling, target, Plan, Session, Shared, Target, Visit,
 };
 use super::sse_out::{keepalive_interval, Ending, SseBytes, OPENED};
 use super::streams::{Log, StreamMsg};
@@ -146,7 +147,9 @@ where
         Plan::Ended => respond(200, &[], Body::empty()),
         Plan::Relayed => respond(202, &[], Body::empty()),
         Plan::Post { session, session_id, visit } => post(&context, session, visit, &body, session_id).await,
-        Plan::OpenStream { session, last_event_id } => open_stream(&context, &session, last_event_id.as_deref()),
+        Plan::OpenStream { session, session_id, last_event_id } => {
+            open_stream(&context, &session, session_id, last_event_id.as_deref())
+        }
     })
 }
 
@@ -340,6 +343,11 @@ async fn post<S: Send + 'static>(
         }
         _ => session.streams.log_post(stream),
     };
+    // With a relay: whose stream this is, for a process the client may resume it on.
+    if let (Some(log_stream), Some(id), true) = (log_stream, pending.session_id.clone(), follows_others(shared)) {
+        let (shared, session) = (Arc::clone(shared), session.clone());
+        smol::unblock(move || claim_stream(&shared, &session, &id, stream, log_stream)).await;
+    }
     let log = log_stream.and_then(|id| Some((session.streams.log()?.clone(), id)));
     pending.log_stream = log_stream;
     let cut = matches!(early, Some(Early::Cut(_)));
@@ -395,13 +403,15 @@ async fn post<S: Send + 'static>(
 fn open_stream<S: Send + 'static>(
     context: &Arc<Context<S>>,
     session: &Session<S>,
+    session_id: String,
     last_event_id: Option<&str>,
 ) -> Response<Body> {
     let keepalive = context.shared.options.sse_keepalive;
     let (body, out) = Body::streamed();
     if let Some(last) = last_event_id {
-        let resumed = last.trim().parse::<EventId>().ok().and_then(|after| session.streams.resume(after));
-        let Some(resumed) = resumed else {
+        let after = last.trim().parse::<EventId>().ok();
+        let resumed = after.and_then(|after| session.streams.resume(after));
+        let (Some(after), Some(resumed)) = (after, resumed) else {
             return refuse(Refusal::bad_request(&format!("Last-Event-ID {last} is not an event of this session")));
         };
         let bytes = SseBytes::new(session.streams.log().map(|log| (log.clone(), resumed.log)));
@@ -411,7 +421,16 @@ fn open_stream<S: Send + 'static>(
             for event in &resumed.events {
                 ok = ok && out.write(SseBytes::replayed(event)).await;
             }
-            let Some(frames) = resumed.frames else { return };
+            let Some(frames) = resumed.frames else {
+                // Another process's stream, not ended: followed here.
+                if let (true, false, true, Some(log)) =
+                    (ok, resumed.closed, follows_others(&shared), session.streams.log().cloned())
+                {
+                    let last = resumed.events.last().map_or(after, |event| event.id);
+                    follow_other(&shared, &log, &session_id, last, &out, keepalive).await;
+                }
+                return;
+            };
             let ending = if ok { pump(&out, &bytes, &frames, keepalive).await } else { Ending::Gone };
             match (ending, resumed.post) {
                 // The POST stream's request is answered: its log stream is complete.
@@ -517,6 +536,71 @@ async fn pump(out: &BodyWriter, bytes: &SseBytes, frames: &Receiver<StreamMsg>, 
             return Ending::Gone;
         }
     }
+}
+
+/// How often a stream another process writes is looked at.
+const FOLLOW_POLL: Duration = Duration::from_millis(100);
+
+/// Every how many looks the writer's lease is checked too.
+const LEASE_EVERY: u32 = 5;
+
+/// Follows a stream another process writes (a client resumed it here) after `last`: what it
+/// logs is sent on as it comes, until the stream ends. If the writer's lease lapses first (it
+/// died), the requests it was answering end with errors, logged as the stream's last events
+/// (one step, so that a stream gets one ending however many processes follow it).
+async fn follow_other<S: Send + 'static>(
+    shared: &Arc<Shared<S>>,
+    log: &Log,
+    id: &str,
+    mut last: EventId,
+    out: &BodyWriter,
+    keepalive: Duration,
+) {
+    let mut quiet = Duration::ZERO;
+    let mut look = 0u32;
+    loop {
+        let (shared, follow_log, id) = (Arc::clone(shared), log.clone(), id.to_owned());
+        let lease = look % LEASE_EVERY == 0;
+        look = look.wrapping_add(1);
+        let (events, step) = smol::unblock(move || look_at_followed(&shared, &follow_log, &id, last, lease)).await;
+        for event in &events {
+            if !out.write(SseBytes::replayed(event)).await {
+                return;
+            }
+            last = event.id;
+            quiet = Duration::ZERO;
+        }
+        match step {
+            Follow::End => return,
+            Follow::Wait => {}
+            Follow::Abandon(answers) => {
+                // The next look sends them (or whatever ending won).
+                let log = log.clone();
+                smol::unblock(move || end_abandoned(&log, last.stream, &answers)).await;
+                continue;
+            }
+        }
+        Timer::after(FOLLOW_POLL).await;
+        quiet += FOLLOW_POLL;
+        if quiet >= keepalive_interval(keepalive) {
+            if !out.write(SseBytes::keepalive()).await {
+                return;
+            }
+            quiet = Duration::ZERO;
+        }
+    }
+}
+
+/// Logs `answers` as the last events of log stream `stream`, the last one ending it (nothing,
+/// if the stream ended meanwhile).
+fn end_abandoned(log: &Log, stream: u64, answers: &[Vec<u8>]) {
+    let Some((final_answer, before)) = answers.split_last() else { return };
+    for answer in before {
+        if log.append(stream, answer).is_none() {
+            return;
+        }
+    }
+    let _ = log.append_last(stream, final_answer);
 }
 
 /// What ended a wait in [`pump`].

@@ -63,6 +63,11 @@ pub struct HttpServerOptions {
     /// Carries a client's answers to another process's server-to-client requests there (with
     /// a session store shared between processes); `None`: answers are taken in here only.
     pub relay: Option<Arc<dyn talaria_core::http::relay::Relay>>,
+    /// With a relay: how long this process's lease lasts (renewed three times as often). A
+    /// client resuming a response stream on another process is followed there while the
+    /// writing process's lease holds; once it lapses (the process died), the requests the
+    /// stream was answering end with an error. Default 3 s.
+    pub lease: Duration,
     /// The reconnection delay sent with each stream's priming event (2025-11-25), the `retry`
     /// a client waits before resuming a stream the server ended early; `None` leaves it to the
     /// client.
@@ -102,6 +107,9 @@ pub struct HttpServerOptions {
     pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
+/// The default of [`HttpServerOptions::lease`].
+const DEFAULT_LEASE: Duration = Duration::from_secs(3);
+
 /// The default of [`HttpServerOptions::sse_keepalive`].
 const DEFAULT_SSE_KEEPALIVE: Duration = Duration::from_secs(15);
 
@@ -117,6 +125,7 @@ impl std::fmt::Debug for HttpServerOptions {
             .field("session_store", &self.session_store.is_some())
             .field("event_store", &self.event_store.is_some())
             .field("relay", &self.relay.is_some())
+            .field("lease", &self.lease)
             .field("sse_retry", &self.sse_retry)
             .field("sse_keepalive", &self.sse_keepalive)
             .field("read_timeout", &self.read_timeout)
@@ -141,6 +150,7 @@ impl Default for HttpServerOptions {
             session_store: None,
             event_store: None,
             relay: None,
+            lease: DEFAULT_LEASE,
             sse_retry: None,
             sse_keepalive: DEFAULT_SSE_KEEPALIVE,
             read_timeout: Duration::from_secs(30),
@@ -210,6 +220,13 @@ impl HttpServerOptions {
     /// [`HttpServerOptions::relay`]).
     pub fn relay(mut self, relay: Arc<dyn talaria_core::http::relay::Relay>) -> Self {
         self.relay = Some(relay);
+        self
+    }
+
+    /// Sets how long this process's lease lasts (see [`HttpServerOptions::lease`]; at least
+    /// 30 ms).
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(30));
         self
     }
 

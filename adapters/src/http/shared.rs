@@ -23,7 +23,8 @@ use super::streams::{Log, StreamMsg, Streams};
 use crate::conn::Conn;
 use crate::server::{Served, Server, UpdateHook};
 use talaria_core::http::event_log::Refresh;
-use talaria_core::http::relay::{Notice, NOTICES};
+use talaria_core::http::event_log::{EventId, StoredEvent};
+use talaria_core::http::relay::{follow, Claim, Follow, Notice, NOTICES};
 
 /// A live legacy session: its connection and its response streams.
 pub(super) struct Session<S> {
@@ -87,9 +88,11 @@ impl<S: Send + 'static> Shared<S> {
         }
     }
 
-    /// Starts taking in the answers and notices other processes relay here (with a relay).
+    /// Starts taking in the answers and notices other processes relay here, and renewing this
+    /// process's lease (with a relay).
     pub(super) fn listen_to_relay(self: &Arc<Self>) {
         let Some(relay) = &self.options.relay else { return };
+        self.keep_lease();
         let shared = Arc::downgrade(self);
         relay.subscribe(Arc::new(move |id: &str, frames: &[u8]| {
             let Some(shared) = shared.upgrade() else { return };
@@ -99,6 +102,20 @@ impl<S: Send + 'static> Shared<S> {
                 take_relayed(&shared, id, frames);
             }
         }));
+    }
+
+    /// Renews this process's lease from a thread of its own, three times per lease, for as
+    /// long as the server runs.
+    fn keep_lease(self: &Arc<Self>) {
+        let (Some(relay), Some(process)) = (self.options.relay.clone(), self.request_prefix.clone()) else { return };
+        let (shared, lease) = (Arc::downgrade(self), self.options.lease);
+        let renewing = std::thread::Builder::new().name("talaria-lease".into()).spawn(move || {
+            while shared.strong_count() > 0 {
+                relay.renew(&process, lease);
+                std::thread::sleep(lease / 3);
+            }
+        });
+        drop(renewing);
     }
 
     /// Whether this server's sessions hear resource updates through the relay.
@@ -274,6 +291,55 @@ fn take_notice<S: Send + 'static>(shared: &Shared<S>, notice: &[u8]) {
             let _ = session.conn.with(|served, _| served.endpoint.resource_updated(&uri));
         }
     }
+}
+
+/// With a relay, records that this process answers the requests of `stream` (a POST stream
+/// of session `id`) on log stream `log_stream`, for a process the client resumes it on.
+/// Blocking: a relay round trip.
+pub(super) fn claim_stream<S: Send + 'static>(
+    shared: &Shared<S>,
+    session: &Session<S>,
+    id: &str,
+    stream: StreamId,
+    log_stream: u64,
+) {
+    let (Some(relay), Some(process)) = (&shared.options.relay, &shared.request_prefix) else { return };
+    let requests = session.conn.with(|served, _| served.endpoint.session().requests_on(stream));
+    if !requests.is_empty() {
+        relay.claim(id, log_stream, &Claim { process: process.clone(), requests });
+    }
+}
+
+/// One look at a stream another process writes, resumed here by session `id`'s client after
+/// `after` (blocking: store and relay round trips): the events logged since, and what to do
+/// next. With `lease` the writer's lease is checked too (not at every look: it costs two
+/// round trips); without, the stream is waited on while it has not ended.
+pub(super) fn look_at_followed<S: Send + 'static>(
+    shared: &Shared<S>,
+    log: &Log,
+    id: &str,
+    after: EventId,
+    lease: bool,
+) -> (Vec<StoredEvent>, Follow) {
+    let Some(replay) = log.replay_after(after) else { return (Vec::new(), Follow::End) };
+    let step = match (&shared.options.relay, replay.closed, lease) {
+        (None, _, _) => Follow::End,
+        (Some(_), true, _) => Follow::End,
+        (Some(_), false, false) => Follow::Wait,
+        (Some(relay), false, true) => match relay.claimant(id, after.stream) {
+            Ok(claim) => {
+                let alive = claim.as_ref().map_or(Ok(true), |claim| relay.alive(&claim.process));
+                follow(false, claim.as_ref(), alive)
+            }
+            Err(_) => Follow::Wait,
+        },
+    };
+    (replay.events, step)
+}
+
+/// Whether this server follows streams of other processes (it has a relay).
+pub(super) fn follows_others<S: Send + 'static>(shared: &Shared<S>) -> bool {
+    shared.options.relay.is_some()
 }
 
 /// Marks a Streamable HTTP session as one that hears resource updates through the relay.
@@ -495,6 +561,8 @@ pub(super) enum Plan<S> {
     OpenStream {
         /// The session.
         session: Session<S>,
+        /// Its id.
+        session_id: String,
         /// `Last-Event-ID`, if sent.
         last_event_id: Option<String>,
     },
@@ -544,7 +612,7 @@ pub(super) fn plan<S: Send + 'static>(
         // Another process's session opens here too (its events, if logged in a shared store,
         // resume here).
         Exchange::OpenStream { session: id, last_event_id } => match session_for(shared, &id, visit) {
-            Ok((session, _)) => Plan::OpenStream { session, last_event_id },
+            Ok((session, _)) => Plan::OpenStream { session, session_id: id, last_event_id },
             Err(refusal) => Plan::Refuse(refusal),
         },
         Exchange::Terminate { session: id } => {

@@ -23,7 +23,7 @@ use super::chan::{channel, Receiver, Sender};
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use talaria_core::http::event_log::{EventId, EventStore, StoredEvent};
+use talaria_core::http::event_log::{EventId, EventStore, Replay, StoredEvent};
 use talaria_core::http::streams::{GetAttached, PostDelivery, PostEnding, Release, Resumption, StreamRoutes, WriterId};
 use talaria_core::session::{Carries, Route, StreamId};
 
@@ -81,6 +81,18 @@ impl Log {
     /// Marks `stream` ended.
     pub(crate) fn close(&self, stream: u64) {
         let _ = self.with(|store, session| store.close_stream(session, stream));
+    }
+
+    /// The events after `after`, and whether their stream ended; `None` if the store cannot
+    /// say.
+    pub(crate) fn replay_after(&self, after: EventId) -> Option<Replay> {
+        self.with(|store, session| store.replay_after(session, after)).ok()
+    }
+
+    /// Logs `payload` as the last event of `stream` and ends it, in one step; `None` if the
+    /// stream had ended already (or the store failed).
+    pub(crate) fn append_last(&self, stream: u64, payload: &[u8]) -> Option<EventId> {
+        self.with(|store, session| store.append_last(session, stream, payload)).ok()
     }
 }
 
@@ -152,6 +164,9 @@ pub(crate) struct Resumed {
     pub(crate) log: u64,
     /// The POST stream taken over, if it was one (else the GET stream).
     pub(crate) post: Option<StreamId>,
+    /// Whether the log says the stream ended. A stream this process does not write that has
+    /// not ended (`frames` is `None`) is another process's.
+    pub(crate) closed: bool,
 }
 
 /// A connection's response streams, shared by its sink and the request handlers: the core's
@@ -347,7 +362,7 @@ impl Streams {
             }
             Resumption::Ended => (None, None),
         };
-        Some(Resumed { events: replay.events, frames, log: after.stream, post })
+        Some(Resumed { events: replay.events, frames, log: after.stream, post, closed: replay.closed })
     }
 
     /// Ends every stream (the session is gone).

@@ -75,6 +75,7 @@ const EVENT_STORE_CHECKS: &[(&str, Retention, EventCheck)] = &[
     ("oversized_event_is_not_kept", Retention::new().with_max_bytes(4), oversized_event_is_not_kept),
     ("zero_max_events_keeps_nothing", Retention::new().with_max_events(0), zero_max_events_keeps_nothing),
     ("closed_stream_is_reported", Retention::new(), closed_stream_is_reported),
+    ("append_last_ends_the_stream_once", Retention::new(), append_last_ends_the_stream_once),
     ("sessions_are_isolated", Retention::new(), sessions_are_isolated),
     ("dropping_a_session_forgets_it", Retention::new(), dropping_a_session_forgets_it),
     ("stream_count_is_bounded", Retention::new().with_max_streams(2), stream_count_is_bounded),
@@ -328,6 +329,19 @@ fn closed_stream_is_reported(store: &mut dyn EventStore) -> Result<(), String> {
     );
     ok("second close_stream", store.close_stream(SESSION, stream))?;
     expect_replay(store, SESSION, EventId::start(stream), &[(ids[0], b"a")], 0, true)
+}
+
+fn append_last_ends_the_stream_once(store: &mut dyn EventStore) -> Result<(), String> {
+    let (stream, ids) = stream_with(store, SESSION, &[b"a"])?;
+    let last = ok("append_last", store.append_last(SESSION, stream, b"z"))?;
+    ensure!(last == EventId::new(stream, ids[0].seq + 1), "append_last returned {last}");
+    expect_replay(store, SESSION, EventId::start(stream), &[(ids[0], b"a"), (last, b"z")], 0, true)?;
+    let got = store.append_last(SESSION, stream, b"y");
+    ensure!(
+        matches!(got, Err(EventStoreError::StreamClosed { stream: s }) if s == stream),
+        "a second append_last: got {got:?}, want StreamClosed"
+    );
+    expect_replay(store, SESSION, ids[0], &[(last, b"z")], 0, true)
 }
 
 fn sessions_are_isolated(store: &mut dyn EventStore) -> Result<(), String> {

@@ -464,6 +464,36 @@ pub trait EventStore {
     /// assert!(log.is_empty());
     /// ```
     fn drop_session(&mut self, session: &str) -> Result<(), EventStoreError>;
+
+    /// Appends `data` to `stream` as its last event and closes the stream, in one step: a
+    /// stream closed meanwhile (by another process) takes nothing. This is how a process that
+    /// resumed another's stream ends it when that process died: the stream ends with exactly
+    /// one last word.
+    ///
+    /// The default appends and then closes; a store shared between processes overrides it to
+    /// do both at once.
+    ///
+    /// # Errors
+    ///
+    /// As [`EventStore::append`]: [`EventStoreError::StreamClosed`] if the stream was closed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::event_log::{EventId, EventStore, MemoryEventStore, Retention};
+    ///
+    /// let mut log = MemoryEventStore::new(Retention::default());
+    /// let stream = log.open_stream("s").unwrap();
+    /// let last = log.append_last("s", stream, b"{}").unwrap();
+    /// assert!(log.replay_after("s", EventId::start(stream)).unwrap().closed);
+    /// assert!(log.append_last("s", stream, b"{}").is_err(), "one last word");
+    /// # let _ = last;
+    /// ```
+    fn append_last(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
+        let id = self.append(session, stream, data)?;
+        self.close_stream(session, stream)?;
+        Ok(id)
+    }
 }
 
 impl<S: EventStore + ?Sized> EventStore for &mut S {
@@ -486,6 +516,10 @@ impl<S: EventStore + ?Sized> EventStore for &mut S {
     fn drop_session(&mut self, session: &str) -> Result<(), EventStoreError> {
         (**self).drop_session(session)
     }
+
+    fn append_last(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
+        (**self).append_last(session, stream, data)
+    }
 }
 
 impl<S: EventStore + ?Sized> EventStore for Box<S> {
@@ -507,6 +541,10 @@ impl<S: EventStore + ?Sized> EventStore for Box<S> {
 
     fn drop_session(&mut self, session: &str) -> Result<(), EventStoreError> {
         (**self).drop_session(session)
+    }
+
+    fn append_last(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
+        (**self).append_last(session, stream, data)
     }
 }
 

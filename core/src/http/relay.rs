@@ -12,7 +12,9 @@
 //! The core decides what is relayed ([`answers_only`], [`Notice`]); the relay (Redis pub/sub,
 //! say) only carries bytes.
 
-use crate::jsonrpc::RequestId;
+use std::time::Duration;
+
+use crate::jsonrpc::{ErrorObject, ErrorResponse, Message, RequestId};
 
 /// Carries frames between the server processes that share sessions.
 ///
@@ -46,6 +48,147 @@ pub trait Relay: Send + Sync {
     /// Delivers every process's published frames to `deliver` (session, frames), from a
     /// thread of the relay's own.
     fn subscribe(&self, deliver: Deliver);
+
+    /// Records that `claim` answers log stream `stream` of `session`, so that a process
+    /// resuming the stream knows whose it is (best effort). The default records nothing: a
+    /// stream resumed on another process then ends after what was logged, as if unclaimed.
+    fn claim(&self, session: &str, stream: u64, claim: &Claim) {
+        let _ = (session, stream, claim);
+    }
+
+    /// The claim on log stream `stream` of `session`; `Ok(None)` if none was recorded (or it
+    /// is no longer kept).
+    ///
+    /// # Errors
+    ///
+    /// [`RelayError::Unreachable`] if the relay cannot say.
+    fn claimant(&self, session: &str, stream: u64) -> Result<Option<Claim>, RelayError> {
+        let _ = (session, stream);
+        Ok(None)
+    }
+
+    /// Says `process` lives for `ttl` from now: its lease, renewed several times per `ttl`
+    /// while the process runs (best effort). The default does nothing.
+    fn renew(&self, process: &str, ttl: Duration) {
+        let _ = (process, ttl);
+    }
+
+    /// Whether `process`'s lease holds: `false` once it went `ttl` without renewing (it died,
+    /// or stalled that long). The default says `true`.
+    ///
+    /// # Errors
+    ///
+    /// [`RelayError::Unreachable`] if the relay cannot say.
+    fn alive(&self, process: &str) -> Result<bool, RelayError> {
+        let _ = process;
+        Ok(true)
+    }
+}
+
+/// Why a [`Relay`] could not answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RelayError {
+    /// The relay's backend (Redis, say) could not be reached.
+    #[error("the relay cannot be reached: {0}")]
+    Unreachable(String),
+}
+
+/// Who answers a resumable response stream: the process (its lease, see [`Relay::renew`])
+/// and the requests whose answers the stream carries.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::http::relay::Claim;
+/// use talaria_core::jsonrpc::RequestId;
+///
+/// let claim = Claim { process: "a1b2c3-".into(), requests: vec![RequestId::Number(7)] };
+/// assert_eq!(Claim::decode(&claim.encode()), Some(claim));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Claim {
+    /// The process writing the stream.
+    pub process: String,
+    /// The requests the stream answers.
+    pub requests: Vec<RequestId>,
+}
+
+impl Claim {
+    /// The claim as stored.
+    #[must_use]
+    pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// A stored claim; `None` for bytes that are none.
+    #[must_use]
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+/// What a process that resumed another process's stream does after a look at the log and at
+/// the writer's lease ([`follow`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Follow {
+    /// Wait for more: the writer lives (or the relay cannot tell).
+    Wait,
+    /// Send what was logged and end: the stream is complete, or nobody claimed it.
+    End,
+    /// The writer died: end the stream with these last words, one error per request it was
+    /// answering (see [`abandoned`]).
+    Abandon(Vec<Vec<u8>>),
+}
+
+/// The next step of a process following a stream another process writes: the log says it is
+/// `closed` or not; `claim` is whose it is (if known); `alive` is what the relay says of that
+/// process's lease.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::http::relay::{follow, Claim, Follow};
+/// use talaria_core::jsonrpc::RequestId;
+///
+/// let claim = Claim { process: "p1-".into(), requests: vec![RequestId::Number(3)] };
+/// assert_eq!(follow(true, Some(&claim), Ok(false)), Follow::End, "complete: nothing to add");
+/// assert_eq!(follow(false, None, Ok(true)), Follow::End, "nobody's: as before");
+/// assert_eq!(follow(false, Some(&claim), Ok(true)), Follow::Wait);
+/// let Follow::Abandon(last) = follow(false, Some(&claim), Ok(false)) else { panic!() };
+/// assert_eq!(last.len(), 1);
+/// ```
+#[must_use]
+pub fn follow(closed: bool, claim: Option<&Claim>, alive: Result<bool, RelayError>) -> Follow {
+    match (closed, claim, alive) {
+        (true, _, _) | (false, None, _) => Follow::End,
+        (false, Some(claim), Ok(false)) => Follow::Abandon(abandoned(&claim.requests)),
+        (false, Some(_), _) => Follow::Wait,
+    }
+}
+
+/// What a request whose process died while answering it ends with: a JSON-RPC internal error
+/// (`-32603`) for each of `requests`, saying so.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::http::relay::abandoned;
+/// use talaria_core::jsonrpc::RequestId;
+///
+/// let frames = abandoned(&[RequestId::Number(3)]);
+/// let text = String::from_utf8(frames[0].clone()).unwrap();
+/// assert!(text.starts_with(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603"#), "{text}");
+/// ```
+#[must_use]
+pub fn abandoned(requests: &[RequestId]) -> Vec<Vec<u8>> {
+    requests
+        .iter()
+        .map(|id| {
+            let error = ErrorObject::internal("the server process answering this request stopped");
+            Message::Error(ErrorResponse { id: Some(id.clone()), error }).to_vec()
+        })
+        .collect()
 }
 
 /// Takes in frames published for a session (see [`Relay::subscribe`]).

@@ -71,6 +71,23 @@ impl<R: Role> Session<R> {
         }
     }
 
+    /// The peer's requests still unanswered whose answers go on the HTTP response stream
+    /// `stream`, in no particular order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::Implementation;
+    /// use talaria_core::session::{Server, ServerConfig, Session, StreamId};
+    ///
+    /// let session = Session::<Server>::new(ServerConfig::new(Implementation::new("s", "1")));
+    /// assert!(session.requests_on(StreamId(1)).is_empty());
+    /// ```
+    #[must_use]
+    pub fn requests_on(&self, stream: StreamId) -> Vec<RequestId> {
+        self.inbound.on_stream(stream)
+    }
+
     /// An HTTP response stream ended. In the stateless era that cancels the requests that
     /// arrived on it; in the legacy era it does not (the spec says a disconnect is not a
     /// cancellation).
