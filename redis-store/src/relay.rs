@@ -66,7 +66,7 @@ impl RedisRelay {
     }
 }
 
-fn unreachable(error: RedisError) -> RelayError {
+fn unreachable(error: &RedisError) -> RelayError {
     RelayError::Unreachable(error.to_string())
 }
 
@@ -95,7 +95,7 @@ impl Relay for RedisRelay {
     fn claimant(&self, session: &str, stream: u64) -> Result<Option<Claim>, RelayError> {
         let value: Option<Vec<u8>> = self
             .run(|c, prefix| redis::cmd("GET").arg(format!("{prefix}claim:{session}:{stream}")).query(c))
-            .map_err(unreachable)?;
+            .map_err(|e| unreachable(&e))?;
         Ok(value.as_deref().and_then(Claim::decode))
     }
 
@@ -109,7 +109,7 @@ impl Relay for RedisRelay {
     fn alive(&self, process: &str) -> Result<bool, RelayError> {
         self.run(|c, prefix| redis::cmd("EXISTS").arg(format!("{prefix}alive:{process}")).query::<i64>(c))
             .map(|n| n == 1)
-            .map_err(unreachable)
+            .map_err(|e| unreachable(&e))
     }
 
     fn subscribe(&self, deliver: Deliver) {

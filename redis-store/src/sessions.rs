@@ -100,6 +100,9 @@ impl RedisSessionStore {
     }
 }
 
+/// A record's `data` and `seen` fields, as read.
+type Fields = (Option<Vec<u8>>, Option<String>);
+
 /// The last use of a session: the record's `seen` (nanoseconds, written by store and touch),
 /// unless the index's score (moved by refresh, in fractional milliseconds) is later by more
 /// than its rounding.
@@ -121,7 +124,7 @@ fn backend(error: RedisError) -> SessionStoreError {
 impl SessionStore for RedisSessionStore {
     fn load(&mut self, session: &str) -> Result<Option<SessionRecord>, SessionStoreError> {
         let (key, index) = (self.record_key(session), self.index_key());
-        let ((data, seen), scored): ((Option<Vec<u8>>, Option<String>), Option<f64>) = self
+        let (fields, scored): (Fields, Option<f64>) = self
             .link
             .run(|c| {
                 let mut pipe = redis::pipe();
@@ -129,7 +132,7 @@ impl SessionStore for RedisSessionStore {
                 pipe.query(c)
             })
             .map_err(backend)?;
-        let (Some(data), Some(seen)) = (data, seen) else { return Ok(None) };
+        let (Some(data), Some(seen)) = fields else { return Ok(None) };
         let nanos = seen.parse::<u128>().map_err(|e| backend(RedisError::Malformed(format!("{key} seen: {e}"))))?;
         Ok(Some(SessionRecord::new(data, self.clock.instant(later_use(nanos, scored)))))
     }

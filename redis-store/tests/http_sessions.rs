@@ -542,3 +542,62 @@ fn a_stream_whose_process_died_ends_with_an_error_within_the_lease() {
     assert_eq!(again.matches(r#""id":2"#).count(), 1, "{again}");
     assert!(again.contains("-32603"), "{again}");
 }
+
+#[test]
+fn a_listen_stream_hears_updates_seen_by_any_process() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+    use talaria::core::client::CallOptions;
+    use talaria::core::schema::resources::Resource;
+    use talaria::core::schema::subscriptions::{
+        SubscriptionFilter, SubscriptionsListen, SubscriptionsListenRequestParams,
+    };
+    use talaria::core::schema::TextResourceContents;
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    // The stateless era needs no session store: the relay alone.
+    let serve = || {
+        let relay = talaria_redis::RedisRelay::connect(&redis.url(), RedisOptions::default().prefix(&prefix)).unwrap();
+        let router = Router::<()>::builder()
+            .resource(Resource::new("file:///a.txt", "a"), |_ctx, uri, _| {
+                Ok(vec![TextResourceContents::new(uri, "a").into()])
+            })
+            .subscriptions(|_ctx, _uri| Ok(()), |_ctx, _uri| Ok(()))
+            .build();
+        let server = talaria::server::Server::new("listening", "1", router);
+        let http =
+            HttpServer::bind(&server, "127.0.0.1:0", HttpServerOptions::default().relay(Arc::new(relay))).unwrap();
+        (http, server)
+    };
+    let ((_first, first_server), (second, second_server)) = (serve(), serve());
+    let heard = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&heard);
+    let options = ClientOptions::new("c", "1").mode(ClientMode::Stateless).on_notification(move |method, params| {
+        if method == "notifications/resources/updated" && params.is_some_and(|p| p.get().contains("file:///a.txt")) {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let client = Client::http(&format!("http://{}/mcp", second.local_addr()), &[], options).unwrap();
+    let filter =
+        SubscriptionFilter { resource_subscriptions: Some(vec!["file:///a.txt".into()]), ..Default::default() };
+    let _listen = client
+        .to_async()
+        .call::<SubscriptionsListen>(&SubscriptionsListenRequestParams::new(filter), CallOptions::default());
+    // Seen by the first process, heard on the stream the second holds (once the stream is open).
+    let waited = Instant::now();
+    while heard.load(Ordering::SeqCst) == 0 {
+        assert!(waited.elapsed() < Duration::from_secs(5), "no update reached the listen stream");
+        first_server.resource_updated("file:///a.txt");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let before = heard.load(Ordering::SeqCst);
+    second_server.resource_updated("file:///a.txt");
+    first_server.resource_updated("file:///other.txt");
+    let waited = Instant::now();
+    while heard.load(Ordering::SeqCst) == before && waited.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(heard.load(Ordering::SeqCst), before + 1, "one update, heard once");
+}

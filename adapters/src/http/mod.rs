@@ -13,10 +13,10 @@ mod server;
 #[cfg(feature = "tower")]
 mod service;
 mod shared;
-mod store_pool;
 #[cfg(all(feature = "smol", feature = "stdio", unix))]
 pub(crate) mod smol_client;
 mod sse_client;
+mod store_pool;
 pub use sse_client::HttpTransport;
 mod sse_out;
 mod streams;

@@ -57,8 +57,8 @@ pub(super) struct Shared<S> {
     /// With a relay: what this process's server-to-client request ids start with, unique
     /// among the processes sharing sessions.
     request_prefix: Option<String>,
-    /// With a relay and a session store: publishes the server's resource updates to every
-    /// process (registered with the server for as long as this lives).
+    /// With a relay: publishes the server's resource updates to every process (registered
+    /// with the server for as long as this lives).
     update_hook: Option<Arc<UpdateHook>>,
 }
 
@@ -118,9 +118,10 @@ impl<S: Send + 'static> Shared<S> {
         drop(renewing);
     }
 
-    /// Whether this server's sessions hear resource updates through the relay.
+    /// Whether this server's legacy sessions hear resource updates through the relay: they
+    /// are shared between processes (a relay and a session store).
     fn fans_out(&self) -> bool {
-        self.update_hook.is_some()
+        self.update_hook.is_some() && self.options.session_store.is_some()
     }
 
     /// How many legacy sessions are live.
@@ -262,10 +263,10 @@ fn awaits_any<S: Send + 'static>(session: &Session<S>, ids: &[talaria_core::json
     session.conn.with(|served, _| ids.iter().any(|id| served.endpoint.session().pending_method(id).is_some()))
 }
 
-/// With a relay and a session store, the hook that publishes each of `server`'s resource
-/// updates to every process sharing sessions (this one included: see [`take_notice`]).
+/// With a relay, the hook that publishes each of `server`'s resource updates to every process
+/// (this one included: see [`take_notice`]).
 fn fan_out_hook<S: Send + 'static>(server: &Server<S>, options: &HttpServerOptions) -> Option<Arc<UpdateHook>> {
-    let relay = options.relay.clone().filter(|_| options.session_store.is_some())?;
+    let relay = options.relay.clone()?;
     let hook: Arc<UpdateHook> = Arc::new(move |uri: &str| {
         relay.publish(NOTICES, &Notice::ResourceUpdated { uri: uri.to_owned() }.encode());
     });
@@ -291,6 +292,8 @@ fn take_notice<S: Send + 'static>(shared: &Shared<S>, notice: &[u8]) {
             let _ = session.conn.with(|served, _| served.endpoint.resource_updated(&uri));
         }
     }
+    // The stateless era's `subscriptions/listen` streams held here (no record to check).
+    shared.server.resource_updated_where(&uri, |served| served.fanned_out && served.is_stateless());
 }
 
 /// With a relay, records that this process answers the requests of `stream` (a POST stream
@@ -323,8 +326,7 @@ pub(super) fn look_at_followed<S: Send + 'static>(
 ) -> (Vec<StoredEvent>, Follow) {
     let Some(replay) = log.replay_after(after) else { return (Vec::new(), Follow::End) };
     let step = match (&shared.options.relay, replay.closed, lease) {
-        (None, _, _) => Follow::End,
-        (Some(_), true, _) => Follow::End,
+        (None, _, _) | (Some(_), true, _) => Follow::End,
         (Some(_), false, false) => Follow::Wait,
         (Some(relay), false, true) => match relay.claimant(id, after.stream) {
             Ok(claim) => {
@@ -342,7 +344,8 @@ pub(super) fn follows_others<S: Send + 'static>(shared: &Shared<S>) -> bool {
     shared.options.relay.is_some()
 }
 
-/// Marks a Streamable HTTP session as one that hears resource updates through the relay.
+/// Marks a legacy Streamable HTTP session shared between processes as one that hears resource
+/// updates through the relay.
 fn fan_out<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>) {
     if shared.fans_out() {
         session.conn.with(|served, _| served.fanned_out = true);
@@ -587,7 +590,14 @@ pub(super) fn plan<S: Send + 'static>(
         Exchange::Stateless { .. } => {
             let streams = Streams::new(None, shared.server.frame_queue_limit());
             match shared.server.open(Box::new(streams.clone()), visit.info(None), quiet_events()) {
-                Ok(conn) => Plan::Post { session: Session::new(conn, streams), session_id: None, visit: None },
+                Ok(conn) => {
+                    let session = Session::new(conn, streams);
+                    // A `subscriptions/listen` stream hears updates from every process.
+                    if shared.update_hook.is_some() {
+                        session.conn.with(|served, _| served.fanned_out = true);
+                    }
+                    Plan::Post { session, session_id: None, visit: None }
+                }
                 Err(_) => Plan::Refuse(Refusal::internal("cannot open the session")),
             }
         }

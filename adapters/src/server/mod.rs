@@ -279,6 +279,12 @@ impl<S: Send + 'static> Server<S> {
         }
     }
 
+    /// Tells the subscribed connections `which` picks that the resource at `uri` changed.
+    #[cfg(feature = "http")]
+    pub(crate) fn resource_updated_where(&self, uri: &str, which: impl Fn(&Served<S>) -> bool) {
+        self.broadcast(|served| if which(served) { served.endpoint.resource_updated(uri).map(drop) } else { Ok(()) });
+    }
+
     /// Hands each resource update to `hook` too, for as long as `hook` lives.
     #[cfg(feature = "http")]
     pub(crate) fn on_resource_update(&self, hook: &Arc<UpdateHook>) {
@@ -357,6 +363,15 @@ pub(crate) struct Served<S> {
 }
 
 impl<S> Served<S> {
+    /// Whether the connection speaks the stateless era (2026-07-28).
+    #[cfg(feature = "http")]
+    pub(crate) fn is_stateless(&self) -> bool {
+        self.endpoint
+            .session()
+            .version()
+            .is_some_and(|version| version.supports(talaria_core::version::Feature::Stateless))
+    }
+
     /// Takes in a newer record of this session another process stored (`None` if it cannot
     /// be read): its log level, subscriptions and, through the server's hook, application
     /// state. Requests under way here go on.
