@@ -323,8 +323,7 @@ pub fn shared_through_redis(
     use talaria::http::{SharedEventStore, SharedSessionStore};
     let redis = talaria_redis::RedisOptions::default;
     // Several connections each, so that requests wait for Redis side by side.
-    let sessions: Result<Vec<_>, _> =
-        (0..8).map(|_| talaria_redis::RedisSessionStore::connect(url, redis())).collect();
+    let sessions: Result<Vec<_>, _> = (0..8).map(|_| talaria_redis::RedisSessionStore::connect(url, redis())).collect();
     let retention = talaria::core::http::event_log::Retention::default;
     let events: Result<Vec<_>, _> =
         (0..4).map(|_| talaria_redis::RedisEventStore::connect(url, redis(), retention())).collect();
