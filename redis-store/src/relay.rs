@@ -11,8 +11,11 @@ use crate::link::{Link, RedisError, RedisOptions};
 /// How long the subscriber waits before connecting again after losing Redis.
 const RECONNECT_PAUSE: Duration = Duration::from_millis(200);
 
-/// How long a claim on a stream is kept.
-const CLAIM_MS: u64 = 24 * 60 * 60 * 1000;
+/// KEYS: the stream's record in the event log. ARGV: the claim. Kept in the record (only if
+/// the stream is there), so it lasts as long as the stream does.
+const CLAIM: &str = "
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'claim', ARGV[1]) end
+return 0";
 
 /// Relays answers between the server processes sharing sessions through the Redis at one
 /// URL: published on the channel `{prefix}relay`, each process subscribed (one connection and
@@ -20,8 +23,11 @@ const CLAIM_MS: u64 = 24 * 60 * 60 * 1000;
 /// as a dropped connection would lose it).
 ///
 /// It also keeps the leases and claims by which a process resuming another's stream knows
-/// whether that process still answers: `{prefix}alive:{process}` (expiring with the lease)
-/// and `{prefix}claim:{session}:{stream}` (kept a day).
+/// whether that process still answers: `{prefix}alive:{process}`, expiring with the lease;
+/// each claim in its stream's record of a [`RedisEventStore`](crate::RedisEventStore) with the
+/// same prefix (the `claim` field of `{prefix}events:{session}:{stream}`), so that it lasts as
+/// long as the stream. With another event store, claims are not kept, and a stream resumed on
+/// another process ends after what was logged.
 ///
 /// # Examples
 ///
@@ -40,6 +46,7 @@ pub struct RedisRelay {
     url: String,
     publisher: Mutex<Link>,
     channel: String,
+    claim: redis::Script,
 }
 
 impl RedisRelay {
@@ -50,7 +57,12 @@ impl RedisRelay {
     /// [`RedisError`] if the URL is wrong or Redis cannot be reached.
     pub fn connect(url: &str, options: RedisOptions) -> Result<Self, RedisError> {
         let channel = format!("{}relay", options.prefix);
-        Ok(Self { url: url.to_owned(), publisher: Mutex::new(Link::open(url, options)?), channel })
+        Ok(Self {
+            url: url.to_owned(),
+            publisher: Mutex::new(Link::open(url, options)?),
+            channel,
+            claim: redis::Script::new(CLAIM),
+        })
     }
 }
 
@@ -82,19 +94,13 @@ impl Relay for RedisRelay {
 
     fn claim(&self, session: &str, stream: u64, claim: &Claim) {
         let value = claim.encode();
-        let _ = self.run(|c, prefix| {
-            redis::cmd("SET")
-                .arg(format!("{prefix}claim:{session}:{stream}"))
-                .arg(&value)
-                .arg("PX")
-                .arg(CLAIM_MS)
-                .query::<()>(c)
-        });
+        let _ = self
+            .run(|c, prefix| self.claim.key(format!("{prefix}events:{session}:{stream}")).arg(&value).invoke::<i64>(c));
     }
 
     fn claimant(&self, session: &str, stream: u64) -> Result<Option<Claim>, RelayError> {
         let value: Option<Vec<u8>> = self
-            .run(|c, prefix| redis::cmd("GET").arg(format!("{prefix}claim:{session}:{stream}")).query(c))
+            .run(|c, prefix| redis::cmd("HGET").arg(format!("{prefix}events:{session}:{stream}")).arg("claim").query(c))
             .map_err(|e| unreachable(&e))?;
         Ok(value.as_deref().and_then(Claim::decode))
     }

@@ -148,7 +148,7 @@ where
         Plan::Relayed => respond(202, &[], Body::empty()),
         Plan::Post { session, session_id, visit } => post(&context, session, visit, &body, session_id).await,
         Plan::OpenStream { session, session_id, last_event_id } => {
-            open_stream(&context, &session, session_id, last_event_id.as_deref())
+            open_stream(&context, &session, session_id, last_event_id.as_deref()).await
         }
     })
 }
@@ -400,7 +400,7 @@ async fn post<S: Send + 'static>(
 /// GET with `Mcp-Session-Id`: the session's stream for server messages, or, with
 /// `Last-Event-ID`, the resumption of the stream that event belongs to (the GET stream, or a
 /// POST stream that ended early).
-fn open_stream<S: Send + 'static>(
+async fn open_stream<S: Send + 'static>(
     context: &Arc<Context<S>>,
     session: &Session<S>,
     session_id: String,
@@ -408,9 +408,18 @@ fn open_stream<S: Send + 'static>(
 ) -> Response<Body> {
     let keepalive = context.shared.options.sse_keepalive;
     let (body, out) = Body::streamed();
+    // A remote log (Redis, say) is read and written off the executor's threads.
+    let remote = session.streams.log().is_some_and(Log::is_remote);
     if let Some(last) = last_event_id {
         let after = last.trim().parse::<EventId>().ok();
-        let resumed = after.and_then(|after| session.streams.resume(after));
+        let resumed = match after {
+            Some(after) if remote => {
+                let streams = session.streams.clone();
+                smol::unblock(move || streams.resume(after)).await
+            }
+            Some(after) => session.streams.resume(after),
+            None => None,
+        };
         let (Some(after), Some(resumed)) = (after, resumed) else {
             return refuse(Refusal::bad_request(&format!("Last-Event-ID {last} is not an event of this session")));
         };
@@ -447,7 +456,13 @@ fn open_stream<S: Send + 'static>(
         return event_stream(None, body);
     }
     let frames = session.streams.open_get();
-    let bytes = SseBytes::new(session.streams.get_log().and_then(|id| Some((session.streams.log()?.clone(), id))));
+    let get_log = if remote {
+        let streams = session.streams.clone();
+        smol::unblock(move || streams.get_log()).await
+    } else {
+        session.streams.get_log()
+    };
+    let bytes = SseBytes::new(get_log.and_then(|id| Some((session.streams.log()?.clone(), id))));
     // 2025-11-25: a priming event (an id, no data) lets the client resume even before the
     // first message arrives.
     let priming = if supports_polling(session) { bytes.prime(context.shared.options.sse_retry) } else { None };

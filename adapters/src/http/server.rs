@@ -355,9 +355,17 @@ fn listen<S: Send + 'static>(
         }
     });
     let expiring = Arc::clone(&shared);
+    // With stores that may be remote, expiry (which drops logs) runs off the executor's threads.
+    let remote = shared.options.session_store.is_some() || shared.options.event_store.is_some();
     let expiry = accepting.spawn(async move {
         loop {
-            Timer::after(expire_due(&expiring)).await;
+            let pause = if remote {
+                let expiring = Arc::clone(&expiring);
+                smol::unblock(move || expire_due(&expiring)).await
+            } else {
+                expire_due(&expiring)
+            };
+            Timer::after(pause).await;
         }
     });
     let sessions = Arc::new(move || shared.session_count());

@@ -113,12 +113,20 @@ impl<S: Send + 'static> McpService<S> {
         let anywhere = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
         let shared = Arc::new(Shared::new(server, anywhere, options));
         shared.listen_to_relay();
-        // Session expiry, for as long as the service (any clone of it) lives.
+        // Session expiry, for as long as the service (any clone of it) lives; off the
+        // executor's threads with stores that may be remote (expiry drops logs).
         let expiring = Arc::downgrade(&shared);
+        let remote = shared.options.session_store.is_some() || shared.options.event_store.is_some();
         spawner.detach(async move {
             while let Some(shared) = expiring.upgrade() {
-                let pause = expire_due(&shared);
-                drop(shared);
+                // Either way the service is not held while the task sleeps.
+                let pause = if remote {
+                    smol::unblock(move || expire_due(&shared)).await
+                } else {
+                    let pause = expire_due(&shared);
+                    drop(shared);
+                    pause
+                };
                 smol::Timer::after(pause).await;
             }
         });
