@@ -11,6 +11,21 @@
 //! - [`smol`](mod@smol): the async flavour (smol tasks read, everything is awaited): stdio,
 //!   and the HTTP clients (`smol::http`, `smol::sse`, `smol::http_or_sse`).
 //!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `stdio` | yes | child-process clients, serving on this process's stdin/stdout |
+//! | `ws` | yes | WebSocket clients and servers (tungstenite) |
+//! | `http` | yes | Streamable HTTP and legacy HTTP+SSE: the hyper server (blocking façade, or on smol) and the clients |
+//! | `smol` | yes | the async flavour on smol |
+//! | `tls` | yes | `https://` and `wss://` for the clients (rustls), TLS and HTTP/2 for the HTTP server |
+//! | `tower` | | the MCP endpoint as a `tower` service, to mount in axum or hyper on tokio |
+//! | `jwt` | | `private_key_jwt` client authentication for OAuth |
+//! | `keyring` | | OAuth tokens in the operating system's keyring |
+//! | `schemars` | | tool schemas derived with `schemars` (`talaria-core`'s feature) |
+//! | `cli` | | the `talaria` command-line tool |
+//!
 //! Every transport runs the same loop (see `talaria_core::session` for the contract): read ->
 //! `handle_*`, drain `poll_output` -> write, wait on `poll_timeout`. No protocol logic lives
 //! here.
@@ -40,6 +55,7 @@
 //! | [`AsyncClient`](client::AsyncClient) connects (`AsyncClient::stdio`, `websocket`, `http`, `memory`) | one short-lived `talaria-connect` thread while connecting |
 //! | dropping the last client handle | one short-lived `talaria-close` thread that shuts the transport down |
 //! | [`stdio::serve_async`] | one `talaria-stdio-serve` thread for the connection's reader |
+//! | an HTTP server with a relay ([`http::HttpServerOptions::relay`]) | one `talaria-lease` thread renewing the process's lease (and the relay's own, e.g. `talaria-redis-relay`) |
 //!
 //! An [`AsyncClient`](client::AsyncClient) call queues its request and at most writes what the
 //! transport takes without waiting (the polling thread is held for microseconds; with a few

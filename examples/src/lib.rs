@@ -2,6 +2,11 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+/// The README's code blocks, compiled (and the runnable ones run) as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod conformance;
 pub mod conformance_auth;
 pub mod everything;

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
-use talaria_core::client::{CallOptions, Endpoint, FrameDirection};
+use talaria_core::client::{Endpoint, FrameDirection};
 use talaria_core::jsonrpc::{CallError, LocalError, RequestId};
 use talaria_core::schema::completion::{Complete, CompleteRequestParams, CompleteResult};
 use talaria_core::schema::lifecycle::{Discover, ServerCapabilities};
@@ -44,6 +44,9 @@ pub use async_client::{AsyncClient, CallFuture};
 pub use authenticator::{AuthFailure, Authenticator};
 pub use error::ClientError;
 pub use options::ClientOptions;
+/// Per-call options ([`Client::call_tool_with`], [`Client::call`]): a timeout, a progress
+/// callback, task handling. The same type as `talaria::core::client::CallOptions`.
+pub use talaria_core::client::CallOptions;
 pub(crate) use tasks::{task_call, task_payload};
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) use trace::header_pairs;
