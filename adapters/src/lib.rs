@@ -90,7 +90,7 @@ pub mod http;
 pub mod memory;
 mod oneshot;
 mod outbox;
-#[cfg(all(unix, any(feature = "stdio", feature = "ws")))]
+#[cfg(all(unix, any(feature = "stdio", all(feature = "ws", feature = "tls"))))]
 mod poll;
 pub mod server;
 #[cfg(all(feature = "smol", feature = "stdio", unix))]

@@ -25,13 +25,18 @@ use talaria_core::session::{Carries, Route, StreamId};
 pub const DEFAULT_OUTBOX_LIMIT: usize = 32 * 1024 * 1024;
 
 /// One thing for a transport to write.
+// Routes, what frames carry and the stream events are read by the HTTP transport only.
 pub(crate) enum Outgoing {
     /// A JSON text for `route`, and what it carries (as the session said).
-    Frame(Route, Vec<u8>, Carries),
+    Frame(
+        #[cfg_attr(not(feature = "http"), allow(dead_code))] Route,
+        Vec<u8>,
+        #[cfg_attr(not(feature = "http"), allow(dead_code))] Carries,
+    ),
     /// Every reply due on an HTTP stream was sent.
-    StreamDone(StreamId),
+    StreamDone(#[cfg_attr(not(feature = "http"), allow(dead_code))] StreamId),
     /// End an HTTP stream early; the rest of its frames wait in its event log.
-    StreamDisconnect(StreamId),
+    StreamDisconnect(#[cfg_attr(not(feature = "http"), allow(dead_code))] StreamId),
     /// Answer a WebSocket ping with these bytes.
     #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     Pong(Vec<u8>),

@@ -274,6 +274,7 @@ pub(crate) fn start_connecting(
 }
 
 /// Sets a connection up over `sink` and waits for the handshake (see [`start_connecting`]).
+#[cfg(any(feature = "stdio", feature = "ws", feature = "http"))]
 pub(crate) fn connect(
     options: ClientOptions,
     sink: Box<dyn FrameSink>,

@@ -10,7 +10,9 @@
 pub(crate) mod pool;
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, RwLockReadGuard, Weak};
-use std::time::{Duration, Instant};
+use std::time::Instant;
+#[cfg(any(feature = "stdio", feature = "ws"))]
+use std::time::Duration;
 
 use serde_json::value::RawValue;
 use talaria_core::jsonrpc::{CallError, LocalError};
@@ -81,6 +83,8 @@ type RestoreState<S> = Box<dyn Fn(serde_json::Value) -> Option<S> + Send + Sync>
 
 /// The application's hook for its per-session state (see [`Server::session_state`]).
 struct StateCodec<S> {
+    /// Read by the HTTP server only, which stores sessions.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     save: SaveState<S>,
     restore: RestoreState<S>,
 }
@@ -375,6 +379,7 @@ impl<S> Served<S> {
     /// Takes in a newer record of this session another process stored (`None` if it cannot
     /// be read): its log level, subscriptions and, through the server's hook, application
     /// state. Requests under way here go on.
+    #[cfg(feature = "http")]
     pub(crate) fn absorb(&mut self, record: &[u8]) -> Option<()> {
         let mut snapshot: talaria_core::session::SessionSnapshot = serde_json::from_slice(record).ok()?;
         let codec = self.shared.state_codec.as_ref();
@@ -385,6 +390,7 @@ impl<S> Served<S> {
 
     /// The session's record for a session store: the endpoint's, with the application's state
     /// where the server has a hook for it ([`Server::session_state`]).
+    #[cfg(feature = "http")]
     pub(crate) fn snapshot(&mut self) -> Option<talaria_core::session::SessionSnapshot> {
         let mut snapshot = self.endpoint.snapshot()?;
         if let Some(codec) = &self.shared.state_codec {
@@ -485,9 +491,11 @@ impl<S: Send + 'static> Link for ConnLink<S> {
 }
 
 /// How long a closing connection waits for its running tools to answer.
+#[cfg(any(feature = "stdio", feature = "ws"))]
 pub(crate) const DRAIN_GRACE: Duration = Duration::from_secs(10);
 
 /// Waits until `conn` has no running tools, or `grace` passes.
+#[cfg(any(feature = "stdio", feature = "ws"))]
 pub(crate) fn wait_for_running<S: Send + 'static>(conn: &Conn<Served<S>>, grace: Duration) {
     let deadline = Instant::now() + grace;
     let mut pause = Duration::from_millis(1);
@@ -498,7 +506,7 @@ pub(crate) fn wait_for_running<S: Send + 'static>(conn: &Conn<Served<S>>, grace:
 }
 
 /// [`wait_for_running`] without blocking the executor.
-#[cfg(feature = "smol")]
+#[cfg(all(feature = "smol", feature = "stdio", unix))]
 pub(crate) async fn wait_for_running_async<S: Send + 'static>(conn: &Conn<Served<S>>, grace: Duration) {
     let deadline = Instant::now() + grace;
     let mut pause = Duration::from_millis(1);

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Checks that `talaria` builds warning-free (clippy, -D warnings) in each feature combination
+# CI checks: no features, each feature alone, the default set and all of them; and
+# `talaria-core` with and without its features.
+#
+#   scripts/features.sh            # every combination
+#   scripts/features.sh http tls   # only these features alone
+set -euo pipefail
+cd "$(dirname "$0")/.."
+features=("$@")
+if [ ${#features[@]} -eq 0 ]; then
+  features=(stdio ws http smol tls tower jwt keyring schemars cli)
+fi
+check() {
+  echo "==> $*"
+  cargo clippy --quiet "$@" -- -D warnings
+}
+check -p talaria-core --no-default-features
+check -p talaria-core --all-features
+check -p talaria --no-default-features
+for feature in "${features[@]}"; do
+  check -p talaria --no-default-features --features "$feature"
+done
+check -p talaria
+check -p talaria --all-features
+echo "features: every combination builds without warnings"
