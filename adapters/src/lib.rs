@@ -11,6 +11,56 @@
 //! - [`smol`](mod@smol): the async flavour (smol tasks read, everything is awaited): stdio,
 //!   and the HTTP clients (`smol::http`, `smol::sse`, `smol::http_or_sse`).
 //!
+//! # A server
+//!
+//! A router of tools (prompts, resources, templates too), served over stdio; the same
+//! [`server::Server`] serves Streamable HTTP ([`http::HttpServer`]) or WebSocket
+//! ([`ws::WsServer`]). Arguments are typed (any `Deserialize`); long-running tools use
+//! `blocking_tool` and get progress and cancellation.
+//!
+//! ```no_run
+//! use serde::Deserialize;
+//! use talaria::core::schema::tools::{CallToolResult, Tool};
+//! use talaria::core::server::Router;
+//! use talaria::server::Server;
+//!
+//! #[derive(Deserialize)]
+//! struct Add {
+//!     a: i64,
+//!     b: i64,
+//! }
+//!
+//! let schema = serde_json::json!({"type": "object", "required": ["a", "b"],
+//!     "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}});
+//! let add = Tool::new("add", schema.as_object().cloned().unwrap_or_default()).with_description("Adds two integers");
+//! let router = Router::<()>::builder()
+//!     .tool(add, |_ctx, args: Add| Ok(CallToolResult::text((args.a + args.b).to_string())))
+//!     .build();
+//! let server = Server::new("adder", "1.0", router);
+//! talaria::stdio::serve(&server)?;
+//! // Or over HTTP: talaria::http::HttpServer::bind(&server, "127.0.0.1:8080", Default::default())?.wait();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # A client
+//!
+//! A client of any MCP server: a child process over stdio here, or
+//! `Client::http("https://host/mcp", &[], options)`, `Client::websocket(...)`. Calls are
+//! blocking; [`client::AsyncClient`] has the same calls as futures for any executor.
+//!
+//! ```no_run
+//! use talaria::client::{Client, ClientOptions};
+//! use talaria::stdio::StdioCommand;
+//!
+//! let client = Client::stdio(StdioCommand::new("adder"), ClientOptions::new("me", "1.0"))?;
+//! for tool in client.list_all_tools()? {
+//!     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
+//! }
+//! let sum = client.call_tool("add", serde_json::json!({"a": 2, "b": 3}))?;
+//! assert_eq!(sum.content[0].as_text(), Some("5"));
+//! # Ok::<(), talaria::client::ClientError>(())
+//! ```
+//!
 //! # Features
 //!
 //! | feature | default | what it adds |

@@ -25,6 +25,66 @@
 //! });
 //! assert_eq!(methods, ["a"]);
 //! ```
+//!
+//! # The run loop
+//!
+//! A [`session::Session`] never waits and never reads a clock: the host does both, in one
+//! loop. After every input (bytes, a closed transport, a deadline) and every command, drain
+//! `poll_output` (frames to write, events to act on); then wait for exactly one thing: bytes
+//! from the peer, or the deadline `poll_timeout` names, and feed what came (`handle_bytes`,
+//! `handle_closed` or `handle_timeout`). Here over a TCP socket carrying newline-delimited
+//! JSON, with the read timeout as the wait:
+//!
+//! ```no_run
+//! use std::io::{ErrorKind, Read, Write};
+//! use std::net::TcpStream;
+//! use std::time::{Duration, Instant};
+//! use talaria_core::schema::Implementation;
+//! use talaria_core::session::{Client, ClientConfig, ClientMode, Event, Output, RequestOptions, Session};
+//!
+//! let mut socket = TcpStream::connect("127.0.0.1:7000")?;
+//! let config = ClientConfig::new(Implementation::new("me", "1.0")).with_mode(ClientMode::Legacy);
+//! // The handshake starts at once: its `initialize` is the first output.
+//! let mut client = Session::<Client>::new(config, Instant::now());
+//! let mut buffer = vec![0; 64 * 1024];
+//! loop {
+//!     // 1. Drain everything the session has to say.
+//!     while let Some(output) = client.poll_output() {
+//!         match output {
+//!             Output::Transmit { mut payload, .. } => {
+//!                 payload.push(b'\n');
+//!                 socket.write_all(&payload)?;
+//!             }
+//!             Output::Event(Event::Ready(_)) => {
+//!                 client.send_request(Instant::now(), "tools/list", None, RequestOptions::default())?;
+//!             }
+//!             Output::Event(Event::Response { outcome, .. }) => {
+//!                 println!("{outcome:?}");
+//!                 client.close();
+//!             }
+//!             Output::Event(Event::Closed { .. }) => return Ok(()),
+//!             _ => {}
+//!         }
+//!     }
+//!     // 2. Wait for one thing: bytes, or the session's next deadline (none: wait for bytes).
+//!     let wait = client.poll_timeout().map(|at| at.saturating_duration_since(Instant::now()));
+//!     socket.set_read_timeout(wait.map(|left| left.max(Duration::from_millis(1))))?;
+//!     // 3. Feed it in, with the time it happened.
+//!     match socket.read(&mut buffer) {
+//!         Ok(0) => client.handle_closed(Instant::now()),
+//!         Ok(n) => client.handle_bytes(Instant::now(), &buffer[..n]),
+//!         Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+//!             client.handle_timeout(Instant::now());
+//!         }
+//!         Err(e) => return Err(e.into()),
+//!     }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A real host also sends the application's commands (`send_request`, `respond`, `cancel`)
+//! from other threads: it wakes the wait for them, and drains again after each. The
+//! `talaria` crate's drivers are such hosts, for every transport.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
