@@ -115,6 +115,56 @@ impl ResourceTemplate {
     pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
         Self { uri_template: uri_template.into(), name: name.into(), ..Self::default() }
     }
+
+    /// Sets the human-readable name (2025-06-18+).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::resources::ResourceTemplate;
+    ///
+    /// let t = ResourceTemplate::new("notes://{id}", "notes")
+    ///     .with_title("Notes")
+    ///     .with_description("A note by its id")
+    ///     .with_mime_type("text/markdown");
+    /// assert_eq!(
+    ///     serde_json::to_string(&t).unwrap(),
+    ///     r#"{"uriTemplate":"notes://{id}","name":"notes","title":"Notes","description":"A note by its id","mimeType":"text/markdown"}"#
+    /// );
+    /// ```
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets what the template is for, for the model.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the MIME type every matching resource shares.
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets the display hints.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Sets the icons (2025-11-25+).
+    #[must_use]
+    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
+        self.icons = Some(icons);
+        self
+    }
 }
 
 cacheable_list! {
