@@ -227,6 +227,55 @@ impl<S> RouterBuilder<S> {
         self
     }
 
+    /// Registers a prompt whose arguments `handler` takes as `A`, any `Deserialize` type:
+    /// declared required arguments are checked first (as [`RouterBuilder::prompt`] does), then
+    /// the arguments are read into `A`, and a mismatch is answered with -32602 naming it. MCP
+    /// prompt arguments are strings: `A`'s fields are `String`, or `Option<String>` for
+    /// optional ones.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde::Deserialize;
+    /// use talaria_core::schema::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
+    /// use talaria_core::schema::{ContentBlock, Role};
+    /// use talaria_core::server::Router;
+    ///
+    /// #[derive(Deserialize)]
+    /// struct Review {
+    ///     code: String,
+    ///     focus: Option<String>,
+    /// }
+    ///
+    /// let prompt = Prompt::new("review")
+    ///     .with_argument(PromptArgument::required("code"))
+    ///     .with_argument(PromptArgument::optional("focus"));
+    /// let router = Router::<()>::builder()
+    ///     .typed_prompt(prompt, |_ctx, args: Review| {
+    ///         let focus = args.focus.unwrap_or_else(|| "anything".into());
+    ///         let text = format!("Review this, looking at {focus}:\n{}", args.code);
+    ///         Ok(GetPromptResult::new(vec![PromptMessage::new(Role::User, ContentBlock::text(text))]))
+    ///     })
+    ///     .build();
+    /// assert_eq!(router.prompts().count(), 1);
+    /// ```
+    pub fn typed_prompt<A, F>(self, prompt: Prompt, handler: F) -> Self
+    where
+        A: DeserializeOwned,
+        F: Fn(&mut Context<'_, S>, A) -> Result<GetPromptResult, ToolError> + Send + Sync + 'static,
+    {
+        let name = prompt.name.clone();
+        self.prompt(prompt, move |ctx, arguments| {
+            let object = arguments.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+            let args = serde_json::from_value::<A>(serde_json::Value::Object(object)).map_err(|e| {
+                ToolError::Protocol(crate::jsonrpc::ErrorObject::invalid_params(format!(
+                    "Invalid arguments for prompt {name}: {e}"
+                )))
+            })?;
+            handler(ctx, args)
+        })
+    }
+
     /// Registers a resource at a fixed URI; `handler` reads it (the variables it gets are
     /// empty). A later resource with the same URI replaces the earlier one.
     pub fn resource<F>(mut self, resource: Resource, handler: F) -> Self

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::schema::completion::Completion;
-use crate::schema::prompts::{GetPromptResult, Prompt, PromptMessage};
+use crate::schema::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 use crate::schema::resources::{Resource, ResourceTemplate};
 use crate::schema::tools::{CallToolResult, Tool};
 use crate::schema::Implementation;
@@ -332,6 +332,42 @@ fn prompts_check_their_arguments_before_the_handler() {
             .unwrap_err();
         assert_eq!(e, json!({"code": -32603, "message": "cannot greet that"}));
     }
+}
+
+#[test]
+fn a_typed_prompt_reads_its_arguments_into_its_type() {
+    #[derive(Deserialize)]
+    struct Review {
+        code: String,
+        focus: Option<String>,
+    }
+    let prompt = Prompt::new("review")
+        .with_argument(PromptArgument::required("code"))
+        .with_argument(PromptArgument::optional("focus"));
+    let router = Router::<u32>::builder()
+        .typed_prompt(prompt, |_ctx, args: Review| {
+            let text = format!("{} / {}", args.code, args.focus.unwrap_or_default());
+            let message = PromptMessage::new(crate::schema::Role::User, crate::schema::ContentBlock::text(text));
+            Ok(GetPromptResult::new(vec![message]))
+        })
+        .build();
+    let mut w = World::with(ProtocolVersion::V2025_11_25, router);
+    let got = w
+        .call(
+            "prompts/get",
+            &json!({"name": "review", "arguments": {"code": "x", "focus": "y"}}),
+            RequestOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(got["messages"][0]["content"]["text"], "x / y");
+    let got = w
+        .call("prompts/get", &json!({"name": "review", "arguments": {"code": "x"}}), RequestOptions::default())
+        .unwrap();
+    assert_eq!(got["messages"][0]["content"]["text"], "x / ");
+    // The required one, checked before the type is read.
+    let e = w.call("prompts/get", &json!({"name": "review", "arguments": {}}), RequestOptions::default()).unwrap_err();
+    assert_eq!(e["code"], -32602);
+    assert!(e["message"].as_str().unwrap().contains("Missing required argument \"code\""), "{e}");
 }
 
 #[test]
