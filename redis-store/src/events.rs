@@ -4,7 +4,7 @@
 //! Keys (after the prefix), for session `S`: `events:S`, a hash with the last stream id
 //! minted; `events:S:streams`, the session's streams (a sorted set, oldest first); per stream
 //! `N`, `events:S:N`, a hash (`seq`, the last sequence number issued; `bytes`, the payload
-//! bytes kept; `closed`) and `events:S:N:data`, the kept payloads, oldest first, consecutive
+//! bytes kept; `closed`; `claim`, who writes it, if noted) and `events:S:N:data`, the kept payloads, oldest first, consecutive
 //! and ending at `seq`. Each call is one Lua script (one round trip), so that processes
 //! appending and replaying at once see a consistent log. The scripts name keys they derive,
 //! so the store needs one Redis node (not a cluster).
@@ -25,7 +25,7 @@ local function state(n)
 end
 ";
 
-/// ARGV: base, max streams. Returns the new stream id.
+/// ARGV: base, max streams, claim (empty: none). Returns the new stream id.
 const OPEN: &str = "
 local streams = base .. 'streams'
 local max = tonumber(ARGV[2])
@@ -42,6 +42,7 @@ while redis.call('ZCARD', streams) >= max do
 end
 local n = redis.call('HINCRBY', KEYS[1], 'last', 1)
 redis.call('HSET', base .. n, 'seq', 0, 'bytes', 0, 'closed', 0)
+if ARGV[3] ~= '' then redis.call('HSET', base .. n, 'claim', ARGV[3]) end
 redis.call('ZADD', streams, n, n)
 return n";
 
@@ -238,9 +239,19 @@ fn answer(value: redis::Value, stream: u64, after: Option<EventId>) -> Result<Ve
 
 impl EventStore for RedisEventStore {
     fn open_stream(&mut self, session: &str) -> Result<u64, EventStoreError> {
+        self.open_claimed_stream(session, b"")
+    }
+
+    /// The claim is kept in the stream's record, and goes with it.
+    fn open_claimed_stream(&mut self, session: &str, claim: &[u8]) -> Result<u64, EventStoreError> {
         let max = u64::try_from(self.retention.max_streams()).unwrap_or(u64::MAX);
-        let value = self.call(Which::Open, session, &[Arg::Number(max)])?;
+        let value = self.call(Which::Open, session, &[Arg::Number(max), Arg::Bytes(claim)])?;
         int(&value).and_then(|n| u64::try_from(n).ok()).ok_or_else(|| malformed("open_stream"))
+    }
+
+    fn claim_of(&mut self, session: &str, stream: u64) -> Result<Option<Vec<u8>>, EventStoreError> {
+        let (_, base) = self.keys(session);
+        self.link.run(|c| redis::cmd("HGET").arg(format!("{base}{stream}")).arg("claim").query(c)).map_err(backend)
     }
 
     fn append(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {

@@ -4,30 +4,21 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use talaria_core::http::relay::{Claim, Deliver, Relay, RelayError};
+use talaria_core::http::relay::{Deliver, Relay, RelayError};
 
 use crate::link::{Link, RedisError, RedisOptions};
 
 /// How long the subscriber waits before connecting again after losing Redis.
 const RECONNECT_PAUSE: Duration = Duration::from_millis(200);
 
-/// KEYS: the stream's record in the event log. ARGV: the claim. Kept in the record (only if
-/// the stream is there), so it lasts as long as the stream does.
-const CLAIM: &str = "
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'claim', ARGV[1]) end
-return 0";
-
 /// Relays answers between the server processes sharing sessions through the Redis at one
 /// URL: published on the channel `{prefix}relay`, each process subscribed (one connection and
 /// one thread of its own, reconnecting after an outage; what is published meanwhile is lost,
 /// as a dropped connection would lose it).
 ///
-/// It also keeps the leases and claims by which a process resuming another's stream knows
-/// whether that process still answers: `{prefix}alive:{process}`, expiring with the lease;
-/// each claim in its stream's record of a [`RedisEventStore`](crate::RedisEventStore) with the
-/// same prefix (the `claim` field of `{prefix}events:{session}:{stream}`), so that it lasts as
-/// long as the stream. With another event store, claims are not kept, and a stream resumed on
-/// another process ends after what was logged.
+/// It also keeps the leases by which a process resuming another's stream knows whether that
+/// process still answers: `{prefix}alive:{process}`, expiring with the lease (whose stream
+/// it is, the event log notes: see [`RedisEventStore`](crate::RedisEventStore)).
 ///
 /// # Examples
 ///
@@ -46,7 +37,6 @@ pub struct RedisRelay {
     url: String,
     publisher: Mutex<Link>,
     channel: String,
-    claim: redis::Script,
 }
 
 impl RedisRelay {
@@ -57,12 +47,7 @@ impl RedisRelay {
     /// [`RedisError`] if the URL is wrong or Redis cannot be reached.
     pub fn connect(url: &str, options: RedisOptions) -> Result<Self, RedisError> {
         let channel = format!("{}relay", options.prefix);
-        Ok(Self {
-            url: url.to_owned(),
-            publisher: Mutex::new(Link::open(url, options)?),
-            channel,
-            claim: redis::Script::new(CLAIM),
-        })
+        Ok(Self { url: url.to_owned(), publisher: Mutex::new(Link::open(url, options)?), channel })
     }
 }
 
@@ -90,19 +75,6 @@ impl Relay for RedisRelay {
         message.extend_from_slice(frames);
         let channel = &self.channel;
         let _ = self.run(|c, _| redis::cmd("PUBLISH").arg(channel).arg(&message).query::<i64>(c));
-    }
-
-    fn claim(&self, session: &str, stream: u64, claim: &Claim) {
-        let value = claim.encode();
-        let _ = self
-            .run(|c, prefix| self.claim.key(format!("{prefix}events:{session}:{stream}")).arg(&value).invoke::<i64>(c));
-    }
-
-    fn claimant(&self, session: &str, stream: u64) -> Result<Option<Claim>, RelayError> {
-        let value: Option<Vec<u8>> = self
-            .run(|c, prefix| redis::cmd("HGET").arg(format!("{prefix}events:{session}:{stream}")).arg("claim").query(c))
-            .map_err(|e| unreachable(&e))?;
-        Ok(value.as_deref().and_then(Claim::decode))
     }
 
     fn renew(&self, process: &str, ttl: Duration) {

@@ -40,3 +40,23 @@ fn a_stream_written_by_one_process_resumes_through_another() {
     writer.drop_session("s").unwrap();
     assert!(reader.replay_after("s", ids[0]).is_err(), "dropped everywhere");
 }
+
+#[test]
+fn a_claim_is_kept_with_its_stream_and_goes_with_it() {
+    let server = RedisServer::start();
+    let prefix = unique_prefix();
+    let connect = || {
+        RedisEventStore::connect(&server.url(), RedisOptions::default().prefix(&prefix), Retention::default()).unwrap()
+    };
+    let (mut writer, mut reader) = (connect(), connect());
+    let claimed = writer.open_claimed_stream("s1", br#"{"process":"p1-","requests":[4]}"#).unwrap();
+    let plain = writer.open_stream("s1").unwrap();
+    assert_eq!(reader.claim_of("s1", claimed).unwrap().as_deref(), Some(&br#"{"process":"p1-","requests":[4]}"#[..]));
+    assert_eq!(reader.claim_of("s1", plain).unwrap(), None, "none noted");
+    assert_eq!(reader.claim_of("s1", plain + 9).unwrap(), None, "no such stream");
+    // The claimed stream is a stream like any other.
+    let id = writer.append("s1", claimed, b"{}").unwrap();
+    assert_eq!(reader.replay_after("s1", EventId::start(claimed)).unwrap().events[0].id, id);
+    writer.drop_session("s1").unwrap();
+    assert_eq!(reader.claim_of("s1", claimed).unwrap(), None, "gone with the session's logs");
+}

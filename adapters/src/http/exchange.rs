@@ -29,7 +29,7 @@ use talaria_core::session::StreamId;
 use super::body::{Body, BodyWriter};
 use super::chan::Receiver;
 use super::shared::{
-    claim_stream, feed_post, finish_post, follows_others, legacy_closed, legacy_message, legacy_session,
+    claim_of_stream, feed_post, finish_post, follows_others, legacy_closed, legacy_message, legacy_session,
     look_at_followed, plan, supports_polling, target, Plan, Session, Shared, Target, Visit,
 };
 use super::sse_out::{keepalive_interval, Ending, SseBytes, OPENED};
@@ -147,9 +147,7 @@ where
         Plan::Ended => respond(200, &[], Body::empty()),
         Plan::Relayed => respond(202, &[], Body::empty()),
         Plan::Post { session, session_id, visit } => post(&context, session, visit, &body, session_id).await,
-        Plan::OpenStream { session, session_id, last_event_id } => {
-            open_stream(&context, &session, session_id, last_event_id.as_deref()).await
-        }
+        Plan::OpenStream { session, last_event_id } => open_stream(&context, &session, last_event_id.as_deref()).await,
     })
 }
 
@@ -335,19 +333,17 @@ async fn post<S: Send + 'static>(
         }
     };
     let session = &pending.session;
+    // With a relay, the log notes whose stream this is, for a process the client may resume
+    // it on.
+    let claim = pending.session_id.as_ref().and_then(|_| claim_of_stream(shared, session, stream));
     let log_stream = match early {
         Some(Early::Cut(log_stream)) => log_stream,
         _ if session.streams.log().is_some_and(Log::is_remote) => {
             let streams = session.streams.clone();
-            smol::unblock(move || streams.log_post(stream)).await
+            smol::unblock(move || streams.log_post(stream, claim.as_deref())).await
         }
-        _ => session.streams.log_post(stream),
+        _ => session.streams.log_post(stream, claim.as_deref()),
     };
-    // With a relay: whose stream this is, for a process the client may resume it on.
-    if let (Some(log_stream), Some(id), true) = (log_stream, pending.session_id.clone(), follows_others(shared)) {
-        let (shared, session) = (Arc::clone(shared), session.clone());
-        smol::unblock(move || claim_stream(&shared, &session, &id, stream, log_stream)).await;
-    }
     let log = log_stream.and_then(|id| Some((session.streams.log()?.clone(), id)));
     pending.log_stream = log_stream;
     let cut = matches!(early, Some(Early::Cut(_)));
@@ -379,7 +375,7 @@ async fn post<S: Send + 'static>(
         } else if early.is_some() {
             Ending::Disconnected
         } else {
-            pump(&out, &bytes, &pending.frames, keepalive).await
+            pump(&out, &bytes, &pending.frames, keepalive, true).await
         };
         match ending {
             Ending::Finished => {
@@ -403,7 +399,6 @@ async fn post<S: Send + 'static>(
 async fn open_stream<S: Send + 'static>(
     context: &Arc<Context<S>>,
     session: &Session<S>,
-    session_id: String,
     last_event_id: Option<&str>,
 ) -> Response<Body> {
     let keepalive = context.shared.options.sse_keepalive;
@@ -436,11 +431,12 @@ async fn open_stream<S: Send + 'static>(
                     (ok, resumed.closed, follows_others(&shared), session.streams.log().cloned())
                 {
                     let last = resumed.events.last().map_or(after, |event| event.id);
-                    follow_other(&shared, &log, &session_id, last, &out, keepalive).await;
+                    follow_other(&shared, &log, last, &out, keepalive).await;
                 }
                 return;
             };
-            let ending = if ok { pump(&out, &bytes, &frames, keepalive).await } else { Ending::Gone };
+            let closes_log = resumed.post.is_some();
+            let ending = if ok { pump(&out, &bytes, &frames, keepalive, closes_log).await } else { Ending::Gone };
             match (ending, resumed.post) {
                 // The POST stream's request is answered: its log stream is complete.
                 (Ending::Finished, Some(_)) => bytes.close_log().await,
@@ -472,7 +468,7 @@ async fn open_stream<S: Send + 'static>(
             ok = ok && out.write(priming).await;
         }
         if ok {
-            pump(&out, &bytes, &frames, keepalive).await;
+            pump(&out, &bytes, &frames, keepalive, false).await;
         }
     });
     event_stream(None, body)
@@ -500,7 +496,7 @@ fn legacy_open<S: Send + 'static>(
         let mut opening = OPENED.to_vec();
         opening.extend_from_slice(&endpoint);
         if out.write(opening).await {
-            pump(&out, &SseBytes::new(None), &frames, keepalive).await;
+            pump(&out, &SseBytes::new(None), &frames, keepalive, false).await;
         }
         drop(closing);
     });
@@ -521,11 +517,26 @@ impl<S: Send + 'static> Drop for LegacyStream<S> {
 
 /// Writes frames as SSE events as they come, until the stream ends, the server ends it, or the
 /// client goes away (noticed at once, not at the next write); a stream silent for `keepalive`
-/// gets a comment, for the proxies between.
-async fn pump(out: &BodyWriter, bytes: &SseBytes, frames: &Receiver<StreamMsg>, keepalive: Duration) -> Ending {
+/// gets a comment, for the proxies between. For a stream whose log is closed when it is
+/// complete (`closes_log`), a last frame whose end is already queued is logged and the log
+/// closed in one step (one round trip less with a remote log).
+async fn pump(
+    out: &BodyWriter,
+    bytes: &SseBytes,
+    frames: &Receiver<StreamMsg>,
+    keepalive: Duration,
+    closes_log: bool,
+) -> Ending {
     let keepalive = keepalive_interval(keepalive);
+    let mut held = None;
     loop {
-        let next = smol::future::or(async { Wake::Frame(frames.recv_async().await) }, async {
+        let waiting = async {
+            match held.take() {
+                Some(msg) => Wake::Frame(Ok(msg)),
+                None => Wake::Frame(frames.recv_async().await),
+            }
+        };
+        let next = smol::future::or(waiting, async {
             smol::future::or(
                 async {
                     Timer::after(keepalive).await;
@@ -541,7 +552,15 @@ async fn pump(out: &BodyWriter, bytes: &SseBytes, frames: &Receiver<StreamMsg>, 
         .await;
         let written = match next {
             Wake::Frame(Ok(StreamMsg::Frame(payload, _))) if payload.is_empty() => true,
-            Wake::Frame(Ok(StreamMsg::Frame(payload, _))) => out.write(bytes.event(&payload).await).await,
+            Wake::Frame(Ok(StreamMsg::Frame(payload, _))) => {
+                let after = if closes_log { frames.try_recv().ok() } else { None };
+                if matches!(after, Some(StreamMsg::Done)) {
+                    let written = out.write(bytes.last_event(&payload).await).await;
+                    return if written { Ending::Finished } else { Ending::Gone };
+                }
+                held = after;
+                out.write(bytes.event(&payload).await).await
+            }
             Wake::Quiet => out.write(SseBytes::keepalive()).await,
             Wake::Frame(Ok(StreamMsg::Done) | Err(_)) => return Ending::Finished,
             Wake::Frame(Ok(StreamMsg::Disconnect | StreamMsg::Cut(_))) => return Ending::Disconnected,
@@ -566,7 +585,6 @@ const LEASE_EVERY: u32 = 5;
 async fn follow_other<S: Send + 'static>(
     shared: &Arc<Shared<S>>,
     log: &Log,
-    id: &str,
     mut last: EventId,
     out: &BodyWriter,
     keepalive: Duration,
@@ -574,10 +592,10 @@ async fn follow_other<S: Send + 'static>(
     let mut quiet = Duration::ZERO;
     let mut look = 0u32;
     loop {
-        let (shared, follow_log, id) = (Arc::clone(shared), log.clone(), id.to_owned());
+        let (shared, follow_log) = (Arc::clone(shared), log.clone());
         let lease = look % LEASE_EVERY == 0;
         look = look.wrapping_add(1);
-        let (events, step) = smol::unblock(move || look_at_followed(&shared, &follow_log, &id, last, lease)).await;
+        let (events, step) = smol::unblock(move || look_at_followed(&shared, &follow_log, last, lease)).await;
         for event in &events {
             if !out.write(SseBytes::replayed(event)).await {
                 return;

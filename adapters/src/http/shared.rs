@@ -296,31 +296,25 @@ fn take_notice<S: Send + 'static>(shared: &Shared<S>, notice: &[u8]) {
     shared.server.resource_updated_where(&uri, |served| served.fanned_out && served.is_stateless());
 }
 
-/// With a relay, records that this process answers the requests of `stream` (a POST stream
-/// of session `id`) on log stream `log_stream`, for a process the client resumes it on.
-/// Blocking: a relay round trip.
-pub(super) fn claim_stream<S: Send + 'static>(
+/// With a relay, the claim to note on the log of `stream` (a POST stream of a legacy
+/// session): this process answers its requests, for a process the client resumes it on.
+pub(super) fn claim_of_stream<S: Send + 'static>(
     shared: &Shared<S>,
     session: &Session<S>,
-    id: &str,
     stream: StreamId,
-    log_stream: u64,
-) {
-    let (Some(relay), Some(process)) = (&shared.options.relay, &shared.request_prefix) else { return };
+) -> Option<Vec<u8>> {
+    let process = shared.request_prefix.as_ref().filter(|_| shared.options.relay.is_some())?;
     let requests = session.conn.with(|served, _| served.endpoint.session().requests_on(stream));
-    if !requests.is_empty() {
-        relay.claim(id, log_stream, &Claim { process: process.clone(), requests });
-    }
+    (!requests.is_empty()).then(|| Claim { process: process.clone(), requests }.encode())
 }
 
-/// One look at a stream another process writes, resumed here by session `id`'s client after
-/// `after` (blocking: store and relay round trips): the events logged since, and what to do
+/// One look at a stream another process writes, resumed here by its client after `after`
+/// (blocking: store and relay round trips): the events logged since, and what to do
 /// next. With `lease` the writer's lease is checked too (not at every look: it costs two
 /// round trips); without, the stream is waited on while it has not ended.
 pub(super) fn look_at_followed<S: Send + 'static>(
     shared: &Shared<S>,
     log: &Log,
-    id: &str,
     after: EventId,
     lease: bool,
 ) -> (Vec<StoredEvent>, Follow) {
@@ -328,12 +322,13 @@ pub(super) fn look_at_followed<S: Send + 'static>(
     let step = match (&shared.options.relay, replay.closed, lease) {
         (None, _, _) | (Some(_), true, _) => Follow::End,
         (Some(_), false, false) => Follow::Wait,
-        (Some(relay), false, true) => match relay.claimant(id, after.stream) {
+        (Some(relay), false, true) => match log.claim_of(after.stream) {
             Ok(claim) => {
+                let claim = claim.as_deref().and_then(Claim::decode);
                 let alive = claim.as_ref().map_or(Ok(true), |claim| relay.alive(&claim.process));
                 follow(false, claim.as_ref(), alive)
             }
-            Err(_) => Follow::Wait,
+            Err(()) => Follow::Wait,
         },
     };
     (replay.events, step)
@@ -564,8 +559,6 @@ pub(super) enum Plan<S> {
     OpenStream {
         /// The session.
         session: Session<S>,
-        /// Its id.
-        session_id: String,
         /// `Last-Event-ID`, if sent.
         last_event_id: Option<String>,
     },
@@ -622,7 +615,7 @@ pub(super) fn plan<S: Send + 'static>(
         // Another process's session opens here too (its events, if logged in a shared store,
         // resume here).
         Exchange::OpenStream { session: id, last_event_id } => match session_for(shared, &id, visit) {
-            Ok((session, _)) => Plan::OpenStream { session, session_id: id, last_event_id },
+            Ok((session, _)) => Plan::OpenStream { session, last_event_id },
             Err(refusal) => Plan::Refuse(refusal),
         },
         Exchange::Terminate { session: id } => {

@@ -1,6 +1,7 @@
 //! The bytes of SSE responses: the 2025-11-25 priming event, each event logged before its
 //! bytes are made, keep-alive comments. (HTTP's chunked framing is hyper's.)
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use talaria_core::codec::{encode_event, SseEvent};
@@ -34,12 +35,14 @@ pub(super) fn keepalive_interval(configured: Duration) -> Duration {
 /// has a log.
 pub(super) struct SseBytes {
     log: Option<(Log, u64)>,
+    /// Whether the last event closed the log already.
+    closed: AtomicBool,
 }
 
 impl SseBytes {
     /// A stream logged on `log`'s stream, if any.
     pub(super) const fn new(log: Option<(Log, u64)>) -> Self {
-        Self { log }
+        Self { log, closed: AtomicBool::new(false) }
     }
 
     /// The 2025-11-25 priming event: the stream's start id and no data, with the reconnection
@@ -68,6 +71,26 @@ impl SseBytes {
         event_bytes(&event)
     }
 
+    /// [`SseBytes::event`] for the stream's last event: logged and the log closed in one step
+    /// (off the executor's threads if the log is remote), so [`SseBytes::close_log`] has
+    /// nothing left to do.
+    pub(super) async fn last_event(&self, payload: &[u8]) -> Vec<u8> {
+        let id = match &self.log {
+            None => None,
+            Some((log, stream)) if log.is_remote() => {
+                let (log, stream, payload) = (log.clone(), *stream, payload.to_vec());
+                smol::unblock(move || log.append_last(stream, &payload)).await
+            }
+            Some((log, stream)) => log.append_last(*stream, payload),
+        };
+        if id.is_some() {
+            self.closed.store(true, Ordering::Relaxed);
+        }
+        let mut event = SseEvent::message(String::from_utf8_lossy(payload));
+        event.id = id.map(|id| id.to_string());
+        event_bytes(&event)
+    }
+
     /// An event from the log again, with its own id.
     pub(super) fn replayed(stored: &StoredEvent) -> Vec<u8> {
         let mut event = SseEvent::message(String::from_utf8_lossy(&stored.data));
@@ -83,6 +106,9 @@ impl SseBytes {
     /// Marks a complete stream's log stream closed (before its end is written; off the
     /// executor's threads if the log is remote).
     pub(super) async fn close_log(&self) {
+        if self.closed.load(Ordering::Relaxed) {
+            return;
+        }
         match &self.log {
             None => {}
             Some((log, stream)) if log.is_remote() => {

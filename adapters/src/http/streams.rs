@@ -73,6 +73,16 @@ impl Log {
         self.with(|store, session| store.open_stream(session)).ok()
     }
 
+    /// A new log stream noting `claim` (who writes it), if the store took it.
+    pub(crate) fn open_claimed(&self, claim: &[u8]) -> Option<u64> {
+        self.with(|store, session| store.open_claimed_stream(session, claim)).ok()
+    }
+
+    /// The claim noted on `stream`, if the store keeps one; `Err` if the store cannot say.
+    pub(crate) fn claim_of(&self, stream: u64) -> Result<Option<Vec<u8>>, ()> {
+        self.with(|store, session| store.claim_of(session, stream)).map_err(drop)
+    }
+
     /// Logs `payload` on `stream` before it is sent; its event id, if the store took it.
     pub(crate) fn append(&self, stream: u64, payload: &[u8]) -> Option<EventId> {
         self.with(|store, session| store.append(session, stream, payload)).ok()
@@ -271,10 +281,14 @@ impl Streams {
         routes.attach(writer)
     }
 
-    /// Opens the log stream of a POST whose reply turned into SSE; its id, if the session
-    /// logs.
-    pub(crate) fn log_post(&self, stream: StreamId) -> Option<u64> {
-        let id = self.log.as_ref()?.open()?;
+    /// Opens the log stream of a POST whose reply turned into SSE, noting `claim` (who writes
+    /// it) if given; its id, if the session logs.
+    pub(crate) fn log_post(&self, stream: StreamId, claim: Option<&[u8]>) -> Option<u64> {
+        let log = self.log.as_ref()?;
+        let id = match claim {
+            Some(claim) => log.open_claimed(claim)?,
+            None => log.open()?,
+        };
         self.lock().decide.log_post(stream, id);
         Some(id)
     }
@@ -461,7 +475,7 @@ mod tests {
     fn a_detached_post_stream_is_logged_and_resumed_in_order() {
         let mut streams = logged();
         let rx = streams.open_post(StreamId(1));
-        let log_stream = streams.log_post(StreamId(1)).unwrap();
+        let log_stream = streams.log_post(StreamId(1), None).unwrap();
         let first = streams.log().unwrap().append(log_stream, b"a").unwrap();
         // "b" reached the channel but not the writer when it went away; "c" came after.
         streams.send(vec![frame(1, "b")]).unwrap();
@@ -482,7 +496,7 @@ mod tests {
     fn a_writer_leaving_after_a_get_resumed_its_stream_leaves_the_get_attached() {
         let mut streams = logged();
         let rx = streams.open_post(StreamId(5));
-        let log_stream = streams.log_post(StreamId(5)).unwrap();
+        let log_stream = streams.log_post(StreamId(5), None).unwrap();
         // The client resumes before the old writer has let go of the stream.
         let resumed = streams.resume(EventId::start(log_stream)).unwrap();
         assert!(matches!(streams.release_post(StreamId(5), &rx, None), Release::Detached(_)));
@@ -496,7 +510,7 @@ mod tests {
     fn a_stream_that_ended_while_its_writer_was_leaving_is_logged_whole() {
         let mut streams = logged();
         let rx = streams.open_post(StreamId(6));
-        let log_stream = streams.log_post(StreamId(6)).unwrap();
+        let log_stream = streams.log_post(StreamId(6), None).unwrap();
         // The answer and the end reach the writer's channel; the writer leaves without them.
         streams.send(vec![frame(6, "answer"), Outgoing::StreamDone(StreamId(6))]).unwrap();
         assert!(
@@ -513,7 +527,7 @@ mod tests {
     fn a_stream_that_ended_while_detached_replays_and_ends() {
         let mut streams = logged();
         let rx = streams.open_post(StreamId(2));
-        let log_stream = streams.log_post(StreamId(2)).unwrap();
+        let log_stream = streams.log_post(StreamId(2), None).unwrap();
         assert!(matches!(streams.release_post(StreamId(2), &rx, None), Release::Detached(_)));
         streams.send(vec![frame(2, "result"), Outgoing::StreamDone(StreamId(2))]).unwrap();
         let resumed = streams.resume(EventId::start(log_stream)).unwrap();
@@ -525,7 +539,7 @@ mod tests {
     fn unlogged_streams_are_forgotten_and_unknown_ids_refused() {
         let mut streams = Streams::new(None, 1 << 20);
         let rx = streams.open_post(StreamId(3));
-        assert!(streams.log_post(StreamId(3)).is_none());
+        assert!(streams.log_post(StreamId(3), None).is_none());
         assert_eq!(streams.release_post(StreamId(3), &rx, None), Release::Forgotten);
         streams.send(vec![frame(3, "lost")]).unwrap();
         assert!(streams.resume(EventId::start(1)).is_none());
@@ -554,7 +568,7 @@ mod tests {
     fn a_post_writer_that_lags_is_cut_and_its_frames_logged_for_resumption() {
         let mut streams = tight(true);
         let rx = streams.open_post(StreamId(1));
-        let log_stream = streams.log_post(StreamId(1)).unwrap();
+        let log_stream = streams.log_post(StreamId(1), None).unwrap();
         let first = streams.log().unwrap().append(log_stream, b"written").unwrap();
         // The writer takes nothing: the third frame goes past 10 bytes.
         streams.send(vec![frame(1, "aaaa"), frame(1, "bbbb"), frame(1, "cccc"), frame(1, "dddd")]).unwrap();

@@ -10,9 +10,9 @@
 pub(crate) mod pool;
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, RwLockReadGuard, Weak};
-use std::time::Instant;
 #[cfg(any(feature = "stdio", feature = "ws"))]
 use std::time::Duration;
+use std::time::Instant;
 
 use serde_json::value::RawValue;
 use talaria_core::jsonrpc::{CallError, LocalError};

@@ -465,6 +465,41 @@ pub trait EventStore {
     /// ```
     fn drop_session(&mut self, session: &str) -> Result<(), EventStoreError>;
 
+    /// [`EventStore::open_stream`], noting `claim` with the stream where the store keeps
+    /// claims: who writes it and for which requests (an encoded
+    /// [`Claim`](super::relay::Claim)), so that a process the client resumes the stream on
+    /// can end those requests if the writer dies. The default keeps no claim.
+    ///
+    /// # Errors
+    ///
+    /// As [`EventStore::open_stream`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::event_log::{EventStore, MemoryEventStore, Retention};
+    ///
+    /// // The in-memory store serves one process: it keeps no claims.
+    /// let mut log = MemoryEventStore::new(Retention::default());
+    /// let stream = log.open_claimed_stream("s", b"{}").unwrap();
+    /// assert_eq!(log.claim_of("s", stream).unwrap(), None);
+    /// ```
+    fn open_claimed_stream(&mut self, session: &str, claim: &[u8]) -> Result<u64, EventStoreError> {
+        let _ = claim;
+        self.open_stream(session)
+    }
+
+    /// The claim noted when `stream` was opened ([`EventStore::open_claimed_stream`]), if the
+    /// store keeps claims and the stream is still there.
+    ///
+    /// # Errors
+    ///
+    /// [`EventStoreError::Backend`] if the store failed.
+    fn claim_of(&mut self, session: &str, stream: u64) -> Result<Option<Vec<u8>>, EventStoreError> {
+        let _ = (session, stream);
+        Ok(None)
+    }
+
     /// Appends `data` to `stream` as its last event and closes the stream, in one step: a
     /// stream closed meanwhile (by another process) takes nothing. This is how a process that
     /// resumed another's stream ends it when that process died: the stream ends with exactly
@@ -517,6 +552,14 @@ impl<S: EventStore + ?Sized> EventStore for &mut S {
         (**self).drop_session(session)
     }
 
+    fn open_claimed_stream(&mut self, session: &str, claim: &[u8]) -> Result<u64, EventStoreError> {
+        (**self).open_claimed_stream(session, claim)
+    }
+
+    fn claim_of(&mut self, session: &str, stream: u64) -> Result<Option<Vec<u8>>, EventStoreError> {
+        (**self).claim_of(session, stream)
+    }
+
     fn append_last(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
         (**self).append_last(session, stream, data)
     }
@@ -541,6 +584,14 @@ impl<S: EventStore + ?Sized> EventStore for Box<S> {
 
     fn drop_session(&mut self, session: &str) -> Result<(), EventStoreError> {
         (**self).drop_session(session)
+    }
+
+    fn open_claimed_stream(&mut self, session: &str, claim: &[u8]) -> Result<u64, EventStoreError> {
+        (**self).open_claimed_stream(session, claim)
+    }
+
+    fn claim_of(&mut self, session: &str, stream: u64) -> Result<Option<Vec<u8>>, EventStoreError> {
+        (**self).claim_of(session, stream)
     }
 
     fn append_last(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {

@@ -49,24 +49,6 @@ pub trait Relay: Send + Sync {
     /// thread of the relay's own.
     fn subscribe(&self, deliver: Deliver);
 
-    /// Records that `claim` answers log stream `stream` of `session`, so that a process
-    /// resuming the stream knows whose it is (best effort). The default records nothing: a
-    /// stream resumed on another process then ends after what was logged, as if unclaimed.
-    fn claim(&self, session: &str, stream: u64, claim: &Claim) {
-        let _ = (session, stream, claim);
-    }
-
-    /// The claim on log stream `stream` of `session`; `Ok(None)` if none was recorded (or it
-    /// is no longer kept).
-    ///
-    /// # Errors
-    ///
-    /// [`RelayError::Unreachable`] if the relay cannot say.
-    fn claimant(&self, session: &str, stream: u64) -> Result<Option<Claim>, RelayError> {
-        let _ = (session, stream);
-        Ok(None)
-    }
-
     /// Says `process` lives for `ttl` from now: its lease, renewed several times per `ttl`
     /// while the process runs (best effort). The default does nothing.
     fn renew(&self, process: &str, ttl: Duration) {
@@ -95,7 +77,8 @@ pub enum RelayError {
 }
 
 /// Who answers a resumable response stream: the process (its lease, see [`Relay::renew`])
-/// and the requests whose answers the stream carries.
+/// and the requests whose answers the stream carries. Kept with the stream in the event log
+/// ([`EventStore::open_claimed_stream`](super::event_log::EventStore::open_claimed_stream)).
 ///
 /// # Examples
 ///
