@@ -12,7 +12,6 @@ use std::io;
 
 use smol::io::AsyncReadExt;
 use talaria_core::server::TransportInfo;
-use talaria_core::session::Event;
 
 #[cfg(feature = "http")]
 pub use crate::http::smol_client::{http, http_or_sse, probe_http, sse};
@@ -78,11 +77,7 @@ pub async fn serve_streams<S: Send + 'static>(
     mut input: impl AsyncReadExt + Unpin,
     output: impl io::Write + Send + 'static,
 ) -> io::Result<()> {
-    let events = Box::new(|event: Event| {
-        if let Event::PeerMisbehaved(problem) = event {
-            eprintln!("talaria: peer error: {problem}");
-        }
-    });
+    let events = server.peer_error_events("stdio");
     let conn = server.open(Box::new(LineSink::new(output)), TransportInfo::new("stdio"), events)?;
     let mut buf = vec![0u8; 64 * 1024];
     loop {

@@ -712,3 +712,24 @@ fn a_trace_sees_frames_heads_and_sse_fields() {
     assert!(has("sse id "), "2025-11-25 SSE replies carry event ids: {seen:#?}");
     assert!(has("DELETE "), "{seen:#?}");
 }
+
+#[test]
+fn a_peers_protocol_violations_reach_the_servers_hook() {
+    use std::sync::{Arc, Mutex};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let heard = Arc::clone(&seen);
+    let server = talaria_examples::everything::server()
+        .on_peer_error(move |transport, problem| heard.lock().unwrap().push(format!("{transport}: {problem}")));
+    let listening = HttpServer::bind(&server, "127.0.0.1:0", HttpServerOptions::default()).unwrap();
+    let addr = listening.local_addr().to_string();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+    let session = session_of(&post(&addr, "", init));
+    let headers = format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-06-18\r\n");
+    assert!(post(&addr, &headers, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).contains("202"));
+    // An answer to a request the server never sent.
+    let stray = post(&addr, &headers, r#"{"jsonrpc":"2.0","id":"never-asked","result":{}}"#);
+    assert!(stray.starts_with("HTTP/1.1 202"), "{stray}");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].starts_with("http: ") && seen[0].contains("never-asked"), "{seen:?}");
+}

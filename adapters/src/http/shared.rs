@@ -13,7 +13,7 @@ use talaria_core::http::ids::try_mint_session_id;
 use talaria_core::http::outcome::{after_post, AfterPost, PostEnd};
 use talaria_core::http::sessions::SessionTable;
 use talaria_core::server::{Headers, TransportInfo};
-use talaria_core::session::{Event, Route, StreamId};
+use talaria_core::session::{Route, StreamId};
 use talaria_core::version::Feature;
 
 use super::chan::Receiver;
@@ -163,7 +163,7 @@ pub(super) fn start_session<S: Send + 'static>(
     let owner = owner_of(&info);
     let conn = shared
         .server
-        .open(Box::new(streams.clone()), info, quiet_events())
+        .open(Box::new(streams.clone()), info, shared.server.peer_error_events("http"))
         .map_err(|_| Refusal::internal("cannot open the session"))?;
     let session = Session::new(conn, streams);
     number_requests(shared, &session);
@@ -418,7 +418,10 @@ fn revive<S: Send + 'static>(
 ) -> Option<Session<S>> {
     let snapshot = serde_json::from_slice(&record.data).ok()?;
     let streams = logged_streams(shared, id);
-    let conn = shared.server.open_from(Box::new(streams.clone()), info, quiet_events(), Some(snapshot)).ok()?;
+    let conn = shared
+        .server
+        .open_from(Box::new(streams.clone()), info, shared.server.peer_error_events("http"), Some(snapshot))
+        .ok()?;
     let session = Session::new(conn, streams);
     number_requests(shared, &session);
     fan_out(shared, &session);
@@ -456,14 +459,6 @@ fn logged_streams<S: Send + 'static>(shared: &Shared<S>, id: &str) -> Streams {
 
 pub(super) fn lookup<S>(shared: &Shared<S>, id: &str) -> Option<Session<S>> {
     shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).get_mut(id, Instant::now()).cloned()
-}
-
-pub(super) fn quiet_events() -> Box<dyn Fn(Event) + Send + Sync> {
-    Box::new(|event| {
-        if let Event::PeerMisbehaved(problem) = event {
-            eprintln!("talaria: http peer error: {problem}");
-        }
-    })
 }
 
 /// Carries out what the core says follows a POST exchange on `stream` that ended as `end`
@@ -582,7 +577,11 @@ pub(super) fn plan<S: Send + 'static>(
     match exchange {
         Exchange::Stateless { .. } => {
             let streams = Streams::new(None, shared.server.frame_queue_limit());
-            match shared.server.open(Box::new(streams.clone()), visit.info(None), quiet_events()) {
+            match shared.server.open(
+                Box::new(streams.clone()),
+                visit.info(None),
+                shared.server.peer_error_events("http"),
+            ) {
                 Ok(conn) => {
                     let session = Session::new(conn, streams);
                     // A `subscriptions/listen` stream hears updates from every process.

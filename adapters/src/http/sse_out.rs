@@ -58,37 +58,37 @@ impl SseBytes {
     /// Logs `payload` (if the stream has a log: off the executor's threads if the log is
     /// remote); its event, with its event id.
     pub(super) async fn event(&self, payload: &[u8]) -> Vec<u8> {
-        let id = match &self.log {
-            None => None,
-            Some((log, stream)) if log.is_remote() => {
-                let (log, stream, payload) = (log.clone(), *stream, payload.to_vec());
-                smol::unblock(move || log.append(stream, &payload)).await
-            }
-            Some((log, stream)) => log.append(*stream, payload),
-        };
-        let mut event = SseEvent::message(String::from_utf8_lossy(payload));
-        event.id = id.map(|id| id.to_string());
-        event_bytes(&event)
+        let id = self.log_event(payload, false).await;
+        message_event(payload, id)
     }
 
-    /// [`SseBytes::event`] for the stream's last event: logged and the log closed in one step
-    /// (off the executor's threads if the log is remote), so [`SseBytes::close_log`] has
-    /// nothing left to do.
+    /// [`SseBytes::event`] for the stream's last event: logged and the log closed in one step,
+    /// so [`SseBytes::close_log`] has nothing left to do.
     pub(super) async fn last_event(&self, payload: &[u8]) -> Vec<u8> {
-        let id = match &self.log {
-            None => None,
-            Some((log, stream)) if log.is_remote() => {
-                let (log, stream, payload) = (log.clone(), *stream, payload.to_vec());
-                smol::unblock(move || log.append_last(stream, &payload)).await
-            }
-            Some((log, stream)) => log.append_last(*stream, payload),
-        };
+        let id = self.log_event(payload, true).await;
         if id.is_some() {
             self.closed.store(true, Ordering::Relaxed);
         }
-        let mut event = SseEvent::message(String::from_utf8_lossy(payload));
-        event.id = id.map(|id| id.to_string());
-        event_bytes(&event)
+        message_event(payload, id)
+    }
+
+    /// Appends `payload` to the stream's log, if it has one (closing it if `last`); its id.
+    async fn log_event(&self, payload: &[u8], last: bool) -> Option<EventId> {
+        let append = move |log: &Log, stream: u64, payload: &[u8]| {
+            if last {
+                log.append_last(stream, payload)
+            } else {
+                log.append(stream, payload)
+            }
+        };
+        match &self.log {
+            None => None,
+            Some((log, stream)) if log.is_remote() => {
+                let (log, stream, payload) = (log.clone(), *stream, payload.to_vec());
+                smol::unblock(move || append(&log, stream, &payload)).await
+            }
+            Some((log, stream)) => append(log, *stream, payload),
+        }
     }
 
     /// An event from the log again, with its own id.
@@ -118,6 +118,13 @@ impl SseBytes {
             Some((log, stream)) => log.close(*stream),
         }
     }
+}
+
+/// A message event carrying `payload`, with its log id if it has one.
+fn message_event(payload: &[u8], id: Option<EventId>) -> Vec<u8> {
+    let mut event = SseEvent::message(String::from_utf8_lossy(payload));
+    event.id = id.map(|id| id.to_string());
+    event_bytes(&event)
 }
 
 fn event_bytes(event: &SseEvent) -> Vec<u8> {

@@ -19,7 +19,7 @@ use talaria_core::jsonrpc::{CallError, LocalError};
 use talaria_core::schema::tools::{CallToolResult, Tool};
 use talaria_core::schema::{Implementation, LoggingLevel};
 use talaria_core::server::{Context, Deferred, Endpoint, Link, Router, Spawn, Task, ToolError, TransportInfo};
-use talaria_core::session::{Output, RequestOptions, ServerConfig};
+use talaria_core::session::{Event, Output, ProtocolError, RequestOptions, ServerConfig};
 
 use crate::conn::{Conn, Engine, EventSink, FrameSink};
 use crate::oneshot;
@@ -68,10 +68,16 @@ pub(crate) struct Shared<S> {
     /// Told of each resource update, to carry it to the other processes sharing sessions (an
     /// HTTP server with a relay).
     update_hooks: Mutex<Vec<Weak<UpdateHook>>>,
+    /// Told of each peer's protocol violations (see [`Server::on_peer_error`]).
+    peer_errors: Arc<PeerErrorHook>,
     pool: Pool,
     /// How many bytes each connection queues for its peer before its reader pauses.
     outbox_limit: usize,
 }
+
+/// Told of a peer's protocol violation: the transport's kind (`stdio`, `http`, `websocket`)
+/// and what the peer did.
+pub type PeerErrorHook = dyn Fn(&str, &ProtocolError) + Send + Sync;
 
 /// Carries a resource update (its URI) to other processes.
 pub(crate) type UpdateHook = dyn Fn(&str) + Send + Sync;
@@ -122,6 +128,9 @@ impl<S: Send + 'static> Server<S> {
             state_codec: None,
             conns: Mutex::new(Vec::new()),
             update_hooks: Mutex::new(Vec::new()),
+            peer_errors: Arc::new(|transport: &str, problem: &ProtocolError| {
+                eprintln!("talaria: {transport} peer error: {problem}");
+            }),
             pool: Pool::new(64),
             outbox_limit: crate::DEFAULT_OUTBOX_LIMIT,
         });
@@ -180,6 +189,40 @@ impl<S: Send + 'static> Server<S> {
         let mut shared = Arc::try_unwrap(self.shared).unwrap_or_else(|_| unreachable_shared());
         shared.state_codec = Some(StateCodec { save: Box::new(save), restore: Box::new(restore) });
         Self { shared: Arc::new(shared) }
+    }
+
+    /// Hands each peer's protocol violations (malformed frames, answers to nothing, ...) to
+    /// `hook`, with the transport's kind, instead of writing them to stderr (the default). The
+    /// session has already answered them on the wire; this is for the operator.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::core::server::Router;
+    /// use talaria::server::Server;
+    ///
+    /// let server = Server::new("quiet", "1.0", Router::<()>::builder().build())
+    ///     .on_peer_error(|transport, problem| log::warn!("{transport}: {problem}"));
+    /// # mod log { macro_rules! warn { ($($t:tt)*) => { let _ = format!($($t)*); } } pub(crate) use warn; }
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn on_peer_error(self, hook: impl Fn(&str, &ProtocolError) + Send + Sync + 'static) -> Self {
+        let mut shared = Arc::try_unwrap(self.shared).unwrap_or_else(|_| unreachable_shared());
+        shared.peer_errors = Arc::new(hook);
+        Self { shared: Arc::new(shared) }
+    }
+
+    /// The events sink of a connection over `transport`: the peer's protocol violations go to
+    /// the server's hook ([`Server::on_peer_error`]).
+    #[cfg_attr(not(any(feature = "stdio", feature = "ws", feature = "http")), allow(dead_code))]
+    pub(crate) fn peer_error_events(&self, transport: &'static str) -> EventSink {
+        let hook = Arc::clone(&self.shared.peer_errors);
+        Box::new(move |event| {
+            if let Event::PeerMisbehaved(problem) = event {
+                hook(transport, &problem);
+            }
+        })
     }
 
     /// Adds the server's instructions for the model.
@@ -354,7 +397,9 @@ fn broadcast<S: Send + 'static, E>(shared: &Shared<S>, mut f: impl FnMut(&mut Se
 
 #[allow(clippy::panic)]
 fn unreachable_shared<T>() -> T {
-    panic!("Server::instructions and Server::outbox_limit are called while building, before the server is shared")
+    panic!(
+        "Server::instructions, outbox_limit and on_peer_error are called while building, before the server is shared"
+    )
 }
 
 /// One connection's engine: its endpoint, and the server it belongs to.

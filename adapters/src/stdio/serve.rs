@@ -3,7 +3,6 @@
 use std::io::{self, Read, Write};
 
 use talaria_core::server::TransportInfo;
-use talaria_core::session::Event;
 
 use super::LineSink;
 use crate::server::{wait_for_running, Server, DRAIN_GRACE};
@@ -92,11 +91,7 @@ fn serve_on<S: Send + 'static, R: Read, W: Write + Send + 'static>(
     mut input: R,
     sink: LineSink<W>,
 ) -> io::Result<()> {
-    let events = Box::new(|event: Event| {
-        if let Event::PeerMisbehaved(problem) = event {
-            eprintln!("talaria: peer error: {problem}");
-        }
-    });
+    let events = server.peer_error_events("stdio");
     let conn = server.open(Box::new(sink), TransportInfo::new("stdio"), events)?;
     let mut buf = vec![0u8; 64 * 1024];
     loop {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use talaria_core::http::exchange::EndpointConfig;
 use talaria_core::server::{Headers, TransportInfo};
-use talaria_core::session::{Event, Route};
+use talaria_core::session::Route;
 use tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tungstenite::http::{HeaderValue, StatusCode};
 use tungstenite::protocol::Role;
@@ -271,11 +271,7 @@ fn serve_connection<S: Send + 'static>(
     let mut info = TransportInfo::new("websocket");
     info.remote_addr = peer;
     info.headers = std::mem::take(&mut *headers.lock().unwrap_or_else(PoisonError::into_inner));
-    let events = Box::new(|event: Event| {
-        if let Event::PeerMisbehaved(problem) = event {
-            eprintln!("talaria: websocket peer error: {problem}");
-        }
-    });
+    let events = server.peer_error_events("websocket");
     let Ok(conn) = server.open(Box::new(sink), info, events) else { return };
     read_loop(&conn, &mut reader, |served, now, frame| served.endpoint.handle_frame(now, Route::Connection, frame));
     // The client is done sending: let running tools answer and the writer send what is owed
