@@ -29,8 +29,8 @@ use talaria_core::session::StreamId;
 use super::body::{Body, BodyWriter};
 use super::chan::Receiver;
 use super::shared::{
-    claim_of_stream, feed_post, finish_post, follows_others, legacy_closed, legacy_message, legacy_session,
-    look_at_followed, plan, supports_polling, target, Plan, Session, Shared, Target, Visit,
+    changed_record, claim_of_stream, feed_post, finish_post, follows_others, legacy_closed, legacy_message,
+    legacy_session, look_at_followed, plan, supports_polling, target, Plan, Session, Shared, Target, Visit,
 };
 use super::sse_out::{keepalive_interval, Ending, SseBytes, OPENED};
 use super::streams::{Log, StreamMsg};
@@ -237,10 +237,11 @@ impl<S: Send + 'static> PostStream<S> {
         finish_post(&self.shared, &self.session, self.stream, self.session_id.as_deref(), PostEnd::Answered);
     }
 
-    /// [`PostStream::finish`], the session store's round trip (if any) off the executor's
-    /// threads.
+    /// [`PostStream::finish`], the session store's round trip (if the record changed) off the
+    /// executor's threads.
     async fn finish_off_executor(self) {
-        if self.shared.options.session_store.is_some() {
+        let stores = self.shared.options.session_store.is_some() && self.session_id.is_some();
+        if stores && changed_record(&self.session).is_some() {
             smol::unblock(move || self.finish()).await;
         } else {
             self.finish();

@@ -206,15 +206,19 @@ fn owner_of(info: &TransportInfo) -> Option<String> {
 /// marked it used: see [`refresh`]).
 pub(super) fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, id: &str) {
     let Some(store) = &shared.options.session_store else { return };
-    let Some(snapshot) = session.conn.with(|served, _| served.snapshot()) else { return };
-    let Ok(record) = serde_json::to_vec(&snapshot) else { return };
-    let mut saved = session.saved.lock().unwrap_or_else(PoisonError::into_inner);
-    if saved.as_deref() == Some(&record[..]) {
-        return;
-    }
+    let Some(record) = changed_record(session) else { return };
     if store.with(|store| store.store(id, record.clone(), Instant::now())).is_ok() {
-        *saved = Some(record);
+        *session.saved.lock().unwrap_or_else(PoisonError::into_inner) = Some(record);
     }
+}
+
+/// The session's record, if it differs from the one last stored or read (no store call: a
+/// snapshot and a comparison).
+pub(super) fn changed_record<S: Send + 'static>(session: &Session<S>) -> Option<Vec<u8>> {
+    let snapshot = session.conn.with(|served, _| served.snapshot())?;
+    let record = serde_json::to_vec(&snapshot).ok()?;
+    let saved = session.saved.lock().unwrap_or_else(PoisonError::into_inner);
+    (saved.as_deref() != Some(&record[..])).then_some(record)
 }
 
 /// Checks the session `id`, held here, against the store, and marks it used there: current,
