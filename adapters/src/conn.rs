@@ -371,7 +371,9 @@ mod tests {
         }
         fn handle_timeout(&mut self, _now: Instant) {}
         fn handle_closed(&mut self, _now: Instant) {
-            self.out.push_back(Output::Event(Event::Closed { reason: Some("transport closed".into()) }));
+            self.out.push_back(Output::Event(Event::Closed {
+                reason: talaria_core::session::CloseReason::TransportClosed,
+            }));
         }
     }
 

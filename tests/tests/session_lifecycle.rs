@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::json;
 use talaria_core::jsonrpc::{CallError, ErrorCode, LocalError, RequestId};
 use talaria_core::schema::lifecycle::{ClientCapabilities, ListChangedCapability, ServerCapabilities};
-use talaria_core::session::{Event, Phase, ProtocolError, RequestOptions, SendError};
+use talaria_core::session::{CloseReason, Event, Phase, ProtocolError, RequestOptions, SendError};
 use talaria_core::version::ProtocolVersion;
 use talaria_tests::sim::{method_of, params_of, request_frame, stateless_meta, Dir, Fate, Pair, Setup, SimConfig};
 
@@ -128,7 +128,7 @@ fn a_client_that_supports_no_version_the_server_answers_closes_with_a_clear_erro
 
     assert!(pair.client.ready().is_none());
     assert!(pair.client.is_closed() && pair.client.closed_last());
-    let reason = pair.client.closed_reason().flatten().unwrap();
+    let reason = pair.client.closed_reason().unwrap();
     assert!(reason.contains("2025-06-18") && reason.contains("unsupported"), "{reason}");
     let misbehaved: Vec<_> = pair.client.misbehaviours().cloned().collect();
     assert_eq!(misbehaved, [ProtocolError::UnsupportedVersion("2025-06-18".into())]);
@@ -145,7 +145,7 @@ fn a_stateless_client_against_a_legacy_only_server_closes_with_a_clear_error() {
     pair.run_until_quiet();
     assert!(pair.client.ready().is_none());
     assert!(pair.client.closed_last());
-    let reason = pair.client.closed_reason().flatten().unwrap();
+    let reason = pair.client.closed_reason().unwrap();
     assert!(reason.contains("server/discover"), "{reason}");
     assert_eq!(pair.client.sent_methods(), ["server/discover"], "no fallback in Stateless mode");
 }
@@ -444,7 +444,7 @@ fn killing_the_connection_mid_call_fails_pending_requests_promptly() {
             assert_eq!(pair.client.ended_at(id), Some(killed_at), "{setup}: not at the timeout");
         }
         assert!(pair.client.closed_last() && pair.server.closed_last(), "{setup}");
-        assert_eq!(pair.client.closed_reason().flatten(), Some("transport closed"));
+        assert_eq!(pair.client.closed_with(), Some(&CloseReason::TransportClosed));
     }
 }
 
@@ -497,7 +497,7 @@ fn an_initialize_that_gets_no_answer_fails_the_handshake_at_the_request_timeout(
     pair.run_for(secs(1));
     assert!(pair.client.closed_last());
     assert_eq!(pair.client.log.last().unwrap().at, secs(12));
-    assert!(pair.client.closed_reason().flatten().unwrap().contains("initialize"));
+    assert!(pair.client.closed_reason().unwrap().contains("initialize"));
     assert_eq!(pair.client.session.cancel(&RequestId::Number(0), None), Err(SendError::UnknownRequest(0.into())));
 }
 

@@ -92,7 +92,7 @@ fn describe(e: &Event) -> String {
             Ok(r) => format!("Response {id} ok {}", r.get()),
             Err(err) => format!("Response {id} failed: {err}"),
         },
-        Event::Closed { reason } => format!("Closed {reason:?}"),
+        Event::Closed { reason } => format!("Closed: {reason}"),
         other => format!("{other:?}"),
     }
 }

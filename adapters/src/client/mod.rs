@@ -240,7 +240,7 @@ pub(crate) fn start_connecting(
     };
     let events: EventSink = Box::new(move |event| match event {
         Event::Ready(info) => announce(Ok(info)),
-        Event::Closed { reason } => announce(Err(reason.unwrap_or_else(|| "connection closed".into()))),
+        Event::Closed { reason } => announce(Err(reason.to_string())),
         Event::Log(params) => {
             if let Some(log) = &on_log {
                 log(&params);

@@ -5,6 +5,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::error::CloseReason;
 use super::event::{Event, IncomingRequest, Output, ReplyToken, Route};
 use super::meta::{stamp_result_type, with_meta, with_meta_defaults};
 use super::outbound::{Pending, Purpose};
@@ -283,7 +284,7 @@ impl<R: Role> Session<R> {
     /// Closes the session: every pending request ends as closed, outputs already queued stay
     /// ahead of the final [`Event::Closed`]. Calling it again does nothing.
     pub fn close(&mut self) {
-        self.shutdown(Some("closed by this side".to_owned()));
+        self.shutdown(CloseReason::Local);
     }
 
     /// A server says nothing before `initialize`, and only logs before `initialized`.
@@ -417,12 +418,12 @@ impl<R: Role> Session<R> {
         self.batches.clear();
     }
 
-    pub(super) fn shutdown(&mut self, reason: Option<String>) {
+    pub(super) fn shutdown(&mut self, reason: CloseReason) {
         if self.phase == Phase::Closed {
             return;
         }
         self.phase = Phase::Closed;
-        self.fail_all(reason.as_deref());
+        self.fail_all(Some(&reason.to_string()));
         self.emit(Event::Closed { reason });
     }
 }

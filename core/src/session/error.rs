@@ -142,3 +142,37 @@ pub enum ProtocolError {
     #[error("batch refused: batches exist only in 2025-03-26")]
     BatchNotAllowed,
 }
+
+/// Why a session closed (the reason of [`Event::Closed`](super::Event::Closed)).
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::session::{CloseReason, ProtocolError};
+///
+/// assert_eq!(CloseReason::TransportClosed.to_string(), "transport closed");
+/// let refused = CloseReason::Handshake(ProtocolError::Handshake("no common revision".into()));
+/// assert!(refused.to_string().contains("no common revision"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// This side closed it (`close`).
+    #[error("closed by this side")]
+    Local,
+    /// The transport ended: end of stream, a dropped connection.
+    #[error("transport closed")]
+    TransportClosed,
+    /// The handshake failed: what the peer did, or did not do in time.
+    #[error("{0}")]
+    Handshake(ProtocolError),
+    /// This side's configuration cannot start the handshake it was asked for.
+    #[error("{0}")]
+    Misconfigured(String),
+    /// A message this side built could not be encoded.
+    #[error("{0}")]
+    Encode(String),
+    /// The session's own state went wrong (a lifecycle step from the wrong phase).
+    #[error("{0}")]
+    Internal(String),
+}

@@ -3,7 +3,7 @@
 use serde_json::value::RawValue;
 
 use super::carries::Carries;
-use super::error::ProtocolError;
+use super::error::{CloseReason, ProtocolError};
 use crate::jsonrpc::{CallError, RequestId};
 use crate::schema::lifecycle::{ClientCapabilities, RequestMeta, ServerCapabilities};
 use crate::schema::logging::LoggingMessageNotificationParams;
@@ -171,7 +171,7 @@ pub enum Event {
     /// The session closed. Always the last event.
     Closed {
         /// Why.
-        reason: Option<String>,
+        reason: CloseReason,
     },
 }
 

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+use super::error::CloseReason;
 use super::event::{Event, ReadyInfo, Route};
 use super::lifecycle::{Phase, Transition};
 use super::outbound::{Pending, Purpose};
@@ -21,7 +22,12 @@ impl<R: Role> Session<R> {
     pub(super) fn transition(&mut self, t: Transition) {
         match self.phase.next(t) {
             Some(next) => self.phase = next,
-            None => self.shutdown(Some(format!("invalid lifecycle transition {t:?} from {:?}", self.phase))),
+            None => {
+                self.shutdown(CloseReason::Internal(format!(
+                    "invalid lifecycle transition {t:?} from {:?}",
+                    self.phase
+                )));
+            }
         }
     }
 
@@ -34,7 +40,9 @@ impl<R: Role> Session<R> {
         }
         let Some(version) = config.session.versions.iter().copied().filter(|v| v.supports(Feature::Initialize)).max()
         else {
-            self.shutdown(Some("no protocol revision with an initialize handshake is configured".into()));
+            self.shutdown(CloseReason::Misconfigured(
+                "no protocol revision with an initialize handshake is configured".into(),
+            ));
             return;
         };
         // `extensions` is 2026-07-28's: no revision with a handshake defines it.
@@ -46,7 +54,7 @@ impl<R: Role> Session<R> {
         self.outbound.insert(id.clone(), pending);
         match Request::new(id, "initialize", Some(params)) {
             Ok(req) => self.transmit(Route::Connection, req.into()),
-            Err(e) => return self.shutdown(Some(format!("cannot encode initialize: {e}"))),
+            Err(e) => return self.shutdown(CloseReason::Encode(format!("cannot encode initialize: {e}"))),
         }
         self.transition(Transition::HandshakeStarted);
     }
@@ -64,7 +72,7 @@ impl<R: Role> Session<R> {
         let pending = Pending::new("server/discover".into(), Purpose::Discover, now, timeout, None, false);
         let params = match self.stamp_request(None) {
             Ok(p) => p,
-            Err(e) => return self.shutdown(Some(format!("cannot encode server/discover: {e}"))),
+            Err(e) => return self.shutdown(CloseReason::Encode(format!("cannot encode server/discover: {e}"))),
         };
         let id = self.outbound.next_id();
         self.outbound.insert(id.clone(), pending);
@@ -85,9 +93,8 @@ impl<R: Role> Session<R> {
     }
 
     pub(super) fn fail_handshake(&mut self, error: ProtocolError) {
-        let reason = error.to_string();
-        self.emit(Event::PeerMisbehaved(error));
-        self.shutdown(Some(reason));
+        self.emit(Event::PeerMisbehaved(error.clone()));
+        self.shutdown(CloseReason::Handshake(error));
     }
 
     /// A response to the session's own `initialize` or `server/discover`.

@@ -4,6 +4,7 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+use super::error::CloseReason;
 use super::event::{Event, IncomingRequest, Output, ReplyToken, Route, StreamId};
 use super::inbound::Inflight;
 use super::meta::request_meta;
@@ -108,7 +109,7 @@ impl<R: Role> Session<R> {
         let mut lines = std::mem::take(&mut self.lines);
         lines.finish(|frame| self.on_line(now, &frame));
         self.lines = lines;
-        self.shutdown(Some("transport closed".into()));
+        self.shutdown(CloseReason::TransportClosed);
     }
 
     /// Time has reached a deadline from `poll_timeout`. Early or repeated calls do nothing.

@@ -89,7 +89,7 @@ pub use batch::BatchItem;
 pub use carries::Carries;
 pub(crate) use commands::required_capabilities;
 pub use config::{ClientConfig, ClientMode, ServerConfig, SessionConfig};
-pub use error::{ProtocolError, SendError};
+pub use error::{CloseReason, ProtocolError, SendError};
 pub use event::{
     Event, FrameDirection, FrameObserver, IncomingRequest, Output, ReadyInfo, ReplyToken, Route, StreamId,
 };

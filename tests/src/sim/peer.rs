@@ -9,7 +9,9 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use talaria_core::jsonrpc::{CallError, ErrorObject, Message, Packet, RequestId};
 use talaria_core::schema::logging::LoggingMessageNotificationParams;
-use talaria_core::session::{Event, IncomingRequest, Output, ProtocolError, ReadyInfo, Role, SendError, Session};
+use talaria_core::session::{
+    CloseReason, Event, IncomingRequest, Output, ProtocolError, ReadyInfo, Role, SendError, Session,
+};
 
 use super::pipe::{Fate, Pipe, SimConfig};
 use super::raw;
@@ -135,13 +137,19 @@ impl<R: Role> Peer<R> {
         self.closed
     }
 
-    /// The reason of `Event::Closed`, if it was reported (`Some(None)` for no reason).
+    /// Why the session closed, if `Event::Closed` was reported.
     #[must_use]
-    pub fn closed_reason(&self) -> Option<Option<&str>> {
+    pub fn closed_with(&self) -> Option<&CloseReason> {
         self.events().find_map(|e| match e {
-            Event::Closed { reason } => Some(reason.as_deref()),
+            Event::Closed { reason } => Some(reason),
             _ => None,
         })
+    }
+
+    /// [`Peer::closed_with`] as text.
+    #[must_use]
+    pub fn closed_reason(&self) -> Option<String> {
+        self.closed_with().map(ToString::to_string)
     }
 
     /// Whether the last event is `Event::Closed`.
