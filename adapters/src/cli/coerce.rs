@@ -13,7 +13,7 @@
 //! appends. An array property also takes `a,b,c` or a JSON array.
 
 use serde_json::{Map, Value};
-use talaria_core::server::validate::{describe, validate};
+use talaria_core::schema::validate::{describe, validate};
 
 use super::exit::Failure;
 

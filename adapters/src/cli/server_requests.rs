@@ -314,8 +314,8 @@ fn fill_form(
 /// leaves to the application).
 fn field_problems(property: Option<&Value>, value: &Value) -> Option<String> {
     let Some(Value::Object(field)) = property else { return None };
-    let violations = talaria_core::server::validate::validate(field, value);
-    if let Some(problems) = talaria_core::server::validate::describe(&violations) {
+    let violations = talaria_core::schema::validate::validate(field, value);
+    if let Some(problems) = talaria_core::schema::validate::describe(&violations) {
         return Some(problems);
     }
     let (Some(format), Some(text)) = (field.get("format").and_then(Value::as_str), value.as_str()) else { return None };

@@ -1,7 +1,7 @@
 //! Checking a tool's structured output against its declared output schema.
 
 use crate::schema::tools::{CallToolResult, Tool};
-use crate::server::validate::{describe, validate};
+use crate::schema::validate::{describe, validate};
 
 /// Checks `result.structuredContent` against `tool.outputSchema`, as a client should before
 /// trusting it. Results marked `isError`, and tools without an output schema, pass.

@@ -46,6 +46,7 @@ pub mod subscriptions;
 pub mod tasks;
 pub mod tools;
 pub mod utilities;
+pub mod validate;
 
 pub use common::{
     meta_keys, Annotations, CacheScope, Cursor, EmptyResult, ForRevision, Icon, IconTheme, Implementation, JsonObject,

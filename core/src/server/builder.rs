@@ -406,8 +406,8 @@ mod tests {
     use serde_json::{json, Value};
 
     use crate::schema::tools::CallToolResult;
+    use crate::schema::validate::validate;
     use crate::schema::Implementation;
-    use crate::server::validate::validate;
     use crate::server::{Router, ToolError};
     use crate::session::{
         Client, ClientConfig, ClientMode, Event, Output, RequestOptions, Route, Server, ServerConfig, Session,

@@ -47,7 +47,9 @@ mod task_board;
 mod tasks;
 mod tools;
 pub mod uri_template;
-pub mod validate;
+/// The JSON-Schema validator tool arguments are checked with (it lives in [`crate::schema`],
+/// shared by both sides).
+pub use crate::schema::validate;
 
 pub use builder::RouterBuilder;
 pub use context::Context;

@@ -382,12 +382,12 @@ impl<S> Router<S> {
             return protocol(req.reply, error);
         }
         let arguments = serde_json::Value::Object(call.arguments.unwrap_or_default());
-        let violations = super::validate::validate(&entry.tool.input_schema, &arguments);
+        let violations = crate::schema::validate::validate(&entry.tool.input_schema, &arguments);
         let arguments = match arguments {
             serde_json::Value::Object(map) => map,
             _ => JsonObject::new(),
         };
-        if let Some(problems) = super::validate::describe(&violations) {
+        if let Some(problems) = crate::schema::validate::describe(&violations) {
             let message = format!("Invalid arguments for tool {}: {problems}", call.name);
             return ToolRun::Answer(req.reply, Err(ToolError::Execution(message)));
         }

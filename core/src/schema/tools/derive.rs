@@ -19,7 +19,7 @@ impl Tool {
     /// arguments are always an object): derive from a struct with named fields, a map, or an
     /// enum whose variants are objects; any other type fits no arguments. The types it refers
     /// to stay in `$defs` behind local `$ref`s (a recursive type needs them), which the
-    /// router's [validator](crate::server::validate) follows.
+    /// router's [validator](crate::schema::validate) follows.
     ///
     /// [`RouterBuilder::typed_tool`](crate::server::RouterBuilder::typed_tool) registers a tool
     /// defined this way.
@@ -116,7 +116,7 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::Tool;
-    use crate::server::validate::{describe, validate};
+    use crate::schema::validate::{describe, validate};
 
     /// Arguments with every kind of field a tool tends to take.
     #[derive(Debug, Deserialize, JsonSchema)]

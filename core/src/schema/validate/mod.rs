@@ -1,4 +1,6 @@
-//! Validation of tool arguments against a tool's `inputSchema`.
+//! Validation of JSON values against a JSON Schema: a tool's arguments against its
+//! `inputSchema` (the server), a structured result against its `outputSchema` (the client), an
+//! elicitation answer against the requested schema.
 //!
 //! When a client calls a tool with arguments that do not fit the tool's declared JSON Schema,
 //! the server answers with a tool error result whose message names the field and says what is
@@ -44,7 +46,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use talaria_core::server::validate::{describe, validate};
+//! use talaria_core::schema::validate::{describe, validate};
 //!
 //! let schema = json!({
 //!     "type": "object",
@@ -106,7 +108,7 @@ const I128_LIMIT: f64 = 1.7e38;
 /// # Examples
 ///
 /// ```
-/// use talaria_core::server::validate::Violation;
+/// use talaria_core::schema::validate::Violation;
 ///
 /// let violation = Violation { path: "/items/0/name".into(), message: "expected a string, got a number".into() };
 /// assert_eq!(violation.to_string(), r#""items/0/name": expected a string, got a number"#);
@@ -152,7 +154,7 @@ impl fmt::Display for Violation {
 ///
 /// ```
 /// use serde_json::json;
-/// use talaria_core::server::validate::validate;
+/// use talaria_core::schema::validate::validate;
 ///
 /// let schema = json!({
 ///     "$defs": {"name": {"type": "string", "minLength": 1}},
@@ -192,7 +194,7 @@ pub fn validate(schema: &Map<String, Value>, value: &Value) -> Vec<Violation> {
 /// # Examples
 ///
 /// ```
-/// use talaria_core::server::validate::{describe, Violation};
+/// use talaria_core::schema::validate::{describe, Violation};
 ///
 /// assert_eq!(describe(&[]), None);
 /// let violations = [
