@@ -3,7 +3,8 @@
 //! expires. Adapters parse sockets and write what this module decides.
 //!
 //! - [`headers`]: the MCP header names, the Base64 sentinel encoding of header values, and the
-//!   stateless era's header/body checks (`-32020`).
+//!   stateless era's header/body checks (`-32020`); [`Headers`], a request's header fields as
+//!   received.
 //! - [`ids`]: session ids minted from an injected random source.
 //! - [`sessions`]: the table of live sessions with idle expiry as timer deadlines and a cap.
 //! - [`client`]: the Streamable HTTP client's decisions (headers, answers, resumption).
@@ -19,12 +20,14 @@
 //! - [`event_log`]: the SSE event log (`EventStore`) and session records (`SessionStore`)
 //!   behind resumable streams and multi-process servers, with in-memory defaults.
 //! - [`conformance`]: the checks every store implementation must pass.
-//! - [`relay`]: client answers that reach another process than the one that asked.
+//! - [`relay`]: what passes between processes sharing sessions: client answers that reach
+//!   another process than the one that asked, resource-update notices, leases and claims.
 
 pub mod client;
 pub mod conformance;
 pub mod event_log;
 pub mod exchange;
+mod header_map;
 pub mod headers;
 pub mod ids;
 pub mod legacy;
@@ -35,3 +38,5 @@ pub mod relay;
 pub mod reply;
 pub mod sessions;
 pub mod streams;
+
+pub use header_map::{Headers, Iter as HeaderIter};

@@ -36,7 +36,6 @@ mod context;
 mod endpoint;
 mod ext_task_requests;
 mod extras;
-mod headers;
 pub mod pagination;
 mod prompts;
 mod resources;
@@ -51,11 +50,13 @@ pub mod uri_template;
 /// shared by both sides).
 pub use crate::schema::validate;
 
+/// A request's headers: an HTTP type ([`crate::http::Headers`]), re-exported here where
+/// handlers meet it ([`TransportInfo::headers`]).
+pub use crate::http::{HeaderIter, Headers};
 pub use builder::RouterBuilder;
 pub use context::Context;
 pub use endpoint::{ClientAnswer, Endpoint};
 pub use extras::{CancelFlag, TransportInfo};
-pub use headers::{Headers, Iter as HeaderIter};
 pub use router::{Deferred, ListChanged, Router};
 pub use task::{Job, Link, Spawn, Task};
 pub use task_board::{

@@ -13,7 +13,7 @@ use crate::http::headers::HeaderLookup;
 /// # Examples
 ///
 /// ```
-/// use talaria_core::server::Headers;
+/// use talaria_core::http::Headers;
 ///
 /// let mut headers = Headers::new();
 /// headers.push("Content-Type", "application/json");
