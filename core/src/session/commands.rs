@@ -9,7 +9,7 @@ use super::error::CloseReason;
 use super::event::{Event, IncomingRequest, Output, ReplyToken, Route};
 use super::meta::{stamp_result_type, with_meta, with_meta_defaults};
 use super::outbound::{Pending, Purpose};
-use super::{ClientMode, Local, Phase, RequestOptions, Role, SendError, Server, Session};
+use super::{ClientMode, Local, Phase, RequestOptions, Role, SendError, Server, Session, Transition};
 use crate::jsonrpc::{
     CallError, ErrorObject, ErrorResponse, LocalError, Message, Notification, Request, RequestId, Response,
 };
@@ -419,10 +419,9 @@ impl<R: Role> Session<R> {
     }
 
     pub(super) fn shutdown(&mut self, reason: CloseReason) {
-        if self.phase == Phase::Closed {
+        if !self.enter(Transition::Close) {
             return;
         }
-        self.phase = Phase::Closed;
         self.fail_all(Some(&reason.to_string()));
         self.emit(Event::Closed { reason });
     }

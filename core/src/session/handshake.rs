@@ -20,14 +20,20 @@ use crate::version::{accept_server_version, negotiate_initialize, Feature, Proto
 impl<R: Role> Session<R> {
     /// Moves to the phase `t` leads to; a refused transition closes the session.
     pub(super) fn transition(&mut self, t: Transition) {
+        if !self.enter(t) {
+            self.shutdown(CloseReason::Internal(format!("invalid lifecycle transition {t:?} from {:?}", self.phase)));
+        }
+    }
+
+    /// Moves to the phase `t` leads to, if the lifecycle table allows it: the one place the
+    /// phase is written. Whether it moved.
+    pub(super) fn enter(&mut self, t: Transition) -> bool {
         match self.phase.next(t) {
-            Some(next) => self.phase = next,
-            None => {
-                self.shutdown(CloseReason::Internal(format!(
-                    "invalid lifecycle transition {t:?} from {:?}",
-                    self.phase
-                )));
+            Some(next) => {
+                self.phase = next;
+                true
             }
+            None => false,
         }
     }
 
@@ -68,7 +74,7 @@ impl<R: Role> Session<R> {
             ClientMode::Auto => config.discover_timeout,
             _ => config.session.request_timeout,
         };
-        self.phase = Phase::Discovering;
+        self.transition(Transition::DiscoveryStarted);
         let pending = Pending::new("server/discover".into(), Purpose::Discover, now, timeout, None, false);
         let params = match self.stamp_request(None) {
             Ok(p) => p,

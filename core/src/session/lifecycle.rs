@@ -48,6 +48,8 @@ pub enum Phase {
 /// What moves a session from one phase to another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Transition {
+    /// Client: the `server/discover` probe was sent (Auto and Stateless modes).
+    DiscoveryStarted,
     /// Client: the discover probe failed or timed out; fall back to `initialize`.
     FallBackToInitialize,
     /// Client: `initialize` was sent. Server: `initialize` was received and answered.
@@ -70,6 +72,7 @@ impl Phase {
         match (self, t) {
             (Self::Closed, _) => None,
             (_, T::Close) => Some(Self::Closed),
+            (Self::AwaitingPeer, T::DiscoveryStarted) => Some(Self::Discovering),
             (Self::Discovering, T::FallBackToInitialize) => Some(Self::Discovering),
             (Self::AwaitingPeer | Self::Discovering, T::HandshakeStarted) => Some(Self::Initializing),
             (Self::AwaitingPeer | Self::Discovering | Self::Initializing, T::HandshakeDone) => Some(Self::Ready),
@@ -101,6 +104,14 @@ mod tests {
             Transition::Close,
         ] {
             assert_eq!(Phase::Closed.next(t), None);
+        }
+    }
+
+    #[test]
+    fn discovery_starts_only_from_the_beginning() {
+        assert_eq!(Phase::AwaitingPeer.next(Transition::DiscoveryStarted), Some(Phase::Discovering));
+        for p in [Phase::Discovering, Phase::Initializing, Phase::Ready, Phase::Closed] {
+            assert_eq!(p.next(Transition::DiscoveryStarted), None, "{p:?}");
         }
     }
 

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::lifecycle::Phase;
+use super::lifecycle::{Phase, Transition};
 use super::{Server, ServerConfig, Session};
 use crate::schema::lifecycle::ClientCapabilities;
 use crate::schema::{Implementation, LoggingLevel};
@@ -95,7 +95,10 @@ impl Session<Server> {
     #[must_use]
     pub fn restore(config: impl Into<std::sync::Arc<ServerConfig>>, snapshot: SessionSnapshot) -> Self {
         let mut session = Self::new(config);
-        session.phase = if snapshot.handshake_pending { Phase::Initializing } else { Phase::Ready };
+        session.transition(Transition::HandshakeStarted);
+        if !snapshot.handshake_pending {
+            session.transition(Transition::HandshakeDone);
+        }
         session.version = Some(snapshot.version);
         session.peer = Some(snapshot.client_info);
         session.peer_client_caps = Some(snapshot.client_capabilities);
@@ -109,7 +112,7 @@ impl Session<Server> {
     /// here: requests in flight, streams, pending server-to-client requests.
     pub fn absorb(&mut self, snapshot: &SessionSnapshot) {
         if self.phase == Phase::Initializing && !snapshot.handshake_pending {
-            self.phase = Phase::Ready;
+            self.transition(Transition::HandshakeDone);
         }
         self.log_level = snapshot.log_level;
         self.outbound.resume_at(snapshot.next_request_id);
