@@ -72,8 +72,9 @@ impl Phase {
         match (self, t) {
             (Self::Closed, _) => None,
             (_, T::Close) => Some(Self::Closed),
-            (Self::AwaitingPeer, T::DiscoveryStarted) => Some(Self::Discovering),
-            (Self::Discovering, T::FallBackToInitialize) => Some(Self::Discovering),
+            (Self::AwaitingPeer, T::DiscoveryStarted) | (Self::Discovering, T::FallBackToInitialize) => {
+                Some(Self::Discovering)
+            }
             (Self::AwaitingPeer | Self::Discovering, T::HandshakeStarted) => Some(Self::Initializing),
             (Self::AwaitingPeer | Self::Discovering | Self::Initializing, T::HandshakeDone) => Some(Self::Ready),
             (Self::Initializing | Self::Ready, T::SessionLost) => Some(Self::AwaitingPeer),
