@@ -15,14 +15,13 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use talaria::client::{Client, ClientError, ClientOptions};
 use talaria::core::client::Handlers;
-use talaria::core::jsonrpc::{CallError, LocalError};
 use talaria::core::schema::elicitation::{
     Elicit, ElicitAction, ElicitRequestFormParams, ElicitRequestParams, ElicitResult,
 };
 use talaria::core::schema::tasks::ext::EXTENSION_ID;
 use talaria::core::schema::tools::{CallToolResult, TaskSupport, Tool};
 use talaria::core::server::{Router, ToolError};
-use talaria::core::session::ClientMode;
+use talaria::core::session::{CallError, ClientMode, LocalError};
 use talaria::http::{HttpServer, HttpServerOptions, SmolHttpServer};
 
 fn schema() -> talaria::core::schema::JsonObject {

@@ -273,7 +273,7 @@ fn one_peer_opening_sessions_by_the_thousand_pushes_out_only_its_unused_ones() {
 #[test]
 fn a_server_that_goes_away_fails_calls_with_a_transport_error_in_both_clients() {
     use talaria::client::ClientError;
-    use talaria::core::jsonrpc::{CallError, LocalError};
+    use talaria::core::session::{CallError, LocalError};
     let is_transport = |outcome: &Result<CallToolResult, ClientError>| {
         matches!(outcome, Err(ClientError::Call(CallError::Local(LocalError::Transport(_)))))
     };

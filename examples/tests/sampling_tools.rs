@@ -8,7 +8,6 @@
 use serde_json::json;
 use talaria::client::{ClientError, ClientOptions};
 use talaria::core::client::Handlers;
-use talaria::core::jsonrpc::CallError;
 use talaria::core::schema::sampling::{
     CreateMessage, CreateMessageRequestParams, CreateMessageResult, SamplingContent, SamplingMessage, StopReason,
     ToolResultContent, ToolUseContent,
@@ -16,7 +15,7 @@ use talaria::core::schema::sampling::{
 use talaria::core::schema::tools::{CallToolResult, Tool};
 use talaria::core::schema::{ContentBlock, Role};
 use talaria::core::server::{Router, ToolError};
-use talaria::core::session::ClientMode;
+use talaria::core::session::{CallError, ClientMode};
 use talaria::core::version::ProtocolVersion;
 
 /// The weather tool the server offers the model.

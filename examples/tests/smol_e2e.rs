@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use talaria::client::{ClientError, ClientOptions};
-use talaria::core::jsonrpc::{CallError, LocalError};
 use talaria::core::schema::tools::CallToolResult;
-use talaria::core::session::ClientMode;
+use talaria::core::session::{CallError, ClientMode, LocalError};
 use talaria::core::version::ProtocolVersion;
 use talaria::stdio::StdioCommand;
 

@@ -9,13 +9,12 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use talaria::client::{Client, ClientError, ClientOptions};
 use talaria::core::client::{CallOptions, Handlers};
-use talaria::core::jsonrpc::{CallError, LocalError};
 use talaria::core::schema::completion::{CompleteRequestParams, CompletionArgument, PromptReference};
 use talaria::core::schema::elicitation::{ElicitAction, ElicitResult};
 use talaria::core::schema::roots::Root;
 use talaria::core::schema::sampling::{CreateMessageResult, SamplingContent};
 use talaria::core::schema::LoggingLevel;
-use talaria::core::session::ClientMode;
+use talaria::core::session::{CallError, ClientMode, LocalError};
 use talaria::core::version::ProtocolVersion;
 use talaria::stdio::{StderrMode, StdioCommand};
 

@@ -10,11 +10,10 @@ use std::time::Duration;
 
 use serde_json::json;
 use talaria::client::{Client, ClientError, ClientOptions};
-use talaria::core::jsonrpc::CallError;
 use talaria::core::schema::tasks::TaskStatus;
 use talaria::core::schema::tools::{CallToolResult, TaskSupport, Tool};
 use talaria::core::server::{Router, ToolError};
-use talaria::core::session::ClientMode;
+use talaria::core::session::{CallError, ClientMode};
 use talaria::core::version::ProtocolVersion;
 
 fn schema() -> talaria::core::schema::JsonObject {

@@ -9,13 +9,12 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use talaria::client::{ClientError, ClientOptions};
 use talaria::core::client::Handlers;
-use talaria::core::jsonrpc::CallError;
 use talaria::core::schema::elicitation::{
     Elicit, ElicitAction, ElicitRequestParams, ElicitRequestUrlParams, ElicitResult,
 };
 use talaria::core::schema::tools::{CallToolResult, Tool};
 use talaria::core::server::{Router, ToolError};
-use talaria::core::session::ClientMode;
+use talaria::core::session::{CallError, ClientMode};
 use talaria::core::version::ProtocolVersion;
 
 /// A server whose `link_account` tool sends the user to a sign-in page, then (the sign-in

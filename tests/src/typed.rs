@@ -31,7 +31,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use talaria_core::client::{self, CallOptions, Handlers};
-use talaria_core::jsonrpc::{CallError, ErrorObject, RequestId};
+use talaria_core::jsonrpc::{ErrorObject, RequestId};
 use talaria_core::schema::completion::Completion;
 use talaria_core::schema::mrtr::{InputRequest, InputResponse, ListRootsRequest};
 use talaria_core::schema::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
@@ -40,7 +40,7 @@ use talaria_core::schema::roots::Root;
 use talaria_core::schema::tools::{CallTool, CallToolRequestParams, CallToolResult, Tool};
 use talaria_core::schema::{Implementation, JsonObject, LoggingLevel, RequestMethod, TextResourceContents};
 use talaria_core::server::{self, Deferred, Router, ToolError};
-use talaria_core::session::{ClientConfig, ClientMode, Event, Output, ServerConfig};
+use talaria_core::session::{CallError, ClientConfig, ClientMode, Event, Output, ServerConfig};
 use talaria_core::version::{Feature, ProtocolVersion};
 
 // ---------------------------------------------------------------------------------------------

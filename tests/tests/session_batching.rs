@@ -74,7 +74,7 @@ fn batched_requests_time_out_and_cancel_one_by_one() {
     pair.run_for(std::time::Duration::from_secs(6));
     assert!(matches!(
         pair.client.error(&slow),
-        Some(talaria_core::jsonrpc::CallError::Local(talaria_core::jsonrpc::LocalError::TimedOut))
+        Some(talaria_core::session::CallError::Local(talaria_core::session::LocalError::TimedOut))
     ));
     pair.client.session.cancel(&other, None).unwrap();
     pair.run_until_quiet();
@@ -181,7 +181,7 @@ fn closing_with_a_batch_half_answered_sends_nothing_more() {
     for id in ids.into_iter().flatten() {
         assert!(matches!(
             pair.client.error(&id),
-            Some(talaria_core::jsonrpc::CallError::Local(talaria_core::jsonrpc::LocalError::Closed { .. }))
+            Some(talaria_core::session::CallError::Local(talaria_core::session::LocalError::Closed { .. }))
         ));
     }
     assert!(pair.client.closed_last() && pair.server.closed_last());

@@ -8,9 +8,11 @@
 use std::time::Duration;
 
 use serde_json::json;
-use talaria_core::jsonrpc::{CallError, ErrorCode, LocalError, RequestId};
+use talaria_core::jsonrpc::{ErrorCode, RequestId};
 use talaria_core::schema::lifecycle::{ClientCapabilities, ListChangedCapability, ServerCapabilities};
-use talaria_core::session::{CloseReason, Event, Phase, ProtocolError, RequestOptions, SendError};
+use talaria_core::session::{
+    CallError, CloseReason, Event, LocalError, Phase, ProtocolError, RequestOptions, SendError,
+};
 use talaria_core::version::ProtocolVersion;
 use talaria_tests::sim::{method_of, params_of, request_frame, stateless_meta, Dir, Fate, Pair, Setup, SimConfig};
 

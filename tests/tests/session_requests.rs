@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use talaria_core::jsonrpc::{CallError, ErrorCode, ErrorObject, LocalError, Message, RequestId};
-use talaria_core::session::{ProtocolError, RequestOptions, SendError};
+use talaria_core::jsonrpc::{ErrorCode, ErrorObject, Message, RequestId};
+use talaria_core::session::{CallError, LocalError, ProtocolError, RequestOptions, SendError};
 use talaria_core::version::ProtocolVersion;
 use talaria_tests::sim::{params_of, request_frame, stateless_meta, Dir, Fate, Pair, Rng, Setup, SimConfig};
 

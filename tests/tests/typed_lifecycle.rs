@@ -8,11 +8,11 @@ use std::time::Instant;
 
 use serde_json::json;
 use talaria_core::client::{self, CallOptions};
-use talaria_core::jsonrpc::{CallError, LocalError, RequestId};
+use talaria_core::jsonrpc::RequestId;
 use talaria_core::schema::tools::{CallTool, CallToolRequestParams, CallToolResult};
 use talaria_core::schema::Implementation;
 use talaria_core::server::{self, ToolError};
-use talaria_core::session::{Event, ServerConfig};
+use talaria_core::session::{CallError, Event, LocalError, ServerConfig};
 use talaria_tests::typed::{client_config, default_handlers, sample_router, text_of, Link, State, ROWS};
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 use talaria_core::client::{CallOptions, Progress};
-use talaria_core::jsonrpc::{CallError, ErrorCode, LocalError};
+use talaria_core::jsonrpc::ErrorCode;
 use talaria_core::schema::logging::{SetLevel, SetLevelRequestParams};
 use talaria_core::schema::prompts::{GetPromptResult, Prompt};
 use talaria_core::schema::resources::{
@@ -20,7 +20,7 @@ use talaria_core::schema::subscriptions::{SubscriptionFilter, SubscriptionsListe
 use talaria_core::schema::tools::{CallTool, CallToolRequestParams, CallToolResult, ListTools, Tool};
 use talaria_core::schema::{meta_keys, Implementation, LoggingLevel, PaginatedRequestParams, TextResourceContents};
 use talaria_core::server::{self, Router, ToolError};
-use talaria_core::session::{Event, Output, SendError, ServerConfig};
+use talaria_core::session::{CallError, Event, LocalError, Output, SendError, ServerConfig};
 use talaria_core::version::Feature;
 use talaria_tests::typed::{
     client_config, default_handlers, empty_schema, legacy_rows, remote, rows_with, sample_router, stateless_rows,

@@ -7,13 +7,13 @@ use std::rc::Rc;
 
 use serde_json::json;
 use talaria_core::client::CallOptions;
-use talaria_core::jsonrpc::{CallError, ErrorCode, LocalError};
+use talaria_core::jsonrpc::ErrorCode;
 use talaria_core::schema::lifecycle::SamplingCapability;
 use talaria_core::schema::roots::{ListRoots, Root};
 use talaria_core::schema::sampling::{CreateMessage, CreateMessageRequestParams};
 use talaria_core::schema::tools::{CallTool, CallToolRequestParams, ListTools};
 use talaria_core::schema::{meta_keys, Capability, PaginatedRequestParams, RequestParams};
-use talaria_core::session::{RequestOptions, SendError};
+use talaria_core::session::{CallError, LocalError, RequestOptions, SendError};
 use talaria_core::version::Feature;
 use talaria_tests::typed::{
     client_config, default_handlers, legacy_rows, remote, rows_with, sample_router, stateless_rows, text_of, Link,

@@ -8,11 +8,11 @@ use std::rc::Rc;
 
 use serde_json::{json, Value};
 use talaria_core::client::CallOptions;
-use talaria_core::jsonrpc::{CallError, ErrorCode, LocalError};
+use talaria_core::jsonrpc::ErrorCode;
 use talaria_core::schema::tools::ListTools;
 use talaria_core::schema::utilities::Ping;
 use talaria_core::schema::{PaginatedRequestParams, RequestParams};
-use talaria_core::session::{Event, SendError};
+use talaria_core::session::{CallError, Event, LocalError, SendError};
 use talaria_core::version::Feature;
 use talaria_tests::typed::{
     client_config, default_handlers, remote, rows_with, sample_router, text_of, Link, ROWS, TOOLS,

@@ -32,7 +32,7 @@ use super::progress::ProgressView;
 use super::surface;
 use super::wait::{self, Ui};
 use crate::client::{ClientError, MAX_LIST_PAGES};
-use talaria_core::jsonrpc::CallError;
+use talaria_core::session::CallError;
 
 /// What a command produced.
 #[derive(Debug, Clone, PartialEq)]

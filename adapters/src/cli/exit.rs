@@ -1,8 +1,7 @@
 //! Exit codes and failures: what went wrong, and how a script sees it.
 
 use serde_json::{json, Value};
-use talaria_core::jsonrpc::{CallError, LocalError};
-use talaria_core::session::SendError;
+use talaria_core::session::{CallError, LocalError, SendError};
 
 use crate::client::ClientError;
 

@@ -9,7 +9,7 @@
 //! (the client answers the server's questions again itself, as its flags say).
 
 use serde_json::{json, Value};
-use talaria_core::jsonrpc::CallError;
+use talaria_core::session::CallError;
 
 use super::recording::{without_meta, Exchange, Recording};
 use crate::client::{Client, ClientError};

@@ -144,8 +144,8 @@ impl Exec<'_> {
                 }
                 let interval = state.poll_interval.map_or(DEFAULT_POLL, Duration::from_millis);
                 if !sleep_unless(&stopped, interval.clamp(Duration::from_millis(10), Duration::from_secs(30))) {
-                    return Err(crate::client::ClientError::Call(talaria_core::jsonrpc::CallError::Local(
-                        talaria_core::jsonrpc::LocalError::Cancelled { reason: Some("stopped watching".into()) },
+                    return Err(crate::client::ClientError::Call(talaria_core::session::CallError::Local(
+                        talaria_core::session::LocalError::Cancelled { reason: Some("stopped watching".into()) },
                     )));
                 }
             }

@@ -4,7 +4,8 @@
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::time::Duration;
 
-use talaria_core::jsonrpc::{CallError, LocalError, RequestId};
+use talaria_core::jsonrpc::RequestId;
+use talaria_core::session::{CallError, LocalError};
 
 use super::exit::{Failure, Kind};
 use super::interrupt::{self, Busy};

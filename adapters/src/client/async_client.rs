@@ -60,7 +60,7 @@ impl std::fmt::Debug for AsyncClient {
 }
 
 /// A sent call: its id and where its outcome arrives.
-type InFlight<T> = (RequestId, oneshot::Receiver<Result<T, talaria_core::jsonrpc::CallError>>);
+type InFlight<T> = (RequestId, oneshot::Receiver<Result<T, talaria_core::session::CallError>>);
 
 /// A call in flight. Resolves to its typed outcome; dropped early, it cancels the call
 /// (`notifications/cancelled` goes to the server).

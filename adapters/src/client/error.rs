@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use talaria_core::jsonrpc::CallError;
+use talaria_core::session::CallError;
 use talaria_core::session::SendError;
 
 /// Why a client call failed.

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 use talaria_core::client::{Endpoint, FrameDirection};
-use talaria_core::jsonrpc::{CallError, LocalError, RequestId};
+use talaria_core::jsonrpc::RequestId;
 use talaria_core::schema::completion::{Complete, CompleteRequestParams, CompleteResult};
 use talaria_core::schema::lifecycle::{Discover, ServerCapabilities};
 use talaria_core::schema::logging::{SetLevel, SetLevelRequestParams};
@@ -37,7 +37,7 @@ use talaria_core::schema::utilities::Ping;
 use talaria_core::schema::{
     Implementation, LoggingLevel, Paginated, PaginatedRequestParams, RequestMethod, RequestParams,
 };
-use talaria_core::session::{BatchItem, Event, ReadyInfo};
+use talaria_core::session::{BatchItem, CallError, Event, LocalError, ReadyInfo};
 use talaria_core::version::ProtocolVersion;
 
 pub use async_client::{AsyncClient, CallFuture};

@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use talaria_core::client::CallOptions;
-use talaria_core::jsonrpc::{CallError, LocalError};
 use talaria_core::schema::tasks::{
     CallToolAsTask, CancelTask, CancelTaskRequestParams, GetTask, GetTaskPayload, GetTaskPayloadRequestParams,
     GetTaskRequestParams, ListTasks, Task, TaskMetadata,
 };
 use talaria_core::schema::tools::{CallToolRequestParams, CallToolResult};
+use talaria_core::session::{CallError, LocalError};
 
 use super::{page, too_many_pages, tool_call, Client, ClientError, MAX_LIST_PAGES};
 

@@ -53,7 +53,7 @@ pub(super) fn authorization_failed(
 }
 
 /// Each of the calls `ids` fails with a transport error giving `why`: the exchange failed, the
-/// server said nothing ([`LocalError::Transport`](talaria_core::jsonrpc::LocalError::Transport)).
+/// server said nothing ([`LocalError::Transport`](talaria_core::session::LocalError::Transport)).
 pub(super) fn fail_calls(conn: &OnceLock<Weak<Conn<Endpoint>>>, ids: &[RequestId], why: &str) {
     if let Some(conn) = conn.get().and_then(Weak::upgrade) {
         conn.with(|endpoint, now| {

@@ -15,11 +15,10 @@ use std::time::Duration;
 use std::time::Instant;
 
 use serde_json::value::RawValue;
-use talaria_core::jsonrpc::{CallError, LocalError};
 use talaria_core::schema::tools::{CallToolResult, Tool};
 use talaria_core::schema::{Implementation, LoggingLevel};
 use talaria_core::server::{Context, Deferred, Endpoint, Link, Router, Spawn, Task, ToolError, TransportInfo};
-use talaria_core::session::{Event, Output, ProtocolError, RequestOptions, ServerConfig};
+use talaria_core::session::{CallError, Event, LocalError, Output, ProtocolError, RequestOptions, ServerConfig};
 
 use crate::conn::{Conn, Engine, EventSink, FrameSink};
 use crate::oneshot;
@@ -201,9 +200,8 @@ impl<S: Send + 'static> Server<S> {
     /// use talaria::core::server::Router;
     /// use talaria::server::Server;
     ///
-    /// let server = Server::new("quiet", "1.0", Router::<()>::builder().build())
-    ///     .on_peer_error(|transport, problem| log::warn!("{transport}: {problem}"));
-    /// # mod log { macro_rules! warn { ($($t:tt)*) => { let _ = format!($($t)*); } } pub(crate) use warn; }
+    /// let server = Server::new("counted", "1.0", Router::<()>::builder().build())
+    ///     .on_peer_error(|transport, problem| eprintln!("[{transport}] the client misbehaved: {problem}"));
     /// # let _ = server;
     /// ```
     #[must_use]

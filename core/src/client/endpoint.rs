@@ -12,10 +12,13 @@ use super::ext_tasks::TaskCalls;
 use super::mrtr::next_round;
 use super::{check_structured_output, Handlers};
 use crate::http::param_headers::without_invalid_mirroring;
-use crate::jsonrpc::{CallError, ErrorCode, ErrorObject, LocalError, RequestId};
+use crate::jsonrpc::{ErrorCode, ErrorObject, RequestId};
 use crate::schema::tools::{CallToolResult, ListToolsResult, Tool};
 use crate::schema::{result_type_of, JsonObject, RequestMethod, ResultType};
-use crate::session::{BatchItem, Client, ClientConfig, ClientMode, Event, Output, RequestOptions, SendError, Session};
+use crate::session::{
+    BatchItem, CallError, Client, ClientConfig, ClientMode, Event, LocalError, Output, RequestOptions, SendError,
+    Session,
+};
 use crate::version::Feature;
 
 /// What to do with a request's outcome. Called exactly once, from

@@ -26,11 +26,11 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 
 use super::endpoint::{Endpoint, Pending, Progress};
-use crate::jsonrpc::{CallError, ErrorObject, LocalError, RequestId};
+use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::schema::mrtr::InputResponses;
 use crate::schema::tasks::ext::{CreateTaskResult, DetailedTask, TaskRequestParams, UpdateTaskRequestParams};
 use crate::schema::tasks::TaskStatus;
-use crate::session::RequestOptions;
+use crate::session::{CallError, LocalError, RequestOptions};
 
 /// How often a task is polled when the server suggests nothing (and at least).
 const DEFAULT_POLL: Duration = Duration::from_millis(500);

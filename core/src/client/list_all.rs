@@ -5,9 +5,9 @@ use std::time::Instant;
 use serde_json::value::RawValue;
 
 use super::Call;
-use crate::jsonrpc::{CallError, LocalError, RequestId};
+use crate::jsonrpc::RequestId;
 use crate::schema::{Paginated, PaginatedRequestParams, RequestMethod};
-use crate::session::{Client, RequestOptions, SendError, Session};
+use crate::session::{CallError, Client, LocalError, RequestOptions, SendError, Session};
 
 /// Collects every page of a list (`tools/list`, `prompts/list`, `resources/list`,
 /// `resources/templates/list`), sending the next request as each page arrives, up to a page

@@ -43,9 +43,9 @@ pub use list_all::{ListAll, ListStep};
 pub use mrtr::{MrtrCall, MrtrStep};
 pub use structured::check_structured_output;
 
-use crate::jsonrpc::{CallError, LocalError, RequestId};
+use crate::jsonrpc::RequestId;
 use crate::schema::RequestMethod;
-use crate::session::{Client, RequestOptions, SendError, Session};
+use crate::session::{CallError, Client, LocalError, RequestOptions, SendError, Session};
 
 /// A typed request in flight: its id, and the type its result decodes into.
 #[must_use = "the call's response must be matched by its id"]

@@ -6,10 +6,10 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::Handlers;
-use crate::jsonrpc::{CallError, LocalError, RequestId};
+use crate::jsonrpc::RequestId;
 use crate::schema::mrtr::{InputRequiredResult, InputResponses};
 use crate::schema::{result_type_of, JsonObject, ResultType};
-use crate::session::{Client, RequestOptions, SendError, Session};
+use crate::session::{CallError, Client, LocalError, RequestOptions, SendError, Session};
 
 /// A request that may come back `input_required`: the driver answers the server's input
 /// requests with the client's [`Handlers`] and retries the request under a new id with the

@@ -6,11 +6,11 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::jsonrpc::{CallError, RequestId};
+use crate::jsonrpc::RequestId;
 use crate::schema::roots::Root;
 use crate::schema::sampling::CreateMessageResult;
 use crate::schema::{Implementation, Role};
-use crate::session::{ClientConfig, ClientMode, Event, Output, Route, Server, ServerConfig};
+use crate::session::{CallError, ClientConfig, ClientMode, Event, Output, Route, Server, ServerConfig};
 
 /// Runs a legacy client with `handlers` against a plain server until both are quiet; returns
 /// the server's response outcomes.

@@ -24,6 +24,6 @@ pub(crate) mod scan;
 
 pub use decode::{decode_with, encode_batch, DecodeError, Packet, TypedDecodeError};
 pub use envelope::{Envelope, PayloadDecoder, RawPayloads};
-pub use error::{CallError, ErrorCode, ErrorKind, ErrorObject, LocalError};
+pub use error::{ErrorCode, ErrorKind, ErrorObject};
 pub use id::RequestId;
 pub use message::{ErrorResponse, Message, Notification, Request, Response, JSONRPC_VERSION};

@@ -13,7 +13,7 @@ use super::router::{task_outcome, Deferred, ListChanged, Router, ToolRun};
 use super::task::Spawn;
 use super::tasks::{unknown_task, Ended, TaskOutcome, TaskTable, WallClock, MAX_TASKS};
 use super::tools::ToolError;
-use crate::jsonrpc::{CallError, ErrorCode, ErrorObject, LocalError, RequestId};
+use crate::jsonrpc::{ErrorCode, ErrorObject, RequestId};
 use crate::schema::resources::{ResourceUpdatedNotificationParams, SubscribeRequestParams};
 use crate::schema::subscriptions::{
     SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
@@ -23,6 +23,7 @@ use crate::schema::tools::CallToolResult;
 use crate::schema::tools::TaskSupport;
 use crate::schema::RequestMethod;
 use crate::schema::{meta_keys, JsonObject};
+use crate::session::{CallError, LocalError};
 use crate::session::{
     Carries, Event, IncomingRequest, Output, ReplyToken, RequestOptions, Route, SendError, Server, Session,
 };

@@ -23,11 +23,11 @@ use std::sync::Mutex;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::jsonrpc::{CallError, ErrorObject, LocalError};
+use crate::jsonrpc::ErrorObject;
 use crate::schema::lifecycle::ClientCapabilities;
 use crate::schema::mrtr::{InputRequest, InputRequests, InputRequiredResult, InputResponses};
 use crate::schema::{method_info, params_capability, Capability};
-use crate::session::required_capabilities;
+use crate::session::{required_capabilities, CallError, LocalError};
 
 /// What `requestState` carries between a job's rounds.
 #[derive(Debug, Default, Serialize, Deserialize)]

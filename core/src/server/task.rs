@@ -18,10 +18,11 @@ use super::rounds::Rounds;
 use super::router::Deferred;
 use super::task_board::TaskRun;
 use super::tools::ToolError;
-use crate::jsonrpc::{CallError, ErrorObject, LocalError};
+use crate::jsonrpc::ErrorObject;
 use crate::schema::elicitation::ElicitationCompleteNotificationParams;
 use crate::schema::tools::{CallToolResult, Tool};
 use crate::schema::{LoggingLevel, RequestMethod};
+use crate::session::{CallError, LocalError};
 use crate::version::Feature;
 
 /// What a running task reaches its connection through. Implemented by each adapter.

@@ -30,12 +30,13 @@ use super::router::Deferred;
 use super::task::Link;
 use super::tasks::{iso8601, WallClock};
 use super::tools::ToolError;
-use crate::jsonrpc::{CallError, ErrorObject, LocalError};
+use crate::jsonrpc::ErrorObject;
 use crate::schema::mrtr::{InputRequest, InputResponses};
 use crate::schema::tasks::ext::{CreateTaskResult, DetailedTask, Task, EXTENSION_ID};
 use crate::schema::tasks::TaskStatus;
 use crate::schema::tools::CallToolResult;
 use crate::schema::{ForRevision, LoggingLevel};
+use crate::session::{CallError, LocalError};
 use crate::version::ProtocolVersion;
 
 /// How long a task is kept, in milliseconds from its creation (1 hour).

@@ -181,7 +181,7 @@ impl World {
         &mut self,
         call: &mut crate::client::MrtrCall,
         handlers: &crate::client::Handlers,
-    ) -> Result<Box<serde_json::value::RawValue>, crate::jsonrpc::CallError> {
+    ) -> Result<Box<serde_json::value::RawValue>, crate::session::CallError> {
         loop {
             self.settle();
             let id = call.pending().clone();
@@ -197,7 +197,7 @@ impl World {
     fn outcome_raw(
         &mut self,
         id: &crate::jsonrpc::RequestId,
-    ) -> Option<Result<Box<serde_json::value::RawValue>, crate::jsonrpc::CallError>> {
+    ) -> Option<Result<Box<serde_json::value::RawValue>, crate::session::CallError>> {
         let i = self.client_events.iter().position(|e| matches!(e, Event::Response { id: got, .. } if got == id))?;
         let Event::Response { outcome, .. } = self.client_events.remove(i) else { unreachable!() };
         Some(outcome)
@@ -208,7 +208,7 @@ impl World {
         let Event::Response { outcome, .. } = self.client_events.remove(i) else { unreachable!() };
         Some(match outcome {
             Ok(raw) => Ok(serde_json::from_str(raw.get()).unwrap()),
-            Err(crate::jsonrpc::CallError::Remote(e)) => Err(serde_json::to_value(e).unwrap()),
+            Err(crate::session::CallError::Remote(e)) => Err(serde_json::to_value(e).unwrap()),
             Err(e) => panic!("local failure {e}"),
         })
     }
@@ -596,7 +596,7 @@ fn a_tool_asks_for_input_and_the_client_answers_in_rounds() {
     let step = call.on_response(&mut w.client, w.now, &Handlers::default(), &id, outcome);
     assert!(matches!(
         step,
-        MrtrStep::Done(Err(crate::jsonrpc::CallError::Local(crate::jsonrpc::LocalError::InputRefused { .. })))
+        MrtrStep::Done(Err(crate::session::CallError::Local(crate::session::LocalError::InputRefused { .. })))
     ));
 }
 
@@ -614,7 +614,7 @@ fn a_blocking_tool_asks_in_rounds_in_the_stateless_era() {
     let router = Router::<u32>::builder()
         .blocking_tool(Tool::new("survey", schema(json!({}))), move |job, _: Value| {
             counted.fetch_add(1, Ordering::Relaxed);
-            let to_text = |e: crate::jsonrpc::CallError| ToolError::execution(e.to_string());
+            let to_text = |e: crate::session::CallError| ToolError::execution(e.to_string());
             let roots = job.ask::<ListRoots>(&Default::default()).map_err(to_text)?;
             let question: ElicitRequestParams = serde_json::from_value(json!({"mode": "form", "message": "Name?",
                 "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}))

@@ -7,8 +7,9 @@ use std::time::Instant;
 use super::lifecycle::Transition;
 use super::outbound::Purpose;
 use super::{Client, Local, Phase, Session};
-use crate::jsonrpc::{CallError, ErrorObject, LocalError, RequestId};
+use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::schema::LoggingLevel;
+use crate::session::{CallError, LocalError};
 use crate::version::Feature;
 
 impl Session<Client> {
@@ -55,7 +56,7 @@ impl Session<Client> {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use talaria_core::jsonrpc::{CallError, LocalError};
+    /// use talaria_core::session::{CallError, LocalError};
     /// use talaria_core::schema::Implementation;
     /// use talaria_core::session::{Client, ClientConfig, ClientMode, Event, Output, RequestOptions, Session};
     ///
@@ -126,7 +127,8 @@ impl Session<Client> {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use talaria_core::jsonrpc::{CallError, ErrorObject};
+    /// use talaria_core::jsonrpc::ErrorObject;
+    /// use talaria_core::session::CallError;
     /// use talaria_core::schema::Implementation;
     /// use talaria_core::session::{Client, ClientConfig, ClientMode, Event, Output, RequestOptions, Session};
     ///

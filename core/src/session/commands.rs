@@ -10,12 +10,11 @@ use super::event::{Event, IncomingRequest, Output, ReplyToken, Route};
 use super::meta::{stamp_result_type, with_meta, with_meta_defaults};
 use super::outbound::{Pending, Purpose};
 use super::{ClientMode, Local, Phase, RequestOptions, Role, SendError, Server, Session, Transition};
-use crate::jsonrpc::{
-    CallError, ErrorObject, ErrorResponse, LocalError, Message, Notification, Request, RequestId, Response,
-};
+use crate::jsonrpc::{ErrorObject, ErrorResponse, Message, Notification, Request, RequestId, Response};
 use crate::schema::logging::LoggingMessageNotificationParams;
 use crate::schema::utilities::{CancelledNotificationParams, ProgressNotificationParams};
 use crate::schema::{meta_keys, method_info_in, params_capability, Capability, LoggingLevel, Meta, Side};
+use crate::session::{CallError, LocalError};
 use crate::version::{Feature, ProtocolVersion};
 
 impl<R: Role> Session<R> {

@@ -4,10 +4,11 @@ use serde_json::value::RawValue;
 
 use super::carries::Carries;
 use super::error::{CloseReason, ProtocolError};
-use crate::jsonrpc::{CallError, RequestId};
+use crate::jsonrpc::RequestId;
 use crate::schema::lifecycle::{ClientCapabilities, RequestMeta, ServerCapabilities};
 use crate::schema::logging::LoggingMessageNotificationParams;
 use crate::schema::{Implementation, LoggingLevel, ProgressToken};
+use crate::session::CallError;
 use crate::version::ProtocolVersion;
 
 /// An HTTP response stream, numbered by the adapter.

@@ -10,11 +10,12 @@ use super::event::{Event, ReadyInfo, Route};
 use super::lifecycle::{Phase, Transition};
 use super::outbound::{Pending, Purpose};
 use super::{ClientMode, Local, ProtocolError, Role, Session};
-use crate::jsonrpc::{CallError, ErrorObject, ErrorResponse, LocalError, Notification, Request, RequestId, Response};
+use crate::jsonrpc::{ErrorObject, ErrorResponse, Notification, Request, RequestId, Response};
 use crate::schema::lifecycle::{
     ClientCapabilities, DiscoverResult, InitializeRequestParams, InitializeResult, ServerCapabilities,
 };
 use crate::schema::{meta_keys, CacheScope, ForRevision, Implementation, Meta};
+use crate::session::{CallError, LocalError};
 use crate::version::{accept_server_version, negotiate_initialize, Feature, ProtocolVersion};
 
 impl<R: Role> Session<R> {

@@ -11,11 +11,12 @@ use super::meta::request_meta;
 use super::outbound::Purpose;
 use super::{Local, Phase, ProtocolError, Role, Session};
 use crate::codec::LineError;
-use crate::jsonrpc::{ErrorObject, LocalError, Message, Notification, Request, RequestId};
+use crate::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId};
 use crate::schema::lifecycle::RequestMeta;
 use crate::schema::logging::{LoggingMessageNotificationParams, SetLevelRequestParams};
 use crate::schema::utilities::{CancelledNotificationParams, ProgressNotificationParams};
 use crate::schema::{method_info_in, EmptyResult, Side};
+use crate::session::LocalError;
 use crate::version::{Feature, ProtocolVersion};
 
 impl<R: Role> Session<R> {

@@ -67,6 +67,7 @@
 //! ```
 
 mod batch;
+mod call_error;
 mod carries;
 mod client_commands;
 mod commands;
@@ -86,6 +87,7 @@ use std::marker::PhantomData;
 use std::time::Instant;
 
 pub use batch::BatchItem;
+pub use call_error::{CallError, LocalError};
 pub use carries::Carries;
 pub(crate) use commands::required_capabilities;
 pub use config::{ClientConfig, ClientMode, ServerConfig, SessionConfig};

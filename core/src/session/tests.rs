@@ -196,10 +196,7 @@ fn a_timed_out_request_is_cancelled_and_its_late_answer_dropped() {
             json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id_json(&id), "reason": "timeout"}})
         ]
     );
-    assert!(matches!(
-        &events[..],
-        [Event::Response { outcome: Err(crate::jsonrpc::CallError::Local(crate::jsonrpc::LocalError::TimedOut)), .. }]
-    ));
+    assert!(matches!(&events[..], [Event::Response { outcome: Err(CallError::Local(LocalError::TimedOut)), .. }]));
     assert_eq!(c.poll_timeout(), None);
     feed(&mut c, t0 + Duration::from_secs(3), &json!({"jsonrpc": "2.0", "id": id_json(&id), "result": {}}));
     assert!(drain(&mut c).1.is_empty());

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
-use talaria_core::jsonrpc::{CallError, ErrorObject, Message, Packet, RequestId};
+use talaria_core::jsonrpc::{ErrorObject, Message, Packet, RequestId};
 use talaria_core::schema::logging::LoggingMessageNotificationParams;
+use talaria_core::session::CallError;
 use talaria_core::session::{
     CloseReason, Event, IncomingRequest, Output, ProtocolError, ReadyInfo, Role, SendError, Session,
 };
