@@ -28,9 +28,10 @@ use talaria_core::session::StreamId;
 
 use super::body::{Body, BodyWriter};
 use super::chan::Receiver;
+use super::processes::{claim_of_stream, follows_others, look_at_followed};
 use super::shared::{
-    changed_record, claim_of_stream, feed_post, finish_post, follows_others, legacy_closed, legacy_message,
-    legacy_session, look_at_followed, plan, supports_polling, target, Plan, Session, Shared, Target, Visit,
+    changed_record, feed_post, finish_post, legacy_closed, legacy_message, legacy_session, plan, supports_polling,
+    target, Plan, Session, Shared, Target, Visit,
 };
 use super::sse_out::{keepalive_interval, Ending, SseBytes, OPENED};
 use super::streams::{Log, StreamMsg};

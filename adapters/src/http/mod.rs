@@ -9,6 +9,7 @@ mod exchange;
 mod inflight;
 mod one_write;
 mod options;
+mod processes;
 mod server;
 #[cfg(feature = "tower")]
 mod service;

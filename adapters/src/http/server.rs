@@ -28,6 +28,7 @@ use smol_hyper::rt::{FuturesIo, SmolTimer};
 
 use super::exchange::{handle, Context, Spawner};
 use super::options::HttpServerOptions;
+use super::processes::listen_to_relay;
 use super::shared::{expire_due, Shared};
 use crate::server::Server;
 
@@ -310,7 +311,7 @@ fn listen<S: Send + 'static>(
     #[cfg(feature = "tls")]
     let handshake_timeout = options.read_timeout;
     let shared = Arc::new(Shared::new(server, addr, options));
-    shared.listen_to_relay();
+    listen_to_relay(&shared);
     let accepting = spawner.clone();
     let context = Arc::new(Context { shared: Arc::clone(&shared), spawner });
     let spawning = context.spawner.clone();

@@ -14,6 +14,7 @@ use hyper::{Request, Response};
 use super::body::Body;
 use super::exchange::{handle, BoxedTask, Context, Spawner};
 use super::options::HttpServerOptions;
+use super::processes::listen_to_relay;
 use super::shared::{expire_due, Shared};
 use crate::server::Server;
 
@@ -112,7 +113,7 @@ impl<S: Send + 'static> McpService<S> {
     fn start(server: &Server<S>, options: HttpServerOptions, spawner: Spawner) -> Self {
         let anywhere = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
         let shared = Arc::new(Shared::new(server, anywhere, options));
-        shared.listen_to_relay();
+        listen_to_relay(&shared);
         // Session expiry, for as long as the service (any clone of it) lives; off the
         // executor's threads with stores that may be remote (expiry drops logs).
         let expiring = Arc::downgrade(&shared);

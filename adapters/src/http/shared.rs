@@ -18,13 +18,12 @@ use talaria_core::version::Feature;
 
 use super::chan::Receiver;
 use super::options::HttpServerOptions;
+use super::processes::{fan_out, fan_out_hook, number_requests, process_prefix, relayed};
 use super::store_pool::SharedEventStore;
 use super::streams::{Log, StreamMsg, Streams};
 use crate::conn::Conn;
 use crate::server::{Served, Server, UpdateHook};
 use talaria_core::http::event_log::Refresh;
-use talaria_core::http::event_log::{EventId, StoredEvent};
-use talaria_core::http::relay::{follow, Claim, Follow, Notice, NOTICES};
 
 /// A live legacy session: its connection and its response streams.
 pub(super) struct Session<S> {
@@ -56,10 +55,10 @@ pub(super) struct Shared<S> {
     pub(super) next_stream: AtomicU64,
     /// With a relay: what this process's server-to-client request ids start with, unique
     /// among the processes sharing sessions.
-    request_prefix: Option<String>,
+    pub(super) request_prefix: Option<String>,
     /// With a relay: publishes the server's resource updates to every process (registered
     /// with the server for as long as this lives).
-    update_hook: Option<Arc<UpdateHook>>,
+    pub(super) update_hook: Option<Arc<UpdateHook>>,
 }
 
 impl<S: Send + 'static> Shared<S> {
@@ -86,42 +85,6 @@ impl<S: Send + 'static> Shared<S> {
             options,
             next_stream: AtomicU64::new(1),
         }
-    }
-
-    /// Starts taking in the answers and notices other processes relay here, and renewing this
-    /// process's lease (with a relay).
-    pub(super) fn listen_to_relay(self: &Arc<Self>) {
-        let Some(relay) = &self.options.relay else { return };
-        self.keep_lease();
-        let shared = Arc::downgrade(self);
-        relay.subscribe(Arc::new(move |id: &str, frames: &[u8]| {
-            let Some(shared) = shared.upgrade() else { return };
-            if id == NOTICES {
-                take_notice(&shared, frames);
-            } else {
-                take_relayed(&shared, id, frames);
-            }
-        }));
-    }
-
-    /// Renews this process's lease from a thread of its own, three times per lease, for as
-    /// long as the server runs.
-    fn keep_lease(self: &Arc<Self>) {
-        let (Some(relay), Some(process)) = (self.options.relay.clone(), self.request_prefix.clone()) else { return };
-        let (shared, lease) = (Arc::downgrade(self), self.options.lease);
-        let renewing = std::thread::Builder::new().name("talaria-lease".into()).spawn(move || {
-            while shared.strong_count() > 0 {
-                relay.renew(&process, lease);
-                std::thread::sleep(lease / 3);
-            }
-        });
-        drop(renewing);
-    }
-
-    /// Whether this server's legacy sessions hear resource updates through the relay: they
-    /// are shared between processes (a relay and a session store).
-    fn fans_out(&self) -> bool {
-        self.update_hook.is_some() && self.options.session_store.is_some()
     }
 
     /// How many legacy sessions are live.
@@ -225,7 +188,7 @@ pub(super) fn changed_record<S: Send + 'static>(session: &Session<S>) -> Option<
 /// changed by another process (the newer record is taken in, what is under way here goes on),
 /// deleted elsewhere (404, and dropped here), or unknown because the store cannot be reached
 /// (503). Without a store, or for a session not stored yet, it is current.
-fn refresh<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>) -> Result<(), Refusal> {
+pub(super) fn refresh<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>) -> Result<(), Refusal> {
     let Some(store) = &shared.options.session_store else { return Ok(()) };
     let Some(known) = session.saved.lock().unwrap_or_else(PoisonError::into_inner).clone() else {
         return Ok(());
@@ -246,130 +209,6 @@ fn refresh<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>
         Ok(_) => Ok(()),
         Err(_) => Err(Refusal::store_unavailable()),
     }
-}
-
-/// Gives the session's server-to-client requests this process's ids (with a relay).
-fn number_requests<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>) {
-    if let Some(prefix) = &shared.request_prefix {
-        session.conn.with(|served, _| served.endpoint.session_mut().number_requests_with(prefix));
-    }
-}
-
-/// A prefix no other process is likely to pick: 48 random bits (`None` without randomness).
-fn process_prefix() -> Option<String> {
-    let mut bytes = [0u8; 6];
-    getrandom::fill(&mut bytes).ok()?;
-    Some(format!("{}-", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
-}
-
-/// Whether the session held here waits for an answer to any of `ids`.
-fn awaits_any<S: Send + 'static>(session: &Session<S>, ids: &[talaria_core::jsonrpc::RequestId]) -> bool {
-    session.conn.with(|served, _| ids.iter().any(|id| served.endpoint.session().pending_method(id).is_some()))
-}
-
-/// With a relay, the hook that publishes each of `server`'s resource updates to every process
-/// (this one included: see [`take_notice`]).
-fn fan_out_hook<S: Send + 'static>(server: &Server<S>, options: &HttpServerOptions) -> Option<Arc<UpdateHook>> {
-    let relay = options.relay.clone()?;
-    let hook: Arc<UpdateHook> = Arc::new(move |uri: &str| {
-        relay.publish(NOTICES, &Notice::ResourceUpdated { uri: uri.to_owned() }.encode());
-    });
-    server.on_resource_update(&hook);
-    Some(hook)
-}
-
-/// A notice relayed from any process: a resource update reaches the sessions whose GET stream
-/// this process holds, each checked against the store first (a subscription may have been
-/// made on another process since), and told if subscribed.
-fn take_notice<S: Send + 'static>(shared: &Shared<S>, notice: &[u8]) {
-    let Some(Notice::ResourceUpdated { uri }) = Notice::decode(notice) else { return };
-    let listening: Vec<(String, Session<S>)> = {
-        let table = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        table
-            .ids()
-            .filter_map(|id| Some((id.to_owned(), table.get(id)?.clone())))
-            .filter(|(_, session)| session.streams.listening())
-            .collect()
-    };
-    for (id, session) in listening {
-        if refresh(shared, &id, &session).is_ok() {
-            let _ = session.conn.with(|served, _| served.endpoint.resource_updated(&uri));
-        }
-    }
-    // The stateless era's `subscriptions/listen` streams held here (no record to check).
-    shared.server.resource_updated_where(&uri, |served| served.fanned_out && served.is_stateless());
-}
-
-/// With a relay, the claim to note on the log of `stream` (a POST stream of a legacy
-/// session): this process answers its requests, for a process the client resumes it on.
-pub(super) fn claim_of_stream<S: Send + 'static>(
-    shared: &Shared<S>,
-    session: &Session<S>,
-    stream: StreamId,
-) -> Option<Vec<u8>> {
-    let process = shared.request_prefix.as_ref().filter(|_| shared.options.relay.is_some())?;
-    let requests = session.conn.with(|served, _| served.endpoint.session().requests_on(stream));
-    (!requests.is_empty()).then(|| Claim { process: process.clone(), requests }.encode())
-}
-
-/// One look at a stream another process writes, resumed here by its client after `after`
-/// (blocking: store and relay round trips): the events logged since, and what to do
-/// next. With `lease` the writer's lease is checked too (not at every look: it costs two
-/// round trips); without, the stream is waited on while it has not ended.
-pub(super) fn look_at_followed<S: Send + 'static>(
-    shared: &Shared<S>,
-    log: &Log,
-    after: EventId,
-    lease: bool,
-) -> (Vec<StoredEvent>, Follow) {
-    let Some(replay) = log.replay_after(after) else { return (Vec::new(), Follow::End) };
-    let step = match (&shared.options.relay, replay.closed, lease) {
-        (None, _, _) | (Some(_), true, _) => Follow::End,
-        (Some(_), false, false) => Follow::Wait,
-        (Some(relay), false, true) => match log.claim_of(after.stream) {
-            Ok(claim) => {
-                let claim = claim.as_deref().and_then(Claim::decode);
-                let alive = claim.as_ref().map_or(Ok(true), |claim| relay.alive(&claim.process));
-                follow(false, claim.as_ref(), alive)
-            }
-            Err(()) => Follow::Wait,
-        },
-    };
-    (replay.events, step)
-}
-
-/// Whether this server follows streams of other processes (it has a relay).
-pub(super) fn follows_others<S: Send + 'static>(shared: &Shared<S>) -> bool {
-    shared.options.relay.is_some()
-}
-
-/// Marks a legacy Streamable HTTP session shared between processes as one that hears resource
-/// updates through the relay.
-fn fan_out<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>) {
-    if shared.fans_out() {
-        session.conn.with(|served, _| served.fanned_out = true);
-    }
-}
-
-/// Answers relayed from another process: taken in if a session held here waits for them.
-fn take_relayed<S: Send + 'static>(shared: &Shared<S>, id: &str, frames: &[u8]) {
-    let Some(ids) = talaria_core::http::relay::answers_only(frames) else { return };
-    let Some(session) = lookup(shared, id) else { return };
-    if awaits_any(&session, &ids) {
-        session.conn.with(|served, now| served.endpoint.handle_frame(now, Route::Connection, frames));
-    }
-}
-
-/// The answers a POST to session `id` carries, relayed to the process that waits for them if
-/// this one does not: `true` if they were (answer 202).
-fn relayed<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>, body: &[u8]) -> bool {
-    let Some(relay) = &shared.options.relay else { return false };
-    let Some(ids) = talaria_core::http::relay::answers_only(body) else { return false };
-    if awaits_any(session, &ids) {
-        return false;
-    }
-    relay.publish(id, body);
-    true
 }
 
 /// A session held here but gone from the store (or whose record cannot be read): ended here.
