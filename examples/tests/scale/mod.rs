@@ -95,7 +95,14 @@ impl Nginx {
 }
 
 impl Drop for Nginx {
+    /// Stops nginx with SIGTERM, so that its master ends its workers too (SIGKILL to the
+    /// master would leave them running, listening on the port); SIGKILL only if it lingers.
     fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let asked = Instant::now();
+        while matches!(self.child.try_wait(), Ok(None)) && asked.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
