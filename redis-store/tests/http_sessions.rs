@@ -601,3 +601,71 @@ fn a_listen_stream_hears_updates_seen_by_any_process() {
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(heard.load(Ordering::SeqCst), before + 1, "one update, heard once");
 }
+
+#[test]
+fn a_get_stream_opened_on_another_process_replaces_the_first_and_updates_arrive_once() {
+    use std::io::BufRead as _;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let ((first, first_server), (second, _second_server)) =
+        (counting_server(&redis, &prefix, true), counting_server(&redis, &prefix, true));
+    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
+    let client = Client::http(&format!("http://{}/mcp", first.local_addr()), &[], options).unwrap();
+    client.subscribe("file:///a.txt").unwrap();
+    let session = client.session_id().unwrap();
+    // Each stream counts the updates it hears and notes when it ends.
+    let listen = |stream: ureq::http::Response<ureq::Body>| {
+        assert_eq!(stream.status().as_u16(), 200);
+        let (heard, ended) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+        let (h, e) = (Arc::clone(&heard), Arc::clone(&ended));
+        std::thread::spawn(move || {
+            let mut lines = std::io::BufReader::new(stream.into_body().into_reader());
+            let mut line = String::new();
+            while lines.read_line(&mut line).unwrap_or(0) > 0 {
+                if line.contains("notifications/resources/updated") {
+                    h.fetch_add(1, Ordering::SeqCst);
+                }
+                line.clear();
+            }
+            e.store(true, Ordering::SeqCst);
+        });
+        (heard, ended)
+    };
+    let (heard_first, ended_first) = listen(open_stream(first.local_addr(), &session, None));
+    // The client opens its GET stream again, on the second process (it reconnected through
+    // the balancer): the first process's stream ends.
+    let (heard_second, ended_second) = listen(open_stream(second.local_addr(), &session, None));
+    let waited = Instant::now();
+    while !ended_first.load(Ordering::SeqCst) && waited.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(ended_first.load(Ordering::SeqCst), "the older stream ended when the newer opened elsewhere");
+    assert!(!ended_second.load(Ordering::SeqCst), "the newer stream goes on");
+    // An update seen on the first process reaches the client once, on the newer stream.
+    first_server.resource_updated("file:///a.txt");
+    let waited = Instant::now();
+    while heard_second.load(Ordering::SeqCst) == 0 && waited.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(heard_second.load(Ordering::SeqCst), 1, "heard once, on the stream that is open");
+    assert_eq!(heard_first.load(Ordering::SeqCst), 0, "never on the stream that ended");
+    // And back: a GET on the first process again replaces the second's.
+    let (heard_third, _) = listen(open_stream(first.local_addr(), &session, None));
+    let waited = Instant::now();
+    while !ended_second.load(Ordering::SeqCst) && waited.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(ended_second.load(Ordering::SeqCst), "the second stream ended in turn");
+    first_server.resource_updated("file:///a.txt");
+    let waited = Instant::now();
+    while heard_third.load(Ordering::SeqCst) == 0 && waited.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(heard_third.load(Ordering::SeqCst), 1);
+    assert_eq!(heard_second.load(Ordering::SeqCst), 1, "the ended stream heard nothing more");
+    drop((first, second));
+}

@@ -412,7 +412,15 @@ async fn open_stream<S: Send + 'static>(
         let resumed = match after {
             Some(after) if remote => {
                 let streams = session.streams.clone();
-                smol::unblock(move || streams.resume(after)).await
+                smol::unblock(move || {
+                    let resumed = streams.resume(after)?;
+                    // The GET stream, taken over here: the other processes hear of it.
+                    if let (None, Some(_), Some(peers)) = (resumed.post, &resumed.frames, streams.peers()) {
+                        peers.announce();
+                    }
+                    Some(resumed)
+                })
+                .await
             }
             Some(after) => session.streams.resume(after),
             None => None,
@@ -454,9 +462,18 @@ async fn open_stream<S: Send + 'static>(
         return event_stream(None, body);
     }
     let frames = session.streams.open_get();
-    let get_log = if remote {
+    // The other processes sharing the session hear of the stream before it opens (see
+    // `GetStreamPeers`).
+    let peers = session.streams.peers().cloned();
+    let get_log = if remote || peers.is_some() {
         let streams = session.streams.clone();
-        smol::unblock(move || streams.get_log()).await
+        smol::unblock(move || {
+            if let Some(peers) = peers {
+                peers.announce();
+            }
+            streams.get_log()
+        })
+        .await
     } else {
         session.streams.get_log()
     };

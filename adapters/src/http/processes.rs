@@ -3,12 +3,13 @@
 //! holding each subscriber's stream, this process's lease and the claims on its streams, and
 //! following a stream another process writes.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 
 use talaria_core::http::event_log::{EventId, StoredEvent};
-use talaria_core::http::relay::{follow, Claim, Follow, Notice, NOTICES};
-use talaria_core::jsonrpc::RequestId;
-use talaria_core::session::{Route, StreamId};
+use talaria_core::http::relay::{follow, Claim, Follow, Notice, Relay, NOTICES};
+use talaria_core::jsonrpc::{Message, RequestId};
+use talaria_core::session::{Carries, Route, StreamId};
 
 use super::options::HttpServerOptions;
 use super::shared::{lookup, refresh, Session, Shared};
@@ -84,11 +85,33 @@ pub(super) fn fan_out_hook<S: Send + 'static>(
     Some(hook)
 }
 
-/// A notice relayed from any process: a resource update reaches the sessions whose GET stream
-/// this process holds, each checked against the store first (a subscription may have been
-/// made on another process since), and told if subscribed.
+/// A notice relayed from any process.
 fn take_notice<S: Send + 'static>(shared: &Shared<S>, notice: &[u8]) {
-    let Some(Notice::ResourceUpdated { uri }) = Notice::decode(notice) else { return };
+    let held = |id: &str| shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned();
+    match Notice::decode(notice) {
+        Some(Notice::ResourceUpdated { uri }) => take_update(shared, &uri),
+        // The newest GET stream of a session is the one that hears it.
+        Some(Notice::GetStreamOpened { session, process }) => {
+            if let Some(session) = held(&session) {
+                if session.streams.peers().is_some_and(|peers| peers.heard_opened(&process)) {
+                    session.streams.end_get();
+                }
+            }
+        }
+        Some(Notice::ForGetStream { session, frame }) => {
+            let carries = Message::from_slice(frame.as_bytes()).ok().map(Carries::from);
+            if let (Some(session), Some(carries)) = (held(&session), carries) {
+                session.streams.deliver_to_get(frame.into_bytes(), carries);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A resource update reaches the sessions whose GET stream this process holds, each checked
+/// against the store first (a subscription may have been made on another process since),
+/// and told if subscribed.
+fn take_update<S: Send + 'static>(shared: &Shared<S>, uri: &str) {
     let listening: Vec<(String, Session<S>)> = {
         let table = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         table
@@ -99,11 +122,75 @@ fn take_notice<S: Send + 'static>(shared: &Shared<S>, notice: &[u8]) {
     };
     for (id, session) in listening {
         if refresh(shared, &id, &session).is_ok() {
-            let _ = session.conn.with(|served, _| served.endpoint.resource_updated(&uri));
+            let _ = session.conn.with(|served, _| served.endpoint.resource_updated(uri));
         }
     }
     // The stateless era's `subscriptions/listen` streams held here (no record to check).
-    shared.server.resource_updated_where(&uri, |served| served.fanned_out && served.is_stateless());
+    shared.server.resource_updated_where(uri, |served| served.fanned_out && served.is_stateless());
+}
+
+/// One shared session's GET stream among the processes: which process holds it, and how a
+/// message for it reaches that process. The client opens it on one process, which tells the
+/// others ([`Notice::GetStreamOpened`]); they end the ones they held, as the older of two GET
+/// streams ends within one process. A server-to-client request this process makes for the GET
+/// stream, not held here, goes to the one that holds it ([`Notice::ForGetStream`]).
+pub(crate) struct GetStreamPeers {
+    relay: Arc<dyn Relay>,
+    session: String,
+    process: String,
+    /// This process's announcements of a GET stream not yet heard back through the relay.
+    /// The relay delivers in the order published: while one is on its way, another process's
+    /// announcement heard was published before it, and is older than the stream here.
+    unheard: AtomicUsize,
+}
+
+impl GetStreamPeers {
+    /// The peers of session `id`, for a server whose sessions are shared between processes
+    /// (a relay and a session store).
+    pub(super) fn of<S>(shared: &Shared<S>, id: &str) -> Option<Arc<Self>> {
+        let (relay, process) = (shared.options.relay.clone()?, shared.request_prefix.clone()?);
+        fans_out(shared).then(|| Self::new(relay, id, &process))
+    }
+
+    /// The peers of session `session` on `relay`, seen from `process`.
+    pub(super) fn new(relay: Arc<dyn Relay>, session: &str, process: &str) -> Arc<Self> {
+        let (session, process) = (session.to_owned(), process.to_owned());
+        Arc::new(Self { relay, session, process, unheard: AtomicUsize::new(0) })
+    }
+
+    /// Tells every process that this one holds the session's GET stream now (blocking: the
+    /// relay's round trip). Called before the stream's response starts, so that the client
+    /// cannot open a newer one elsewhere before the others hear of this one.
+    pub(super) fn announce(&self) {
+        self.unheard.fetch_add(1, Ordering::Relaxed);
+        let notice = Notice::GetStreamOpened { session: self.session.clone(), process: self.process.clone() };
+        self.relay.publish(NOTICES, &notice.encode());
+    }
+
+    /// `process` announced the session's GET stream: whether the one held here (if any) ends.
+    pub(super) fn heard_opened(&self, process: &str) -> bool {
+        if process == self.process {
+            let _ = self.unheard.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+            return false;
+        }
+        self.unheard.load(Ordering::Relaxed) == 0
+    }
+
+    /// Sends `frames`, meant for the session's GET stream that is not held here, to the
+    /// process that holds it, if they are ones that travel ([`Notice::for_get_stream`]); off
+    /// the caller's thread, in order.
+    pub(crate) fn forward(&self, frames: &[(Vec<u8>, Carries)]) {
+        let notices: Vec<Vec<u8>> = frames
+            .iter()
+            .filter_map(|(frame, carries)| Notice::for_get_stream(&self.session, frame, carries))
+            .map(|notice| notice.encode())
+            .collect();
+        if notices.is_empty() {
+            return;
+        }
+        let relay = Arc::clone(&self.relay);
+        smol::unblock(move || notices.iter().for_each(|notice| relay.publish(NOTICES, notice))).detach();
+    }
 }
 
 /// With a relay, the claim to note on the log of `stream` (a POST stream of a legacy

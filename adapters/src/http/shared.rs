@@ -18,7 +18,7 @@ use talaria_core::version::Feature;
 
 use super::chan::Receiver;
 use super::options::HttpServerOptions;
-use super::processes::{fan_out, fan_out_hook, number_requests, process_prefix, relayed};
+use super::processes::{fan_out, fan_out_hook, number_requests, process_prefix, relayed, GetStreamPeers};
 use super::store_pool::SharedEventStore;
 use super::streams::{Log, StreamMsg, Streams};
 use crate::conn::Conn;
@@ -294,7 +294,7 @@ fn logged_streams<S: Send + 'static>(shared: &Shared<S>, id: &str) -> Streams {
     let remote = shared.options.event_store.is_some();
     let log = Some(Log::new(shared.events.clone(), id, remote));
     if shared.options.session_store.is_some() {
-        Streams::shared(log, shared.server.frame_queue_limit())
+        Streams::shared(log, shared.server.frame_queue_limit(), GetStreamPeers::of(shared, id))
     } else {
         Streams::new(log, shared.server.frame_queue_limit())
     }

@@ -27,6 +27,7 @@ use talaria_core::http::event_log::{EventId, EventStore, Replay, StoredEvent};
 use talaria_core::http::streams::{GetAttached, PostDelivery, PostEnding, Release, Resumption, StreamRoutes, WriterId};
 use talaria_core::session::{Carries, Route, StreamId};
 
+use super::processes::GetStreamPeers;
 use super::store_pool::SharedEventStore;
 use crate::conn::{FrameSink, Outgoing};
 
@@ -187,6 +188,8 @@ pub(crate) struct Streams {
     log: Option<Log>,
     /// The most bytes of frames a writer's channel holds before the writer is cut.
     limit: usize,
+    /// For a session shared between processes, the others that may hold its GET stream.
+    peers: Option<Arc<GetStreamPeers>>,
 }
 
 impl Streams {
@@ -197,14 +200,56 @@ impl Streams {
     }
 
     /// [`Streams::new`] for a session shared between processes: what is meant for a GET stream
-    /// that is not open here is dropped, not held (the process holding the client's GET stream
-    /// delivers).
-    pub(crate) fn shared(log: Option<Log>, limit: usize) -> Self {
-        Self::with_routes(StreamRoutes::new(log.is_some()).with_max_backlog(0), log, limit)
+    /// that is not open here is not held. The process holding the client's GET stream
+    /// delivers, and this one's own server-to-client requests go there through `peers`.
+    pub(crate) fn shared(log: Option<Log>, limit: usize, peers: Option<Arc<GetStreamPeers>>) -> Self {
+        let mut streams = Self::with_routes(StreamRoutes::new(log.is_some()).with_max_backlog(0), log, limit);
+        streams.peers = peers;
+        streams
     }
 
     fn with_routes(decide: StreamRoutes, log: Option<Log>, limit: usize) -> Self {
-        Self { routes: Arc::new(Mutex::new(Routes { decide, writers: Vec::new() })), log, limit: limit.max(1) }
+        let routes = Arc::new(Mutex::new(Routes { decide, writers: Vec::new() }));
+        Self { routes, log, limit: limit.max(1), peers: None }
+    }
+
+    /// The other processes that may hold the GET stream of this session, if it is shared.
+    pub(crate) fn peers(&self) -> Option<&Arc<GetStreamPeers>> {
+        self.peers.as_ref()
+    }
+
+    /// Ends the GET stream held here, if any (the client opened one on another process).
+    pub(crate) fn end_get(&self) {
+        let mut routes = self.lock();
+        if let Some(writer) = routes.decide.end_get() {
+            routes.end(writer);
+        }
+    }
+
+    /// Sends `payload`, from another process, on the GET stream if it is open here; else
+    /// nothing (it is never sent on from here, so no message circles between processes).
+    pub(crate) fn deliver_to_get(&self, payload: Vec<u8>, carries: Carries) {
+        let mut routes = self.lock();
+        if !routes.decide.get_open() {
+            return;
+        }
+        if let Some((writer, (payload, carries))) = routes.decide.get_frame((payload, carries)) {
+            self.send_get(&mut routes, writer, payload, carries);
+        }
+    }
+
+    /// Hands a frame to the GET stream's `writer`; a writer that lags past the limit, or
+    /// whose channel refuses the frame (its reader is gone), is cut.
+    fn send_get(&self, routes: &mut Routes, writer: WriterId, payload: Vec<u8>, carries: Carries) {
+        if !self.has_room(routes, writer, payload.len()) {
+            Self::cut_get(routes, writer, (payload, carries));
+            return;
+        }
+        let size = payload.len();
+        let refused = routes.writer(writer).and_then(|tx| tx.send_sized(StreamMsg::Frame(payload, carries), size).err());
+        if let Some(StreamMsg::Frame(payload, carries)) = refused {
+            Self::cut_get(routes, writer, (payload, carries));
+        }
     }
 
     /// Whether the session's GET stream is open here.
@@ -392,6 +437,8 @@ impl Streams {
 impl FrameSink for Streams {
     fn send(&mut self, frames: Vec<Outgoing>) -> io::Result<()> {
         let mut routes = self.lock();
+        // Meant for a GET stream another process holds.
+        let mut elsewhere = Vec::new();
         for frame in frames {
             match frame {
                 Outgoing::Frame(Route::Stream(stream), payload, carries) => match routes.decide.post_frame(stream) {
@@ -409,22 +456,16 @@ impl FrameSink for Streams {
                     }
                     PostDelivery::Dropped => {}
                 },
+                Outgoing::Frame(Route::Connection, payload, carries)
+                    if self.peers.is_some() && !routes.decide.get_open() =>
+                {
+                    elsewhere.push((payload, carries));
+                }
                 Outgoing::Frame(Route::Connection, payload, carries) => {
                     let Some((writer, (payload, carries))) = routes.decide.get_frame((payload, carries)) else {
                         continue;
                     };
-                    if !self.has_room(&routes, writer, payload.len()) {
-                        Self::cut_get(&mut routes, writer, (payload, carries));
-                        continue;
-                    }
-                    // A channel that refuses the frame (its reader is gone) hands it back.
-                    let size = payload.len();
-                    let refused = routes
-                        .writer(writer)
-                        .and_then(|tx| tx.send_sized(StreamMsg::Frame(payload, carries), size).err());
-                    if let Some(StreamMsg::Frame(payload, carries)) = refused {
-                        Self::cut_get(&mut routes, writer, (payload, carries));
-                    }
+                    self.send_get(&mut routes, writer, payload, carries);
                 }
                 Outgoing::StreamDone(stream) => match routes.decide.post_done(stream) {
                     PostEnding::Writer(writer) => routes.end(writer),
@@ -443,6 +484,10 @@ impl FrameSink for Streams {
                 Outgoing::Pong(_) => {}
             }
         }
+        drop(routes);
+        if let (Some(peers), false) = (&self.peers, elsewhere.is_empty()) {
+            peers.forward(&elsewhere);
+        }
         Ok(())
     }
 
@@ -459,6 +504,7 @@ impl FrameSink for Streams {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use talaria_core::http::event_log::{MemoryEventStore, Retention};
+    use talaria_core::http::relay::{Notice, Relay};
 
     use super::*;
 
@@ -469,6 +515,76 @@ mod tests {
 
     fn frame(stream: u64, text: &str) -> Outgoing {
         Outgoing::text(Route::Stream(StreamId(stream)), text)
+    }
+
+    /// Every process in this address space: notices published are kept, in order.
+    #[derive(Default)]
+    struct Kept(Mutex<Vec<Notice>>);
+
+    impl Relay for Kept {
+        fn publish(&self, _session: &str, frames: &[u8]) {
+            self.0.lock().unwrap().push(Notice::decode(frames).unwrap());
+        }
+        fn subscribe(&self, _deliver: talaria_core::http::relay::Deliver) {}
+    }
+
+    /// A session shared between processes, seen from `process`, on `relay`.
+    fn shared_on(relay: &Arc<Kept>, process: &str) -> Streams {
+        let store = SharedEventStore::new(MemoryEventStore::new(Retention::default()));
+        let relay: Arc<dyn Relay> = relay.clone();
+        Streams::shared(Some(Log::new(store, "s", false)), 1 << 20, Some(GetStreamPeers::new(relay, "s", process)))
+    }
+
+    fn to_get(text: &str) -> Outgoing {
+        let carries = Carries::from(talaria_core::jsonrpc::Message::from_slice(text.as_bytes()).unwrap());
+        Outgoing::Frame(Route::Connection, text.as_bytes().to_vec(), carries)
+    }
+
+    #[test]
+    fn a_request_for_a_get_stream_held_elsewhere_goes_there_and_only_there() {
+        let relay = Arc::new(Kept::default());
+        let (mut asking, holding, idle) = (shared_on(&relay, "a-"), shared_on(&relay, "b-"), shared_on(&relay, "c-"));
+        let get = holding.open_get();
+        // The asking process holds no GET stream: its own request travels, a notification
+        // every copy of the session sends alike does not.
+        let ping = r#"{"jsonrpc":"2.0","id":"a-1","method":"ping"}"#;
+        let changed = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+        asking.send(vec![to_get(ping), to_get(changed)]).unwrap();
+        let waited = std::time::Instant::now();
+        while relay.0.lock().unwrap().is_empty() && waited.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let published = std::mem::take(&mut *relay.0.lock().unwrap());
+        let [Notice::ForGetStream { session, frame }] = &published[..] else { panic!("{published:?}") };
+        assert_eq!((session.as_str(), frame.as_str()), ("s", ping));
+        // Every process hears it; the one holding the stream sends it, the others drop it.
+        for streams in [&holding, &idle] {
+            let carries = Carries::from(talaria_core::jsonrpc::Message::from_slice(frame.as_bytes()).unwrap());
+            streams.deliver_to_get(frame.clone().into_bytes(), carries);
+        }
+        assert!(matches!(get.try_recv(), Ok(StreamMsg::Frame(p, _)) if p == ping.as_bytes()));
+        assert!(get.try_recv().is_err(), "sent once");
+        assert!(relay.0.lock().unwrap().is_empty(), "a delivered frame is never sent on again");
+    }
+
+    #[test]
+    fn the_newest_get_stream_of_a_shared_session_is_the_one_that_stays() {
+        let relay = Arc::new(Kept::default());
+        let (here, there) = (shared_on(&relay, "a-"), shared_on(&relay, "b-"));
+        let get = here.open_get();
+        here.peers().unwrap().announce();
+        // Another process's stream, announced before this one's announcement came back, is
+        // older: this one stays.
+        assert!(!here.peers().unwrap().heard_opened("b-"));
+        assert!(!here.peers().unwrap().heard_opened("a-"), "its own announcement, back");
+        // One announced after it is newer: this one ends.
+        there.open_get();
+        there.peers().unwrap().announce();
+        assert!(here.peers().unwrap().heard_opened("b-"));
+        here.end_get();
+        assert!(matches!(get.try_recv(), Ok(StreamMsg::Done)));
+        assert!(!here.listening());
     }
 
     #[test]

@@ -5,9 +5,11 @@
 //! takes them in.
 //!
 //! It also carries [`Notice`]s, news every process acts on: a resource changed, so each
-//! process tells the sessions subscribed to it whose GET stream it holds (one process holds a
-//! client's stream, so each session hears once). A notice travels under the session key
-//! [`NOTICES`]: session ids are never empty.
+//! process tells the sessions subscribed to it whose GET stream it holds; a client opened its
+//! GET stream on one process, so every other process ends the one it held for that session
+//! (one process holds a client's stream, so each session hears once); a server-to-client
+//! request meant for a GET stream held elsewhere, sent there. A notice travels under the
+//! session key [`NOTICES`]: session ids are never empty.
 //!
 //! The core decides what is relayed ([`answers_only`], [`Notice`]); the relay (Redis pub/sub,
 //! say) only carries bytes.
@@ -15,6 +17,7 @@
 use std::time::Duration;
 
 use crate::jsonrpc::{ErrorObject, ErrorResponse, Message, RequestId};
+use crate::session::Carries;
 
 /// Carries frames between the server processes that share sessions.
 ///
@@ -201,9 +204,55 @@ pub enum Notice {
         /// The resource.
         uri: String,
     },
+    /// The client of `session` opened its GET stream on `process`: a GET stream of that
+    /// session open on any other process ends, as the older of two GET streams does within
+    /// one process, so that no message reaches the client twice.
+    GetStreamOpened {
+        /// The session.
+        session: String,
+        /// The process holding the new stream (its request-id prefix).
+        process: String,
+    },
+    /// A message meant for the GET stream of `session`, from a process that does not hold it
+    /// (see [`Notice::for_get_stream`]): the process that holds it sends it.
+    ForGetStream {
+        /// The session.
+        session: String,
+        /// The message's JSON text.
+        frame: String,
+    },
 }
 
 impl Notice {
+    /// The notice that carries `frame` (what `carries` says it is) to the process holding the
+    /// GET stream of `session`, when this process does not: only this process's own
+    /// server-to-client requests, and their cancellations, travel. Their answers come back
+    /// through the relay to the process that asked. Anything else a copy of the session sends
+    /// on its own (a `list_changed` notification every process sends alike, say) would reach
+    /// the client once per process, and stays here.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::relay::Notice;
+    /// use talaria_core::jsonrpc::RequestId;
+    /// use talaria_core::session::Carries;
+    ///
+    /// let ping = br#"{"jsonrpc":"2.0","id":"p1-1","method":"ping"}"#;
+    /// let request = Carries::Request { id: RequestId::String("p1-1".into()), method: "ping".into() };
+    /// assert!(matches!(Notice::for_get_stream("s", ping, &request), Some(Notice::ForGetStream { .. })));
+    ///
+    /// let changed = br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+    /// let note = Carries::Notification { method: "notifications/tools/list_changed".into(), cancels: None };
+    /// assert_eq!(Notice::for_get_stream("s", changed, &note), None);
+    /// ```
+    #[must_use]
+    pub fn for_get_stream(session: &str, frame: &[u8], carries: &Carries) -> Option<Self> {
+        let travels = matches!(carries, Carries::Request { .. }) || carries.cancels().is_some();
+        let frame = std::str::from_utf8(frame).ok().filter(|_| travels)?;
+        Some(Self::ForGetStream { session: session.to_owned(), frame: frame.to_owned() })
+    }
+
     /// The notice as published.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {

@@ -275,6 +275,25 @@ impl StreamRoutes {
         GetAttached { writer, replaced, backlog: self.backlog.drain(..).collect() }
     }
 
+    /// Ends the GET stream, if one is open (the client opened one elsewhere: on another
+    /// process sharing the session); its writer, to tell. What comes next waits in the
+    /// backlog, as when the stream is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::streams::StreamRoutes;
+    ///
+    /// let mut routes = StreamRoutes::new(true);
+    /// let writer = routes.open_get().writer;
+    /// assert_eq!(routes.end_get(), Some(writer));
+    /// assert!(!routes.get_open());
+    /// assert_eq!(routes.end_get(), None);
+    /// ```
+    pub fn end_get(&mut self) -> Option<WriterId> {
+        self.get.take()
+    }
+
     /// The GET stream's log stream, if it has one yet.
     #[must_use]
     pub const fn get_log(&self) -> Option<u64> {
