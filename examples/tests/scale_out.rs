@@ -12,7 +12,9 @@
 //!   request id is answered twice on the wire;
 //! - every answered call brought exactly its notifications (none lost, none repeated), and a
 //!   failed one no more than its own;
-//! - the log level set once goes with the session to every process;
+//! - the log level set once goes with the session to every process, and so does the
+//!   subscription made once: after the storm, a resource update reaches every client exactly
+//!   once, on the GET stream it reopened on whichever process after each kill;
 //! - no session is lost: no client ever re-initializes (no 404), whichever process it reaches;
 //! - the per-session state (a call count, kept through the session-state hook) goes on;
 //! - in the stateless era, the second round of a multi-round request (`input_required`)
@@ -60,6 +62,7 @@ struct Wire {
     answers: HashMap<String, u32>,
     logs: u64,
     progress: u64,
+    updates: u64,
 }
 
 impl Wire {
@@ -74,6 +77,7 @@ impl Wire {
             match item.get("method").and_then(Value::as_str) {
                 Some("notifications/message") => self.logs += 1,
                 Some("notifications/progress") => self.progress += 1,
+                Some("notifications/resources/updated") => self.updates += 1,
                 Some(_) => {}
                 None => *self.answers.entry(item.get("id").map(Value::to_string).unwrap_or_default()).or_default() += 1,
             }
@@ -99,11 +103,16 @@ struct Tally {
     ended_by_server: u64,
     reinitialized: bool,
     counted: u64,
+    /// Resource updates heard after the storm (one was sent).
+    updates: u64,
 }
 
 /// The log messages `log` sends at level warning and above (warning, error), and the
 /// progress notifications of a three-step `slow`.
 const LOGS_PER_CALL: u64 = 2;
+
+/// The resource every client subscribes to.
+const UPDATED: &str = "file:///readme.md";
 const STEPS: u64 = 3;
 
 /// One call of the mixed workload (`i` picks it): `echo` (a JSON answer that changes the
@@ -172,6 +181,8 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
     let endpoint = format!("http://127.0.0.1:{front}/mcp");
 
     let killing = Arc::new(AtomicBool::new(true));
+    // Every client, done calling, waits for the resource update; then listens for it.
+    let settled = Arc::new(std::sync::Barrier::new(usize::try_from(clients).unwrap() + 1));
     let killed = Arc::new(AtomicUsize::new(0));
     let killer = {
         let (processes, killing, killed) = (Arc::clone(&processes), Arc::clone(&killing), Arc::clone(&killed));
@@ -190,7 +201,7 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
     };
     let runs: Vec<_> = (0..clients)
         .map(|n| {
-            let (endpoint, killing) = (endpoint.clone(), Arc::clone(&killing));
+            let (endpoint, killing, settled) = (endpoint.clone(), Arc::clone(&killing), Arc::clone(&settled));
             std::thread::spawn(move || {
                 let wire = Arc::new(Mutex::new(Wire::default()));
                 let recorder = Arc::clone(&wire);
@@ -206,6 +217,8 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
                 let session = client.session_id();
                 // The level goes with the session to every process: `log` sends two.
                 client.set_log_level(LoggingLevel::Warning).unwrap();
+                // So does the subscription.
+                client.subscribe(UPDATED).unwrap();
                 let mut tally = Tally::default();
                 let mut i = 0;
                 while killing.load(Ordering::SeqCst) {
@@ -220,6 +233,15 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
                 }
                 assert_eq!(tally.failed, failed_before, "client {n}: calls failed with every process up");
                 tally.reinitialized = client.session_id() != session;
+                settled.wait();
+                settled.wait();
+                let waited = Instant::now();
+                while wire.lock().unwrap().updates == 0 && waited.elapsed() < Duration::from_secs(5) {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                // Time for a second one to arrive, were it sent twice.
+                std::thread::sleep(Duration::from_millis(500));
+                tally.updates = wire.lock().unwrap().updates;
                 tally.counted =
                     client.call_tool("calls", json!({})).unwrap().content[0].as_text().unwrap().parse().unwrap();
                 let wire = wire.lock().unwrap();
@@ -230,11 +252,23 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
         })
         .collect();
     killer.join().unwrap();
+    // The storm is over and every client has made its last calls; their GET streams, reopened
+    // after the last kill, have had time to open. One update, as any process would publish it.
+    settled.wait();
+    std::thread::sleep(Duration::from_secs(1));
+    let relay = talaria_redis::RedisRelay::connect(&redis.url(), talaria_redis::RedisOptions::default()).unwrap();
+    talaria::core::http::relay::Relay::publish(
+        &relay,
+        talaria::core::http::relay::NOTICES,
+        &talaria::core::http::relay::Notice::ResourceUpdated { uri: UPDATED.into() }.encode(),
+    );
+    settled.wait();
     let kills_done = u64::try_from(killed.load(Ordering::SeqCst)).unwrap();
     for (n, run) in runs.into_iter().enumerate() {
         let tally = run.join().unwrap();
         println!("client {n}: {tally:?} ({kills_done} kills)");
         assert!(!tally.reinitialized, "client {n}: its session was lost (a 404 made it start again)");
+        assert_eq!(tally.updates, 1, "client {n}: its subscription did not hear the update exactly once: {tally:?}");
         assert!(tally.failed <= kills_done, "client {n}: more failed calls than kills: {tally:?}");
         assert!(tally.answered >= 21, "client {n}: {tally:?}");
         assert_eq!(tally.events_off, 0, "client {n}: answered calls lost or repeated notifications: {tally:?}");

@@ -157,7 +157,8 @@ fn a_get_stream_opens_on_a_server_that_did_not_make_the_session() {
 }
 
 /// A server counting calls per session (its application state, kept in the record through
-/// the session-state hook) and offering one subscribable resource.
+/// the session-state hook) and offering two subscribable resources; with `relay`, its event
+/// logs are in Redis too, and it relays through Redis.
 fn counting_server(redis: &RedisServer, prefix: &str, relay: bool) -> (HttpServer, talaria::server::Server<u64>) {
     use talaria::core::schema::resources::Resource;
     use talaria::core::schema::TextResourceContents;
@@ -165,7 +166,11 @@ fn counting_server(redis: &RedisServer, prefix: &str, relay: bool) -> (HttpServe
     let mut options = HttpServerOptions::default().session_store(SharedSessionStore::new(store));
     if relay {
         let relay = talaria_redis::RedisRelay::connect(&redis.url(), RedisOptions::default().prefix(prefix)).unwrap();
-        options = options.relay(Arc::new(relay));
+        let retention = talaria_core::http::event_log::Retention::default();
+        let events =
+            talaria_redis::RedisEventStore::connect(&redis.url(), RedisOptions::default().prefix(prefix), retention)
+                .unwrap();
+        options = options.relay(Arc::new(relay)).event_store(SharedEventStore::new(events));
     }
     let schema = json!({"type": "object"}).as_object().cloned().unwrap();
     let router = Router::<u64>::builder()
@@ -668,4 +673,54 @@ fn a_get_stream_opened_on_another_process_replaces_the_first_and_updates_arrive_
     assert_eq!(heard_third.load(Ordering::SeqCst), 1);
     assert_eq!(heard_second.load(Ordering::SeqCst), 1, "the ended stream heard nothing more");
     drop((first, second));
+}
+
+#[test]
+fn a_get_stream_resumed_on_another_process_goes_on_live_there() {
+    use std::io::BufRead as _;
+    use std::time::{Duration, Instant};
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let ((first, first_server), (second, second_server)) =
+        (counting_server(&redis, &prefix, true), counting_server(&redis, &prefix, true));
+    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
+    let client = Client::http(&format!("http://{}/mcp", first.local_addr()), &[], options).unwrap();
+    client.subscribe("file:///a.txt").unwrap();
+    let session = client.session_id().unwrap();
+    // The GET stream opens on the first process; the client keeps its priming event's id.
+    // Then the process stops.
+    let stream = open_stream(first.local_addr(), &session, None);
+    let mut lines = std::io::BufReader::new(stream.into_body().into_reader());
+    let mut line = String::new();
+    let primed = loop {
+        line.clear();
+        assert!(lines.read_line(&mut line).unwrap() > 0, "the stream ended before its priming event");
+        if let Some(id) = line.strip_prefix("id:") {
+            break id.trim().to_owned();
+        }
+    };
+    drop(lines);
+    drop((first, first_server));
+    // Resumed on the second process, the GET stream goes on there: it hears updates.
+    let resumed = open_stream(second.local_addr(), &session, Some(&primed));
+    assert_eq!(resumed.status().as_u16(), 200);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(resumed.into_body().into_reader());
+        let mut line = String::new();
+        while lines.read_line(&mut line).unwrap_or(0) > 0 {
+            if line.contains("notifications/resources/updated") {
+                let _ = tx.send(());
+            }
+            line.clear();
+        }
+    });
+    let waited = Instant::now();
+    let mut heard = false;
+    while !heard && waited.elapsed() < Duration::from_secs(3) {
+        second_server.resource_updated("file:///a.txt");
+        heard = rx.recv_timeout(Duration::from_millis(200)).is_ok();
+    }
+    assert!(heard, "the resumed GET stream is live on the process it was resumed on");
+    drop((client, second));
 }

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
 use talaria_core::client::Endpoint;
 use talaria_core::http::client::{
-    ClientLink, Outgoing as Message, ResponseHead, SseReading, AUTH_RETRIES, DEFAULT_GET_RETRY, GET_OPEN_WAIT,
+    get_refused, ClientLink, GetRefused, Outgoing as Message, ResponseHead, SseReading, AUTH_RETRIES,
+    DEFAULT_GET_RETRY, GET_OPEN_WAIT,
 };
 use talaria_core::http::headers::SESSION_ID;
 use talaria_core::http::post::{BodyLimits, PostExchange, PostStep};
@@ -412,8 +413,11 @@ fn get_stream(link: &Link, opened: std::sync::mpsc::Sender<()>) {
                 }
                 retry = reading.retry().unwrap_or(retry);
             }
-            // No GET stream offered (405), or the session is gone: stop.
-            Ok(_) => return,
+            Ok(response) => match get_refused(response.status().as_u16(), last_event_id.is_some()) {
+                GetRefused::Retry => {}
+                GetRefused::Fresh => last_event_id = None,
+                GetRefused::Stop => return,
+            },
             Err(_) => {}
         }
         std::thread::sleep(retry);

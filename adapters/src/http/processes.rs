@@ -167,6 +167,11 @@ impl GetStreamPeers {
         self.relay.publish(NOTICES, &notice.encode());
     }
 
+    /// The claim to note on the log of the session's GET stream held here.
+    pub(crate) fn get_claim(&self) -> Vec<u8> {
+        Claim::get_stream(self.process.clone()).encode()
+    }
+
     /// `process` announced the session's GET stream: whether the one held here (if any) ends.
     pub(super) fn heard_opened(&self, process: &str) -> bool {
         if process == self.process {
@@ -202,7 +207,7 @@ pub(super) fn claim_of_stream<S: Send + 'static>(
 ) -> Option<Vec<u8>> {
     let process = shared.request_prefix.as_ref().filter(|_| shared.options.relay.is_some())?;
     let requests = session.conn.with(|served, _| served.endpoint.session().requests_on(stream));
-    (!requests.is_empty()).then(|| Claim { process: process.clone(), requests }.encode())
+    (!requests.is_empty()).then(|| Claim::answering(process.clone(), requests).encode())
 }
 
 /// One look at a stream another process writes, resumed here by its client after `after`

@@ -24,6 +24,7 @@ use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use talaria_core::http::event_log::{EventId, EventStore, Replay, StoredEvent};
+use talaria_core::http::relay::Claim;
 use talaria_core::http::streams::{GetAttached, PostDelivery, PostEnding, Release, Resumption, StreamRoutes, WriterId};
 use talaria_core::session::{Carries, Route, StreamId};
 
@@ -246,7 +247,8 @@ impl Streams {
             return;
         }
         let size = payload.len();
-        let refused = routes.writer(writer).and_then(|tx| tx.send_sized(StreamMsg::Frame(payload, carries), size).err());
+        let refused =
+            routes.writer(writer).and_then(|tx| tx.send_sized(StreamMsg::Frame(payload, carries), size).err());
         if let Some(StreamMsg::Frame(payload, carries)) = refused {
             Self::cut_get(routes, writer, (payload, carries));
         }
@@ -396,7 +398,13 @@ impl Streams {
         let log = self.log.as_ref()?;
         let mut routes = self.lock();
         if routes.decide.get_log().is_none() {
-            routes.decide.set_get_log(log.open()?);
+            // Shared between processes: marked as the GET stream, for a process the client
+            // resumes it on to take it over.
+            let opened = match &self.peers {
+                Some(peers) => log.open_claimed(&peers.get_claim()),
+                None => log.open(),
+            };
+            routes.decide.set_get_log(opened?);
         }
         routes.decide.get_log()
     }
@@ -410,7 +418,18 @@ impl Streams {
         // Under the routes lock: the sink cannot append to a detached stream between the
         // replay and the new writer's attachment.
         let replay = log.with(|store, session| store.replay_after(session, after)).ok()?;
-        let (frames, post) = match routes.decide.resume(after.stream, replay.closed)? {
+        let mut resumption = routes.decide.resume(after.stream, replay.closed)?;
+        // The session's GET stream, held by another process until now: it goes on here, in
+        // the same log stream.
+        if matches!(resumption, Resumption::Ended)
+            && !replay.closed
+            && self.peers.is_some()
+            && is_get_stream(log, after)
+        {
+            routes.decide.set_get_log(after.stream);
+            resumption = routes.decide.resume(after.stream, false)?;
+        }
+        let (frames, post) = match resumption {
             Resumption::Get(attached) => (Some(routes.attach_get(attached)), None),
             Resumption::Post { stream, writer, replaced } => {
                 // A writer still attached (the client reconnected early) loses the stream.
@@ -432,6 +451,11 @@ impl Streams {
         }
         routes.writers = Vec::new();
     }
+}
+
+/// Whether the log stream of `after` is a GET stream, by its claim (see [`Claim`]).
+fn is_get_stream(log: &Log, after: EventId) -> bool {
+    log.claim_of(after.stream).ok().flatten().as_deref().and_then(Claim::decode).is_some_and(|claim| claim.get)
 }
 
 impl FrameSink for Streams {

@@ -79,9 +79,15 @@ pub enum RelayError {
     Unreachable(String),
 }
 
-/// Who answers a resumable response stream: the process (its lease, see [`Relay::renew`])
-/// and the requests whose answers the stream carries. Kept with the stream in the event log
-/// ([`EventStore::open_claimed_stream`](super::event_log::EventStore::open_claimed_stream)).
+/// Who writes a resumable stream, kept with it in the event log
+/// ([`EventStore::open_claimed_stream`](super::event_log::EventStore::open_claimed_stream)):
+/// for a response stream, the process (its lease, see [`Relay::renew`]) and the requests whose
+/// answers it carries; or the process holding the session's GET stream.
+///
+/// A client resuming a response stream on another process is *followed* there until the
+/// stream ends ([`follow`]). One resuming the GET stream on another process *takes it over*:
+/// after the events it missed, the GET stream goes on there (the process it left ends its own
+/// when it hears, see [`Notice::GetStreamOpened`]).
 ///
 /// # Examples
 ///
@@ -89,8 +95,11 @@ pub enum RelayError {
 /// use talaria_core::http::relay::Claim;
 /// use talaria_core::jsonrpc::RequestId;
 ///
-/// let claim = Claim { process: "a1b2c3-".into(), requests: vec![RequestId::Number(7)] };
+/// let claim = Claim::answering("a1b2c3-", vec![RequestId::Number(7)]);
 /// assert_eq!(Claim::decode(&claim.encode()), Some(claim));
+/// let get = Claim::get_stream("a1b2c3-");
+/// assert!(get.get && get.requests.is_empty());
+/// assert_eq!(Claim::decode(&get.encode()), Some(get));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Claim {
@@ -98,9 +107,24 @@ pub struct Claim {
     pub process: String,
     /// The requests the stream answers.
     pub requests: Vec<RequestId>,
+    /// Whether the stream is the session's GET stream (taken over, not followed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub get: bool,
 }
 
 impl Claim {
+    /// The claim of `process` on a response stream answering `requests`.
+    #[must_use]
+    pub fn answering(process: impl Into<String>, requests: Vec<RequestId>) -> Self {
+        Self { process: process.into(), requests, get: false }
+    }
+
+    /// The claim of `process` on the session's GET stream.
+    #[must_use]
+    pub fn get_stream(process: impl Into<String>) -> Self {
+        Self { process: process.into(), requests: Vec::new(), get: true }
+    }
+
     /// The claim as stored.
     #[must_use]
     pub fn encode(&self) -> Vec<u8> {
@@ -137,17 +161,20 @@ pub enum Follow {
 /// use talaria_core::http::relay::{follow, Claim, Follow};
 /// use talaria_core::jsonrpc::RequestId;
 ///
-/// let claim = Claim { process: "p1-".into(), requests: vec![RequestId::Number(3)] };
+/// let claim = Claim::answering("p1-", vec![RequestId::Number(3)]);
 /// assert_eq!(follow(true, Some(&claim), Ok(false)), Follow::End, "complete: nothing to add");
 /// assert_eq!(follow(false, None, Ok(true)), Follow::End, "nobody's: as before");
 /// assert_eq!(follow(false, Some(&claim), Ok(true)), Follow::Wait);
 /// let Follow::Abandon(last) = follow(false, Some(&claim), Ok(false)) else { panic!() };
 /// assert_eq!(last.len(), 1);
+/// assert_eq!(follow(false, Some(&Claim::get_stream("p1-")), Ok(false)), Follow::End, "nothing owed");
 /// ```
 #[must_use]
 pub fn follow(closed: bool, claim: Option<&Claim>, alive: Result<bool, RelayError>) -> Follow {
     match (closed, claim, alive) {
         (true, _, _) | (false, None, _) => Follow::End,
+        // A dead writer with nothing to answer: nothing more will come.
+        (false, Some(claim), Ok(false)) if claim.requests.is_empty() => Follow::End,
         (false, Some(claim), Ok(false)) => Follow::Abandon(abandoned(&claim.requests)),
         (false, Some(_), _) => Follow::Wait,
     }

@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use smol::channel::{Receiver, Sender};
 use talaria_core::client::Endpoint;
 use talaria_core::http::client::{
-    ClientLink, Outgoing as Message, ResponseHead, SseReading, AUTH_RETRIES, DEFAULT_GET_RETRY, GET_OPEN_WAIT,
+    get_refused, ClientLink, GetRefused, Outgoing as Message, ResponseHead, SseReading, AUTH_RETRIES,
+    DEFAULT_GET_RETRY, GET_OPEN_WAIT,
 };
 use talaria_core::http::headers::SESSION_ID;
 use talaria_core::http::post::{BodyLimits, PostExchange, PostStep};
@@ -270,8 +271,11 @@ async fn get_stream(link: Arc<Link>, opened: Sender<()>) {
                 }
                 retry = reading.retry().unwrap_or(retry);
             }
-            // No GET stream offered (405), or the session is gone: stop.
-            Ok(_) => return,
+            Ok(response) => match get_refused(response.status, last_event_id.is_some()) {
+                GetRefused::Retry => {}
+                GetRefused::Fresh => last_event_id = None,
+                GetRefused::Stop => return,
+            },
             Err(_) => {}
         }
         smol::Timer::after(retry).await;
