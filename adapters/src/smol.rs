@@ -117,20 +117,7 @@ pub async fn serve_streams<S: Send + 'static>(
 /// ```
 #[must_use]
 pub fn executor(threads: usize) -> std::sync::Arc<smol::Executor<'static>> {
-    let executor = std::sync::Arc::new(smol::Executor::new());
-    for n in 0..threads.max(1) {
-        let running = std::sync::Arc::clone(&executor);
-        let spawned = std::thread::Builder::new()
-            .name(format!("talaria-smol-{n}"))
-            .spawn(move || smol::block_on(running.run(smol::future::pending::<()>())));
-        if spawned.is_err() && n == 0 {
-            // No thread could be started: smol's global executor runs it (slower, never
-            // stuck).
-            let running = std::sync::Arc::clone(&executor);
-            smol::spawn(async move { running.run(smol::future::pending::<()>()).await }).detach();
-        }
-    }
-    executor
+    crate::server::async_tools::executor_on_threads("talaria-smol", threads)
 }
 
 /// Connects a new client to `server` in memory, awaiting the handshake.

@@ -7,6 +7,8 @@
 //!
 //! [`RouterBuilder::blocking_tool`]: talaria_core::server::RouterBuilder::blocking_tool
 
+#[cfg(feature = "smol")]
+pub(crate) mod async_tools;
 pub(crate) mod pool;
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, RwLockReadGuard, Weak};
@@ -17,7 +19,7 @@ use std::time::Instant;
 use serde_json::value::RawValue;
 use talaria_core::schema::tools::{CallToolResult, Tool};
 use talaria_core::schema::{Implementation, LoggingLevel};
-use talaria_core::server::{Context, Deferred, Endpoint, Link, Router, Spawn, Task, ToolError, TransportInfo};
+use talaria_core::server::{Answer, Context, Deferred, Endpoint, Link, Router, Spawn, Task, ToolError, TransportInfo};
 use talaria_core::session::{CallError, Event, LocalError, Output, ProtocolError, RequestOptions, ServerConfig};
 
 use crate::conn::{Conn, Engine, EventSink, FrameSink};
@@ -469,13 +471,38 @@ struct PoolSpawn<S> {
 impl<S: Send + 'static> Spawn for PoolSpawn<S> {
     fn spawn(&self, task: Task) {
         let Some(conn) = self.conn.get().cloned() else { return };
-        self.shared.pool.run(Box::new(move || task.run(&ConnLink { conn })));
+        let link: Arc<dyn Link> = Arc::new(ConnLink { conn });
+        // Async work goes to the executor of async tools (when there is one); the rest takes
+        // a worker of the pool.
+        #[cfg(feature = "smol")]
+        if task.runs_on_executor() {
+            async_tools::spawn(task.into_future(link));
+            return;
+        }
+        self.shared.pool.run(Box::new(move || task.run(link)));
     }
 }
 
 /// How a running task reaches its connection.
 struct ConnLink<S> {
     conn: Weak<Conn<Served<S>>>,
+}
+
+/// Where a client's answer to a running task's request arrives.
+type AnswerSlot = oneshot::Receiver<Result<Box<RawValue>, CallError>>;
+
+impl<S: Send + 'static> ConnLink<S> {
+    /// Sends the client request `method` about `deferred`; where its answer arrives.
+    fn send_ask(&self, deferred: &Deferred, method: &str, params: Box<RawValue>) -> Result<AnswerSlot, CallError> {
+        let Some(conn) = self.conn.upgrade() else { return Err(CallError::Local(LocalError::Closed { reason: None })) };
+        let (tx, rx) = oneshot::channel();
+        conn.with(|s, now| {
+            let answer = Box::new(move |r| tx.send(r));
+            s.endpoint.ask_raw(now, Some(deferred.reply()), method, Some(params), RequestOptions::default(), answer)
+        })
+        .map_err(|e| CallError::Local(LocalError::NotSent(e.to_string())))?;
+        Ok(rx)
+    }
 }
 
 impl<S: Send + 'static> Link for ConnLink<S> {
@@ -493,15 +520,13 @@ impl<S: Send + 'static> Link for ConnLink<S> {
     }
 
     fn ask(&self, deferred: &Deferred, method: &str, params: Box<RawValue>) -> Result<Box<RawValue>, CallError> {
-        let Some(conn) = self.conn.upgrade() else { return Err(CallError::Local(LocalError::Closed { reason: None })) };
-        let (tx, rx) = oneshot::channel();
-        conn.with(|s, now| {
-            let answer = Box::new(move |r| tx.send(r));
-            s.endpoint.ask_raw(now, Some(deferred.reply()), method, Some(params), RequestOptions::default(), answer)
-        })
-        .map_err(|e| CallError::Local(LocalError::NotSent(e.to_string())))?;
-        drop(conn);
+        let rx = self.send_ask(deferred, method, params)?;
         rx.wait().unwrap_or(Err(CallError::Local(LocalError::Closed { reason: None })))
+    }
+
+    fn ask_async(&self, deferred: &Deferred, method: &str, params: Box<RawValue>) -> Answer {
+        let sent = self.send_ask(deferred, method, params);
+        Box::pin(async move { sent?.await.unwrap_or(Err(CallError::Local(LocalError::Closed { reason: None }))) })
     }
 
     fn close_sse_stream(&self, deferred: &Deferred) -> bool {

@@ -31,6 +31,7 @@
 //! assert!(router.capabilities().tools.is_some());
 //! ```
 
+mod async_job;
 mod builder;
 mod context;
 mod endpoint;
@@ -53,12 +54,13 @@ pub use crate::schema::validate;
 /// A request's headers: an HTTP type ([`crate::http::Headers`]), re-exported here where
 /// handlers meet it ([`TransportInfo::headers`]).
 pub use crate::http::{HeaderIter, Headers};
+pub use async_job::{AsyncJob, ToolFuture};
 pub use builder::RouterBuilder;
 pub use context::Context;
 pub use endpoint::{ClientAnswer, Endpoint};
 pub use extras::{CancelFlag, TransportInfo};
 pub use router::{Deferred, ListChanged, Router};
-pub use task::{Job, Link, Spawn, Task};
+pub use task::{Answer, Job, Link, Spawn, Task};
 pub use task_board::{
     MemoryTaskStore, StoredTask, TaskBoard, TaskStore, TaskStoreError, EXT_POLL_INTERVAL_MS, EXT_TASK_TTL_MS,
     MEMORY_STORE_CAPACITY,

@@ -1,16 +1,20 @@
-//! Long-running tools: work that runs off the I/O loop (on a thread pool, or an executor's
-//! blocking pool) and answers through its deferred reply.
+//! Long-running tools: work that runs off the I/O loop (on a thread pool, or an executor)
+//! and answers through its deferred reply.
 //!
 //! The core stays pure: it only describes the work ([`Task`]) and what the work may do while
-//! it runs ([`Job`]: check for cancellation, report progress, log, ask the client). An adapter
-//! supplies the [`Spawn`] that runs tasks and the [`Link`] that carries a running task's
-//! progress, questions and outcome back to its connection.
+//! it runs ([`Job`] for blocking work, [`AsyncJob`](super::AsyncJob) for async work: check for
+//! cancellation, report progress, log, ask the client). An adapter supplies the [`Spawn`] that
+//! runs tasks and the [`Link`] that carries a running task's progress, questions and outcome
+//! back to its connection.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
+use super::async_job::{block_on, run_async, AsyncWork};
 use super::builder::RouterBuilder;
 use super::context::Context;
 use super::extras::CancelFlag;
@@ -38,6 +42,13 @@ pub trait Link: Send + Sync {
     ///
     /// How the request failed: refused, timed out, cancelled, connection closed.
     fn ask(&self, deferred: &Deferred, method: &str, params: Box<RawValue>) -> Result<Box<RawValue>, CallError>;
+    /// [`Link::ask`] for async work: sends the request now and returns the wait for its
+    /// answer. The default waits in [`Link::ask`] before returning (it blocks whoever polls):
+    /// adapters that run async work on an executor give a real wait.
+    fn ask_async(&self, deferred: &Deferred, method: &str, params: Box<RawValue>) -> Answer {
+        let answer = self.ask(deferred, method, params);
+        Box::pin(std::future::ready(answer))
+    }
     /// Ends the deferred request's SSE response stream early so the client reconnects for the
     /// rest (see `Session::close_sse_stream`); returns whether it was ended. The default does
     /// nothing: transports without response streams have nothing to end.
@@ -53,14 +64,25 @@ pub trait Link: Send + Sync {
     fn complete(&self, deferred: Deferred, outcome: Result<CallToolResult, ToolError>);
 }
 
+/// The answer to a request a running task sent the client ([`Link::ask_async`]).
+pub type Answer = Pin<Box<dyn Future<Output = Result<Box<RawValue>, CallError>> + Send>>;
+
 /// Runs [`Task`]s off the I/O loop. Implemented by each adapter (a thread pool, an executor).
 pub trait Spawn: Send + Sync {
     /// Runs `task` soon, on another thread; the task answers through its link when done.
     fn spawn(&self, task: Task);
 }
 
-/// The body of a long-running tool call.
-type Work = Box<dyn FnOnce(&Job<'_>) -> Result<CallToolResult, ToolError> + Send>;
+/// The body of a blocking tool call.
+type BlockingWork = Box<dyn FnOnce(&Job<'_>) -> Result<CallToolResult, ToolError> + Send>;
+
+/// The body of a long-running tool call: blocking, or async.
+pub(super) enum Work {
+    /// Runs on a thread of its own, with a [`Job`].
+    Blocking(BlockingWork),
+    /// A future, polled by an executor, with an [`AsyncJob`](super::AsyncJob).
+    Async(AsyncWork),
+}
 
 /// The work of one long-running tool call, with its deferred reply.
 pub struct Task {
@@ -84,28 +106,60 @@ impl Task {
         &self.deferred
     }
 
-    /// Runs the work, then answers through `link`. A task whose request was cancelled before
-    /// it started is answered without running (the answer is dropped anyway). A call run as a
-    /// task of the tasks extension (2026-07-28) reports to its task instead: the connection
-    /// that started it may be gone.
-    pub fn run(self, link: &dyn Link) {
+    /// Whether the work is async and may run on an executor ([`Task::into_future`]): `false`
+    /// for blocking work, and for async work run as a task of the tasks extension, whose asks
+    /// wait for the client's `tasks/update` on the thread that polls them. Run those with
+    /// [`Task::run`], on a thread of their own.
+    #[must_use]
+    pub const fn runs_on_executor(&self) -> bool {
+        matches!(self.work, Work::Async(_)) && self.task_run.is_none()
+    }
+
+    /// Runs the work on this thread, then answers through `link` (async work is driven to
+    /// its end here). A task whose request was cancelled before it started is answered
+    /// without running (the answer is dropped anyway). A call run as a task of the tasks
+    /// extension (2026-07-28) reports to its task instead: the connection that started it may
+    /// be gone.
+    pub fn run(self, link: Arc<dyn Link>) {
+        match self.work {
+            Work::Async(_) => block_on(self.into_future(link)),
+            Work::Blocking(work) => {
+                let Self { deferred, rounds, task_run, .. } = self;
+                let link: Arc<dyn Link> = match task_run {
+                    Some(run) => Arc::new(run),
+                    None => link,
+                };
+                let outcome = if deferred.cancel_flag().is_cancelled() {
+                    Err(ToolError::Execution("cancelled".into()))
+                } else {
+                    let job = Job {
+                        deferred: Some(&deferred),
+                        cancel: deferred.cancel_flag().clone(),
+                        link: Some(&*link),
+                        rounds: rounds.as_ref(),
+                    };
+                    settle(work(&job), rounds.as_ref())
+                };
+                link.complete(deferred, outcome);
+            }
+        }
+    }
+
+    /// The work as a future that answers through `link` when it ends, for an executor to
+    /// poll (see [`Task::runs_on_executor`]). Blocking work runs inside its first poll.
+    pub fn into_future(self, link: Arc<dyn Link>) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         let Self { deferred, work, rounds, task_run } = self;
-        let link: &dyn Link = match &task_run {
-            Some(run) => run,
+        let link: Arc<dyn Link> = match task_run {
+            Some(run) => Arc::new(run),
             None => link,
         };
-        let outcome = if deferred.cancel_flag().is_cancelled() {
-            Err(ToolError::Execution("cancelled".into()))
-        } else {
-            let job = Job {
-                deferred: Some(&deferred),
-                cancel: deferred.cancel_flag().clone(),
-                link: Some(link),
-                rounds: rounds.as_ref(),
-            };
-            settle(work(&job), rounds.as_ref())
-        };
-        link.complete(deferred, outcome);
+        match work {
+            Work::Async(work) => Box::pin(run_async(deferred, work, rounds, link)),
+            Work::Blocking(work) => {
+                let task = Self { deferred, work: Work::Blocking(work), rounds, task_run: None };
+                Box::pin(async move { task.run(link) })
+            }
+        }
     }
 }
 
@@ -131,10 +185,10 @@ impl Task {
 /// assert_eq!(router.tools().count(), 1);
 /// ```
 pub struct Job<'a> {
-    deferred: Option<&'a Deferred>,
-    cancel: CancelFlag,
-    link: Option<&'a dyn Link>,
-    rounds: Option<&'a Rounds>,
+    pub(super) deferred: Option<&'a Deferred>,
+    pub(super) cancel: CancelFlag,
+    pub(super) link: Option<&'a dyn Link>,
+    pub(super) rounds: Option<&'a Rounds>,
 }
 
 impl std::fmt::Debug for Job<'_> {
@@ -196,10 +250,18 @@ impl Job<'_> {
     /// round; [`LocalError::NotSent`] when the job runs inline (no adapter) before 2026-07-28,
     /// or the client did not declare the capability the request needs.
     pub fn ask<M: RequestMethod>(&self, params: &M::Params) -> Result<M::Result, CallError> {
+        match self.start_ask::<M>(params)? {
+            Asking::Answered(result) => Ok(result),
+            Asking::Sent(link, deferred, raw) => decode_answer::<M>(&link.ask(deferred, M::INFO.name, raw)?),
+        }
+    }
+
+    /// The first step of an ask: answered from the rounds (2026-07-28), or to be sent.
+    pub(super) fn start_ask<M: RequestMethod>(&self, params: &M::Params) -> Result<Asking<'_, M::Result>, CallError> {
         if let Some(rounds) = self.rounds {
             let params = serde_json::to_value(params)
                 .map_err(|e| CallError::Local(LocalError::NotSent(format!("cannot encode {}: {e}", M::INFO.name))))?;
-            return rounds.ask(M::INFO.name, &params);
+            return rounds.ask(M::INFO.name, &params).map(Asking::Answered);
         }
         let Some(link) = self.link else {
             return Err(CallError::Local(LocalError::NotSent("no connection to ask through".into())));
@@ -209,9 +271,7 @@ impl Job<'_> {
         let Some(deferred) = self.deferred else {
             return Err(CallError::Local(LocalError::NotSent("no request to ask about".into())));
         };
-        let answer = link.ask(deferred, M::INFO.name, raw)?;
-        serde_json::from_str(answer.get())
-            .map_err(|e| CallError::Local(LocalError::MalformedResponse(format!("{} result: {e}", M::INFO.name))))
+        Ok(Asking::Sent(link, deferred, raw))
     }
 
     /// Tells the client that the URL-mode elicitation `elicitation_id` (which this job asked
@@ -275,10 +335,24 @@ impl Job<'_> {
     }
 }
 
+/// Where an ask stands after [`Job::start_ask`].
+pub(super) enum Asking<'a, R> {
+    /// Answered already (by an earlier round's answer).
+    Answered(R),
+    /// To send through the link, about the deferred request, with these params.
+    Sent(&'a dyn Link, &'a Deferred, Box<RawValue>),
+}
+
+/// The typed result of request `M` from the client's raw answer.
+pub(super) fn decode_answer<M: RequestMethod>(answer: &RawValue) -> Result<M::Result, CallError> {
+    serde_json::from_str(answer.get())
+        .map_err(|e| CallError::Local(LocalError::MalformedResponse(format!("{} result: {e}", M::INFO.name))))
+}
+
 impl<S> Context<'_, S> {
     /// Runs `work` off the I/O loop if the adapter provided a [`Spawn`], answering when it
     /// finishes; otherwise runs it here, now. Returns the outcome when it ran here.
-    fn spawn_or_run(&mut self, work: Work) -> Option<Result<CallToolResult, ToolError>> {
+    pub(super) fn spawn_or_run(&mut self, work: Work) -> Option<Result<CallToolResult, ToolError>> {
         let rounds = match self.job_rounds() {
             Ok(rounds) => rounds,
             Err(refused) => return Some(Err(ToolError::Protocol(refused))),
@@ -297,8 +371,14 @@ impl<S> Context<'_, S> {
                 if let Some(deferred) = deferred {
                     self.reply = Some(deferred.reply);
                 }
-                let job = Job { deferred: None, cancel: self.cancel_flag(), link: None, rounds: rounds.as_ref() };
-                Some(settle(work(&job), rounds.as_ref()))
+                Some(match work {
+                    Work::Blocking(work) => {
+                        let job =
+                            Job { deferred: None, cancel: self.cancel_flag(), link: None, rounds: rounds.as_ref() };
+                        settle(work(&job), rounds.as_ref())
+                    }
+                    Work::Async(work) => super::async_job::run_inline(work, self.cancel_flag(), rounds),
+                })
             }
         }
     }
@@ -317,7 +397,10 @@ impl<S> Context<'_, S> {
 /// A job's outcome, unless it asked for something the client did not declare the capability
 /// for (the call is answered with -32021) or has yet to answer (answered with
 /// `input_required`).
-fn settle(outcome: Result<CallToolResult, ToolError>, rounds: Option<&Rounds>) -> Result<CallToolResult, ToolError> {
+pub(super) fn settle(
+    outcome: Result<CallToolResult, ToolError>,
+    rounds: Option<&Rounds>,
+) -> Result<CallToolResult, ToolError> {
     if let Some(undeclared) = rounds.and_then(Rounds::undeclared_capability) {
         return Err(ToolError::Protocol(undeclared));
     }
@@ -341,7 +424,7 @@ impl<S: 'static> RouterBuilder<S> {
         self.tool(tool, move |ctx: &mut Context<'_, S>, args: A| {
             let handler = Arc::clone(&handler);
             let work = Box::new(move |job: &Job<'_>| handler(job, args));
-            ctx.spawn_or_run(work).unwrap_or_else(|| Ok(CallToolResult::default()))
+            ctx.spawn_or_run(Work::Blocking(work)).unwrap_or_else(|| Ok(CallToolResult::default()))
         })
     }
 }

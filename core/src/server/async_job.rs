@@ -1,0 +1,260 @@
+//! Async tools: a handler that returns a future ([`RouterBuilder::async_tool`]), polled by
+//! whatever executor the adapter runs, with an [`AsyncJob`] to check for cancellation, report
+//! progress, log and ask the client (awaiting the answer).
+//!
+//! The future owns its job, so the job holds its call's deferred reply behind a lock that the
+//! runner takes back when the future ends (a job kept past that does nothing more).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context as TaskContext, Poll, Wake, Waker};
+
+use serde::de::DeserializeOwned;
+
+use super::builder::RouterBuilder;
+use super::context::Context;
+use super::extras::CancelFlag;
+use super::rounds::Rounds;
+use super::router::Deferred;
+use super::task::{decode_answer, settle, Asking, Job, Link, Work};
+use super::tools::ToolError;
+use crate::schema::tools::{CallToolResult, Tool};
+use crate::schema::{LoggingLevel, RequestMethod};
+use crate::session::CallError;
+
+/// What an async tool's handler returns: the call's outcome, later.
+pub type ToolFuture = Pin<Box<dyn Future<Output = Result<CallToolResult, ToolError>> + Send>>;
+
+/// The body of an async tool call.
+pub(super) type AsyncWork = Box<dyn FnOnce(AsyncJob) -> ToolFuture + Send>;
+
+/// What an async tool may do while it runs: the async twin of [`Job`]. It is owned (the
+/// handler's future keeps it) and cheap to clone.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::schema::tools::{CallToolResult, Tool};
+/// use talaria_core::server::Router;
+///
+/// let router = Router::<()>::builder()
+///     .async_tool(Tool::new("count", Default::default()), |job, _: serde_json::Value| async move {
+///         for i in 1..=3 {
+///             if job.is_cancelled() {
+///                 break;
+///             }
+///             job.progress(f64::from(i), Some(3.0), None);
+///         }
+///         Ok(CallToolResult::text("counted"))
+///     })
+///     .build();
+/// assert_eq!(router.tools().count(), 1);
+/// ```
+#[derive(Clone)]
+pub struct AsyncJob {
+    /// The call's deferred reply while the call runs; taken back when the future ends.
+    deferred: Arc<Mutex<Option<Deferred>>>,
+    cancel: CancelFlag,
+    link: Option<Arc<dyn Link>>,
+    rounds: Option<Arc<Rounds>>,
+}
+
+impl std::fmt::Debug for AsyncJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsyncJob").field("cancelled", &self.cancel.is_cancelled()).finish_non_exhaustive()
+    }
+}
+
+impl AsyncJob {
+    /// The blocking [`Job`] view of this job, for what needs no waiting.
+    fn with_job<R>(&self, f: impl FnOnce(&Job<'_>) -> R) -> R {
+        let deferred = self.deferred.lock().unwrap_or_else(PoisonError::into_inner);
+        let job = Job {
+            deferred: deferred.as_ref(),
+            cancel: self.cancel.clone(),
+            link: self.link.as_deref().filter(|_| deferred.is_some()),
+            rounds: self.rounds.as_deref(),
+        };
+        f(&job)
+    }
+
+    /// Whether the client cancelled the call: stop early, the answer will be dropped.
+    #[must_use]
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Reports progress, if the client asked for it (see [`Job::progress`]).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        self.with_job(|job| job.progress(progress, total, message));
+    }
+
+    /// Logs about this call, if the client's level lets it through (see [`Job::log`]).
+    pub fn log(&self, level: LoggingLevel, data: serde_json::Value) {
+        self.with_job(|job| job.log(level, data));
+    }
+
+    /// Asks the client (sampling, elicitation, roots) and awaits the answer; as [`Job::ask`],
+    /// rounds of 2026-07-28 included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::roots::ListRoots;
+    /// use talaria_core::schema::tools::{CallToolResult, Tool};
+    /// use talaria_core::server::{Router, ToolError};
+    ///
+    /// let router = Router::<()>::builder()
+    ///     .async_tool(Tool::new("count_roots", Default::default()), |job, _: serde_json::Value| async move {
+    ///         let roots = job.ask::<ListRoots>(&Default::default()).await.map_err(|e| ToolError::execution(e.to_string()))?;
+    ///         Ok(CallToolResult::text(roots.roots.len().to_string()))
+    ///     })
+    ///     .build();
+    /// assert_eq!(router.tools().count(), 1);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Job::ask`].
+    pub async fn ask<M: RequestMethod>(&self, params: &M::Params) -> Result<M::Result, CallError>
+    where
+        M::Result: DeserializeOwned,
+    {
+        let waiting = self.with_job(|job| {
+            Ok::<_, CallError>(match job.start_ask::<M>(params)? {
+                Asking::Answered(result) => Err(result),
+                Asking::Sent(link, deferred, raw) => Ok(link.ask_async(deferred, M::INFO.name, raw)),
+            })
+        })?;
+        match waiting {
+            Err(answered) => Ok(answered),
+            Ok(answer) => decode_answer::<M>(&answer.await?),
+        }
+    }
+
+    /// Tells the client the URL-mode elicitation `elicitation_id` is complete (see
+    /// [`Job::elicitation_complete`]); whether it was sent.
+    pub fn elicitation_complete(&self, elicitation_id: &str) -> bool {
+        self.with_job(|job| job.elicitation_complete(elicitation_id))
+    }
+
+    /// Ends this call's SSE response stream now, while the work goes on (see
+    /// [`Job::close_sse_stream`]); whether it was ended.
+    pub fn close_sse_stream(&self) -> bool {
+        self.with_job(|job| job.close_sse_stream())
+    }
+}
+
+/// Runs async `work` for `deferred` to its end, then answers through `link`.
+pub(super) async fn run_async(deferred: Deferred, work: AsyncWork, rounds: Option<Rounds>, link: Arc<dyn Link>) {
+    if deferred.cancel_flag().is_cancelled() {
+        link.complete(deferred, Err(ToolError::Execution("cancelled".into())));
+        return;
+    }
+    let cancel = deferred.cancel_flag().clone();
+    let rounds = rounds.map(Arc::new);
+    let slot = Arc::new(Mutex::new(Some(deferred)));
+    let job = AsyncJob { deferred: Arc::clone(&slot), cancel, link: Some(Arc::clone(&link)), rounds: rounds.clone() };
+    let outcome = settle(work(job).await, rounds.as_deref());
+    let deferred = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+    if let Some(deferred) = deferred {
+        link.complete(deferred, outcome);
+    }
+}
+
+/// Runs async `work` here, now, with no connection to report through (no adapter).
+pub(super) fn run_inline(
+    work: AsyncWork,
+    cancel: CancelFlag,
+    rounds: Option<Rounds>,
+) -> Result<CallToolResult, ToolError> {
+    let rounds = rounds.map(Arc::new);
+    let job = AsyncJob { deferred: Arc::new(Mutex::new(None)), cancel, link: None, rounds: rounds.clone() };
+    settle(block_on(work(job)), rounds.as_deref())
+}
+
+/// Polls `future` to its end on this thread, parking it between wake-ups: for a thread that
+/// runs one task's work and would block on it anyway.
+pub(super) fn block_on<F: Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = TaskContext::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
+impl<S: 'static> RouterBuilder<S> {
+    /// Registers an async tool: its handler returns a future, which the adapter polls on an
+    /// executor (the server's own; inline where there is none), with an [`AsyncJob`] to check
+    /// for cancellation, report progress, log and ask the client. Arguments are typed and
+    /// validated as for [`RouterBuilder::tool`]. The future may await anything that needs no
+    /// particular runtime (channels, async-io timers and sockets, `smol`); work that needs
+    /// tokio's runtime can run on it and be awaited through its `JoinHandle`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::tools::{CallToolResult, Tool};
+    /// use talaria_core::server::Router;
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Fetch {
+    ///     url: String,
+    /// }
+    ///
+    /// let router = Router::<()>::builder()
+    ///     .async_tool(Tool::new("fetch", Default::default()), |_job, args: Fetch| async move {
+    ///         // ... await an HTTP client here ...
+    ///         Ok(CallToolResult::text(format!("fetched {}", args.url)))
+    ///     })
+    ///     .build();
+    /// assert_eq!(router.tools().count(), 1);
+    /// ```
+    pub fn async_tool<A, F, Fut>(self, tool: Tool, handler: F) -> Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        F: Fn(AsyncJob, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.tool(tool, move |ctx: &mut Context<'_, S>, args: A| {
+            let handler = Arc::clone(&handler);
+            let work: AsyncWork = Box::new(move |job: AsyncJob| -> ToolFuture { Box::pin(handler(job, args)) });
+            ctx.spawn_or_run(Work::Async(work)).unwrap_or_else(|| Ok(CallToolResult::default()))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn block_on_polls_again_after_a_wake() {
+        let mut polls = 0;
+        let value = block_on(std::future::poll_fn(|cx| {
+            polls += 1;
+            if polls < 3 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            Poll::Ready(7)
+        }));
+        assert_eq!((value, polls), (7, 3));
+    }
+}
