@@ -100,7 +100,7 @@
 //! | any connection | one process-wide `talaria-timers` thread (request deadlines) |
 //! | a stdio, WebSocket or in-memory connection, either side | a reader (`talaria-stdio-read`, `talaria-ws-read`, `talaria-wss-read`, `talaria-ws-conn`, `talaria-memory-*`; [`stdio::serve`] reads on the calling thread) and a writer (`talaria-write`) |
 //! | a blocking HTTP client (`Client::http`, `Client::sse`) | a writer, `talaria-worker` pool threads for requests, `talaria-http-get` or `talaria-sse-read` for the server's stream |
-//! | a server | up to 64 `talaria-worker` pool threads for `blocking_tool`s, ending after 10 s idle |
+//! | a server | up to 64 `talaria-worker` pool threads for `blocking_tool`s, ending after 10 s idle; with `smol`, one process-wide executor of 1 to 4 `talaria-async-N` threads for `async_tool`s, started by the first |
 //! | an [`http::HttpServer`] | 2 to 8 `talaria-http-N` threads (one per core) running its connections as tasks, and async-io's reactor thread; none per connection |
 //! | [`AsyncClient`](client::AsyncClient) connects (`AsyncClient::stdio`, `websocket`, `http`, `memory`) | one short-lived `talaria-connect` thread while connecting |
 //! | dropping the last client handle | one short-lived `talaria-close` thread that shuts the transport down |
@@ -142,6 +142,7 @@ mod oneshot;
 mod outbox;
 #[cfg(all(unix, any(feature = "stdio", all(feature = "ws", feature = "tls"))))]
 mod poll;
+pub mod prelude;
 pub mod server;
 #[cfg(all(feature = "smol", feature = "stdio", unix))]
 pub mod smol;
