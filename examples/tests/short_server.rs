@@ -39,6 +39,7 @@ fn the_short_server_answers_every_kind_of_request() {
     let text = serde_json::to_value(&prompt.messages[0]).unwrap();
     assert_eq!(text["content"]["text"], "Review this code:\nfn main() {}");
 
-    let note = client.call::<ReadResource>(&ReadResourceRequestParams::new("notes://7"), CallOptions::default()).unwrap();
+    let note =
+        client.call::<ReadResource>(&ReadResourceRequestParams::new("notes://7"), CallOptions::default()).unwrap();
     assert_eq!(serde_json::to_value(&note.contents[0]).unwrap()["text"], "note 7");
 }

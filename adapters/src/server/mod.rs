@@ -19,7 +19,9 @@ use std::time::Instant;
 use serde_json::value::RawValue;
 use talaria_core::schema::tools::{CallToolResult, Tool};
 use talaria_core::schema::{Implementation, LoggingLevel};
-use talaria_core::server::{Answer, Context, Deferred, Endpoint, Link, Router, Spawn, Task, ToolError, TransportInfo};
+use talaria_core::server::{
+    Answer, Context, Deferred, Endpoint, LaterAnswer, Link, Router, Spawn, Task, ToolError, TransportInfo,
+};
 use talaria_core::session::{CallError, Event, LocalError, Output, ProtocolError, RequestOptions, ServerConfig};
 
 use crate::conn::{Conn, Engine, EventSink, FrameSink};
@@ -553,6 +555,15 @@ impl<S: Send + 'static> Link for ConnLink<S> {
             let _ = conn.with(|s, _| {
                 let router = s.shared.router();
                 s.endpoint.complete_tool(&router, deferred, outcome)
+            });
+        }
+    }
+
+    fn complete_answer(&self, deferred: Deferred, answer: LaterAnswer) {
+        if let Some(conn) = self.conn.upgrade() {
+            let _ = conn.with(|s, _| {
+                let router = s.shared.router();
+                s.endpoint.complete_answer(&router, deferred, answer)
             });
         }
     }

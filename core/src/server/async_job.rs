@@ -12,6 +12,8 @@ use std::task::{Context as TaskContext, Poll, Wake, Waker};
 
 use serde::de::DeserializeOwned;
 
+use std::collections::BTreeMap;
+
 use super::builder::RouterBuilder;
 use super::context::Context;
 use super::extras::CancelFlag;
@@ -19,8 +21,11 @@ use super::rounds::Rounds;
 use super::router::Deferred;
 use super::task::{decode_answer, settle, Asking, Job, Link, Work};
 use super::tools::ToolError;
+use super::uri_template::TemplateError;
+use crate::schema::prompts::{GetPromptResult, Prompt};
+use crate::schema::resources::{Resource, ResourceTemplate};
 use crate::schema::tools::{CallToolResult, Tool};
-use crate::schema::{LoggingLevel, RequestMethod};
+use crate::schema::{LoggingLevel, RequestMethod, ResourceContents};
 use crate::session::CallError;
 
 /// What an async tool's handler returns: the call's outcome, later.
@@ -28,6 +33,19 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<CallToolResult, ToolErr
 
 /// The body of an async tool call.
 pub(super) type AsyncWork = Box<dyn FnOnce(AsyncJob) -> ToolFuture + Send>;
+
+/// The answer to an async prompt or resource read, when it comes.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LaterAnswer {
+    /// A `prompts/get` answer.
+    Prompt(Result<GetPromptResult, ToolError>),
+    /// A `resources/read` answer.
+    Resource(Result<Vec<ResourceContents>, ToolError>),
+}
+
+/// The body of an async prompt or resource read.
+pub(super) type AnswerWork = Pin<Box<dyn Future<Output = LaterAnswer> + Send>>;
 
 /// What an async tool may do while it runs: the async twin of [`Job`]. It is owned (the
 /// handler's future keeps it) and cheap to clone.
@@ -236,6 +254,140 @@ impl<S: 'static> RouterBuilder<S> {
             let work: AsyncWork = Box::new(move |job: AsyncJob| -> ToolFuture { Box::pin(handler(job, args)) });
             ctx.spawn_or_run(Work::Async(work)).unwrap_or_else(|| Ok(CallToolResult::default()))
         })
+    }
+}
+
+impl<S> Context<'_, S> {
+    /// Runs `answer` off the I/O loop if the adapter provided a spawner (the reply deferred,
+    /// answered when the future ends); otherwise here, now. Returns the answer when it ran
+    /// here.
+    fn spawn_answer(&mut self, answer: AnswerWork) -> Option<LaterAnswer> {
+        let spawner = self.extras.spawner.clone();
+        match (spawner, self.defer()) {
+            (Some(spawner), Some(deferred)) => {
+                spawner.spawn(super::task::Task::answering(deferred, answer));
+                None
+            }
+            (_, deferred) => {
+                if let Some(deferred) = deferred {
+                    self.reply = Some(deferred.reply);
+                }
+                Some(block_on(answer))
+            }
+        }
+    }
+}
+
+impl<S: 'static> RouterBuilder<S> {
+    /// Registers a prompt whose handler is async: it takes the arguments as `A` (checked as
+    /// [`RouterBuilder::typed_prompt`] checks them; a `BTreeMap<String, String>` takes them
+    /// all) and returns a future, polled on the adapter's executor as an async tool's is.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use talaria_core::schema::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
+    /// use talaria_core::server::Router;
+    ///
+    /// let prompt = Prompt::new("summarize").with_argument(PromptArgument::required("url"));
+    /// let router = Router::<()>::builder()
+    ///     .async_prompt(prompt, |args: BTreeMap<String, String>| async move {
+    ///         // ... fetch the page here ...
+    ///         Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!("Summarize {}", args["url"]))]))
+    ///     })
+    ///     .build();
+    /// assert_eq!(router.prompts().count(), 1);
+    /// ```
+    pub fn async_prompt<A, F, Fut>(self, prompt: Prompt, handler: F) -> Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, ToolError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.typed_prompt(prompt, move |ctx: &mut Context<'_, S>, args: A| {
+            let answer = handler(args);
+            match ctx.spawn_answer(Box::pin(async move { LaterAnswer::Prompt(answer.await) })) {
+                Some(LaterAnswer::Prompt(outcome)) => outcome,
+                // Deferred: the answer goes through the link; this return is not sent.
+                _ => Ok(GetPromptResult::new(Vec::new())),
+            }
+        })
+    }
+
+    /// Registers a resource at a fixed URI whose handler is async: it takes the URI read and
+    /// returns a future of the contents, polled on the adapter's executor.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::resources::Resource;
+    /// use talaria_core::schema::TextResourceContents;
+    /// use talaria_core::server::Router;
+    ///
+    /// let router = Router::<()>::builder()
+    ///     .async_resource(Resource::new("db://stats", "stats"), |uri| async move {
+    ///         // ... query the database here ...
+    ///         Ok(vec![TextResourceContents::new(uri, "42 rows").into()])
+    ///     })
+    ///     .build();
+    /// assert_eq!(router.resources().count(), 1);
+    /// ```
+    pub fn async_resource<F, Fut>(self, resource: Resource, handler: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.resource(resource, move |ctx: &mut Context<'_, S>, uri: &str, _vars: &BTreeMap<String, String>| {
+            read_later(ctx, handler(uri.to_owned()))
+        })
+    }
+
+    /// Registers a resource template whose handler is async: it takes the URI read and the
+    /// template's variables, and returns a future of the contents.
+    ///
+    /// # Errors
+    ///
+    /// [`TemplateError`] when `template.uri_template` is not a level-1 template.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::schema::resources::ResourceTemplate;
+    /// use talaria_core::schema::TextResourceContents;
+    /// use talaria_core::server::Router;
+    ///
+    /// let router = Router::<()>::builder()
+    ///     .async_resource_template(ResourceTemplate::new("users://{id}", "users"), |uri, vars| async move {
+    ///         Ok(vec![TextResourceContents::new(uri, format!("user {}", vars["id"])).into()])
+    ///     })?
+    ///     .build();
+    /// assert_eq!(router.resource_templates().count(), 1);
+    /// # Ok::<(), talaria_core::server::TemplateError>(())
+    /// ```
+    pub fn async_resource_template<F, Fut>(self, template: ResourceTemplate, handler: F) -> Result<Self, TemplateError>
+    where
+        F: Fn(String, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.resource_template(template, move |ctx: &mut Context<'_, S>, uri: &str, vars: &BTreeMap<String, String>| {
+            read_later(ctx, handler(uri.to_owned(), vars.clone()))
+        })
+    }
+}
+
+/// A resource read answered by `contents`, later (or now, where nothing spawns it).
+fn read_later<S>(
+    ctx: &mut Context<'_, S>,
+    contents: impl Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+) -> Result<Vec<ResourceContents>, ToolError> {
+    match ctx.spawn_answer(Box::pin(async move { LaterAnswer::Resource(contents.await) })) {
+        Some(LaterAnswer::Resource(outcome)) => outcome,
+        // Deferred: the answer goes through the link; this return is not sent.
+        _ => Ok(Vec::new()),
     }
 }
 

@@ -568,6 +568,21 @@ impl<S> Endpoint<S> {
         router.complete_tool(&mut self.session, deferred, outcome)
     }
 
+    /// Answers a prompt or resource read an async handler deferred.
+    ///
+    /// # Errors
+    ///
+    /// As [`Router::complete_answer`].
+    pub fn complete_answer(
+        &mut self,
+        router: &Router<S>,
+        deferred: Deferred,
+        answer: super::LaterAnswer,
+    ) -> Result<(), SendError> {
+        self.running.remove(deferred.reply.id());
+        router.complete_answer(&mut self.session, deferred, answer)
+    }
+
     /// A `tools/call` asking to run as a task (2025-11-25): the task is created and answered
     /// at once (`CreateTaskResult`); the tool runs on, its outcome kept for `tasks/result`.
     fn call_as_task(&mut self, router: &Router<S>, request: IncomingRequest, asked: &TaskAsked) {

@@ -54,7 +54,7 @@ pub use crate::schema::validate;
 /// A request's headers: an HTTP type ([`crate::http::Headers`]), re-exported here where
 /// handlers meet it ([`TransportInfo::headers`]).
 pub use crate::http::{HeaderIter, Headers};
-pub use async_job::{AsyncJob, ToolFuture};
+pub use async_job::{AsyncJob, LaterAnswer, ToolFuture};
 pub use builder::RouterBuilder;
 pub use context::Context;
 pub use endpoint::{ClientAnswer, Endpoint};

@@ -560,6 +560,31 @@ impl<S> Router<S> {
     ) -> Result<(), SendError> {
         answer(session, deferred.reply, outcome)
     }
+
+    /// Answers a prompt or resource read whose async handler deferred it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Router::dispatch`].
+    pub fn complete_answer(
+        &self,
+        session: &mut Session<Server>,
+        deferred: Deferred,
+        answer: super::LaterAnswer,
+    ) -> Result<(), SendError> {
+        let reply = deferred.reply;
+        match answer {
+            super::LaterAnswer::Prompt(Ok(result)) => respond_adapted(session, reply, result),
+            super::LaterAnswer::Resource(Ok(contents)) => {
+                let mut result = ReadResourceResult::new(contents);
+                self.hint(&mut result.ttl_ms, &mut result.cache_scope);
+                respond_adapted(session, reply, result)
+            }
+            super::LaterAnswer::Prompt(Err(e)) | super::LaterAnswer::Resource(Err(e)) => {
+                session.respond(reply, Err(error_of(e)))
+            }
+        }
+    }
 }
 
 /// The members a list result's page and cache hints go into.

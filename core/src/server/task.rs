@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use super::async_job::{block_on, run_async, AsyncWork};
+use super::async_job::{block_on, run_async, AnswerWork, AsyncWork, LaterAnswer};
 use super::builder::RouterBuilder;
 use super::context::Context;
 use super::extras::CancelFlag;
@@ -62,6 +62,11 @@ pub trait Link: Send + Sync {
     }
     /// Answers the deferred request.
     fn complete(&self, deferred: Deferred, outcome: Result<CallToolResult, ToolError>);
+    /// Answers a deferred request that is not a tool call (an async prompt or resource
+    /// read). The default drops the answer: only links that run such work need it.
+    fn complete_answer(&self, deferred: Deferred, answer: LaterAnswer) {
+        let _ = (deferred, answer);
+    }
 }
 
 /// The answer to a request a running task sent the client ([`Link::ask_async`]).
@@ -82,6 +87,8 @@ pub(super) enum Work {
     Blocking(BlockingWork),
     /// A future, polled by an executor, with an [`AsyncJob`](super::AsyncJob).
     Async(AsyncWork),
+    /// A future answering a request that is not a tool call (an async prompt or resource).
+    Answer(AnswerWork),
 }
 
 /// The work of one long-running tool call, with its deferred reply.
@@ -101,6 +108,11 @@ impl std::fmt::Debug for Task {
 }
 
 impl Task {
+    /// The work of an async prompt or resource read answering `deferred`.
+    pub(super) fn answering(deferred: Deferred, answer: AnswerWork) -> Self {
+        Self { deferred, work: Work::Answer(answer), rounds: None, task_run: None }
+    }
+
     /// The call being answered.
     pub const fn deferred(&self) -> &Deferred {
         &self.deferred
@@ -112,7 +124,7 @@ impl Task {
     /// [`Task::run`], on a thread of their own.
     #[must_use]
     pub const fn runs_on_executor(&self) -> bool {
-        matches!(self.work, Work::Async(_)) && self.task_run.is_none()
+        matches!(self.work, Work::Async(_) | Work::Answer(_)) && self.task_run.is_none()
     }
 
     /// Runs the work on this thread, then answers through `link` (async work is driven to
@@ -122,7 +134,7 @@ impl Task {
     /// be gone.
     pub fn run(self, link: Arc<dyn Link>) {
         match self.work {
-            Work::Async(_) => block_on(self.into_future(link)),
+            Work::Async(_) | Work::Answer(_) => block_on(self.into_future(link)),
             Work::Blocking(work) => {
                 let Self { deferred, rounds, task_run, .. } = self;
                 let link: Arc<dyn Link> = match task_run {
@@ -155,6 +167,7 @@ impl Task {
         };
         match work {
             Work::Async(work) => Box::pin(run_async(deferred, work, rounds, link)),
+            Work::Answer(answer) => Box::pin(async move { link.complete_answer(deferred, answer.await) }),
             Work::Blocking(work) => {
                 let task = Self { deferred, work: Work::Blocking(work), rounds, task_run: None };
                 Box::pin(async move { task.run(link) })
@@ -378,6 +391,7 @@ impl<S> Context<'_, S> {
                         settle(work(&job), rounds.as_ref())
                     }
                     Work::Async(work) => super::async_job::run_inline(work, self.cancel_flag(), rounds),
+                    Work::Answer(_) => Err(ToolError::execution("not a tool's work")),
                 })
             }
         }

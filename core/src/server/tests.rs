@@ -706,6 +706,25 @@ fn an_async_tool_runs_inline_where_nothing_spawns_it() {
 }
 
 #[test]
+fn async_prompts_and_resources_run_inline_where_nothing_spawns_them() {
+    use crate::schema::prompts::{Prompt, PromptMessage};
+    use crate::schema::resources::Resource;
+    let router = Router::<u32>::builder()
+        .async_prompt(Prompt::new("p"), |_: std::collections::BTreeMap<String, String>| async {
+            Ok(GetPromptResult::new(vec![PromptMessage::user_text("hi")]))
+        })
+        .async_resource(Resource::new("r://x", "x"), |uri| async move {
+            Ok(vec![TextResourceContents::new(uri, "x").into()])
+        })
+        .build();
+    let mut w = World::with(ProtocolVersion::V2025_11_25, router);
+    let prompt = w.call("prompts/get", &json!({"name": "p"}), RequestOptions::default()).unwrap();
+    assert_eq!(prompt["messages"][0]["content"]["text"], "hi");
+    let read = w.call("resources/read", &json!({"uri": "r://x"}), RequestOptions::default()).unwrap();
+    assert_eq!(read["contents"][0]["text"], "x");
+}
+
+#[test]
 fn the_validation_table() {
     let tool_error = |args: Value| (json!({"name": "forecast", "arguments": args}), true);
     let table: Vec<(&str, &str, (Value, bool), &str)> = vec![
