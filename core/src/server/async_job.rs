@@ -365,7 +365,7 @@ impl<S: 'static> RouterBuilder<S> {
     ///     })?
     ///     .build();
     /// assert_eq!(router.resource_templates().count(), 1);
-    /// # Ok::<(), talaria_core::server::TemplateError>(())
+    /// # Ok::<(), talaria_core::server::uri_template::TemplateError>(())
     /// ```
     pub fn async_resource_template<F, Fut>(self, template: ResourceTemplate, handler: F) -> Result<Self, TemplateError>
     where
