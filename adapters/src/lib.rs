@@ -15,8 +15,12 @@
 //!
 //! A router of tools (prompts, resources, templates too), served over stdio; the same
 //! [`server::Server`] serves Streamable HTTP ([`http::HttpServer`]) or WebSocket
-//! ([`ws::WsServer`]). Arguments are typed (any `Deserialize`); long-running tools use
-//! `blocking_tool` and get progress and cancellation.
+//! ([`ws::WsServer`]). Arguments are typed (any `Deserialize`; with the `schemars` feature,
+//! `typed_tool` derives the schema too). Handlers that wait use `async_tool`,
+//! `async_prompt` or `async_resource` (a future, polled on the server's executor, with an
+//! [`AsyncJob`](talaria_core::server::AsyncJob) for progress, cancellation and awaited asks) or
+//! `blocking_tool` (a worker thread, with a [`Job`](talaria_core::server::Job)). [`prelude`] has the
+//! names a server needs.
 //!
 //! ```no_run
 //! use serde::Deserialize;

@@ -16,4 +16,4 @@ pub use talaria_core::schema::prompts::{GetPromptResult, Prompt, PromptArgument,
 pub use talaria_core::schema::resources::{Resource, ResourceTemplate};
 pub use talaria_core::schema::tools::{CallToolResult, Tool};
 pub use talaria_core::schema::{BlobResourceContents, TextResourceContents};
-pub use talaria_core::server::{AsyncJob, Context, Job, Router, ToolError};
+pub use talaria_core::server::{AsyncJob, Context, Job, PromptError, ResourceError, Router, ToolError};

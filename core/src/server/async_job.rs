@@ -20,7 +20,7 @@ use super::extras::CancelFlag;
 use super::rounds::Rounds;
 use super::router::Deferred;
 use super::task::{decode_answer, settle, Asking, Job, Link, Work};
-use super::tools::ToolError;
+use super::tools::{PromptError, ResourceError, ToolError};
 use super::uri_template::TemplateError;
 use crate::schema::prompts::{GetPromptResult, Prompt};
 use crate::schema::resources::{Resource, ResourceTemplate};
@@ -39,9 +39,9 @@ pub(super) type AsyncWork = Box<dyn FnOnce(AsyncJob) -> ToolFuture + Send>;
 #[non_exhaustive]
 pub enum LaterAnswer {
     /// A `prompts/get` answer.
-    Prompt(Result<GetPromptResult, ToolError>),
+    Prompt(Result<GetPromptResult, PromptError>),
     /// A `resources/read` answer.
-    Resource(Result<Vec<ResourceContents>, ToolError>),
+    Resource(Result<Vec<ResourceContents>, ResourceError>),
 }
 
 /// The body of an async prompt or resource read.
@@ -303,7 +303,7 @@ impl<S: 'static> RouterBuilder<S> {
     where
         A: DeserializeOwned + Send + 'static,
         F: Fn(A) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<GetPromptResult, ToolError>> + Send + 'static,
+        Fut: Future<Output = Result<GetPromptResult, PromptError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
         self.typed_prompt(prompt, move |ctx: &mut Context<'_, S>, args: A| {
@@ -337,7 +337,7 @@ impl<S: 'static> RouterBuilder<S> {
     pub fn async_resource<F, Fut>(self, resource: Resource, handler: F) -> Self
     where
         F: Fn(String) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ResourceError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
         self.resource(resource, move |ctx: &mut Context<'_, S>, uri: &str, _vars: &BTreeMap<String, String>| {
@@ -370,7 +370,7 @@ impl<S: 'static> RouterBuilder<S> {
     pub fn async_resource_template<F, Fut>(self, template: ResourceTemplate, handler: F) -> Result<Self, TemplateError>
     where
         F: Fn(String, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ResourceError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
         self.resource_template(template, move |ctx: &mut Context<'_, S>, uri: &str, vars: &BTreeMap<String, String>| {
@@ -382,8 +382,8 @@ impl<S: 'static> RouterBuilder<S> {
 /// A resource read answered by `contents`, later (or now, where nothing spawns it).
 fn read_later<S>(
     ctx: &mut Context<'_, S>,
-    contents: impl Future<Output = Result<Vec<ResourceContents>, ToolError>> + Send + 'static,
-) -> Result<Vec<ResourceContents>, ToolError> {
+    contents: impl Future<Output = Result<Vec<ResourceContents>, ResourceError>> + Send + 'static,
+) -> Result<Vec<ResourceContents>, ResourceError> {
     match ctx.spawn_answer(Box::pin(async move { LaterAnswer::Resource(contents.await) })) {
         Some(LaterAnswer::Resource(outcome)) => outcome,
         // Deferred: the answer goes through the link; this return is not sent.

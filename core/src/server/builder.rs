@@ -11,7 +11,7 @@ use super::prompts::PromptEntry;
 use super::resources::{ResourceEntry, TemplateEntry};
 use super::router::{CompleteFn, Router, SubscribeFn};
 use super::task_board::{MemoryTaskStore, TaskBoard, TaskStore};
-use super::tools::{register, structured, typed, upsert, ToolEntry, ToolError};
+use super::tools::{register, structured, typed, upsert, PromptError, ResourceError, ToolEntry, ToolError};
 use super::uri_template::{TemplateError, UriTemplate};
 use crate::schema::completion::{CompleteRequestParams, Completion};
 use crate::schema::lifecycle::{check_extension_id, ExtensionIdError};
@@ -216,7 +216,7 @@ impl<S> RouterBuilder<S> {
     /// later prompt with the same name replaces the earlier one.
     pub fn prompt<F>(mut self, prompt: Prompt, handler: F) -> Self
     where
-        F: Fn(&mut Context<'_, S>, BTreeMap<String, String>) -> Result<GetPromptResult, ToolError>
+        F: Fn(&mut Context<'_, S>, BTreeMap<String, String>) -> Result<GetPromptResult, PromptError>
             + Send
             + Sync
             + 'static,
@@ -262,13 +262,13 @@ impl<S> RouterBuilder<S> {
     pub fn typed_prompt<A, F>(self, prompt: Prompt, handler: F) -> Self
     where
         A: DeserializeOwned,
-        F: Fn(&mut Context<'_, S>, A) -> Result<GetPromptResult, ToolError> + Send + Sync + 'static,
+        F: Fn(&mut Context<'_, S>, A) -> Result<GetPromptResult, PromptError> + Send + Sync + 'static,
     {
         let name = prompt.name.clone();
         self.prompt(prompt, move |ctx, arguments| {
             let object = arguments.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
             let args = serde_json::from_value::<A>(serde_json::Value::Object(object)).map_err(|e| {
-                ToolError::Protocol(crate::jsonrpc::ErrorObject::invalid_params(format!(
+                PromptError::Protocol(crate::jsonrpc::ErrorObject::invalid_params(format!(
                     "Invalid arguments for prompt {name}: {e}"
                 )))
             })?;
@@ -280,7 +280,7 @@ impl<S> RouterBuilder<S> {
     /// empty). A later resource with the same URI replaces the earlier one.
     pub fn resource<F>(mut self, resource: Resource, handler: F) -> Self
     where
-        F: Fn(&mut Context<'_, S>, &str, &BTreeMap<String, String>) -> Result<Vec<ResourceContents>, ToolError>
+        F: Fn(&mut Context<'_, S>, &str, &BTreeMap<String, String>) -> Result<Vec<ResourceContents>, ResourceError>
             + Send
             + Sync
             + 'static,
@@ -299,7 +299,7 @@ impl<S> RouterBuilder<S> {
     /// [`TemplateError`] when `template.uri_template` is not a level-1 template.
     pub fn resource_template<F>(mut self, template: ResourceTemplate, handler: F) -> Result<Self, TemplateError>
     where
-        F: Fn(&mut Context<'_, S>, &str, &BTreeMap<String, String>) -> Result<Vec<ResourceContents>, ToolError>
+        F: Fn(&mut Context<'_, S>, &str, &BTreeMap<String, String>) -> Result<Vec<ResourceContents>, ResourceError>
             + Send
             + Sync
             + 'static,
@@ -326,8 +326,8 @@ impl<S> RouterBuilder<S> {
     /// `resources.subscribe`.
     pub fn subscriptions<F, G>(mut self, subscribe: F, unsubscribe: G) -> Self
     where
-        F: Fn(&mut Context<'_, S>, &str) -> Result<(), ToolError> + Send + Sync + 'static,
-        G: Fn(&mut Context<'_, S>, &str) -> Result<(), ToolError> + Send + Sync + 'static,
+        F: Fn(&mut Context<'_, S>, &str) -> Result<(), ResourceError> + Send + Sync + 'static,
+        G: Fn(&mut Context<'_, S>, &str) -> Result<(), ResourceError> + Send + Sync + 'static,
     {
         self.subscriptions = Some((Box::new(subscribe), Box::new(unsubscribe)));
         self

@@ -66,7 +66,7 @@ pub use task_board::{
     MEMORY_STORE_CAPACITY,
 };
 pub use tasks::{iso8601, WallClock, DEFAULT_TASK_TTL_MS, MAX_TASKS, MAX_TASK_TTL_MS, POLL_INTERVAL_MS};
-pub use tools::ToolError;
+pub use tools::{PromptError, ResourceError, ToolError};
 
 #[cfg(test)]
 mod tests;

@@ -41,6 +41,34 @@ pub enum ToolError {
     InputRequired(Box<InputRequiredResult>),
 }
 
+/// How a prompt's handler can fail: the same type as [`ToolError`], named for prompts. Both
+/// kinds of failure are answered with a JSON-RPC error (an [`ToolError::Execution`] message
+/// as an internal error, `-32603`): a prompt has no `isError` result.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::jsonrpc::ErrorObject;
+/// use talaria_core::server::PromptError;
+///
+/// let e = PromptError::Protocol(ErrorObject::invalid_params("unknown language: klingon"));
+/// assert_eq!(e.to_string(), "unknown language: klingon (code -32602)");
+/// ```
+pub type PromptError = ToolError;
+
+/// How a resource read can fail: the same type as [`ToolError`], named for resources,
+/// answered as a prompt's failure is (see [`PromptError`]).
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::server::ResourceError;
+///
+/// let e = ResourceError::execution("the disk is gone");
+/// assert_eq!(e.to_string(), "the disk is gone");
+/// ```
+pub type ResourceError = ToolError;
+
 impl ToolError {
     /// An execution failure with `message`.
     #[must_use]
