@@ -108,8 +108,7 @@ impl Teardown for NoTeardown {
 /// ```
 pub fn connect<S: Send + 'static>(server: &Server<S>, options: ClientOptions) -> Result<Client, ClientError> {
     let (connecting, handshake) = start(server, options)?;
-    let outcome = handshake.wait_timeout(connecting.timeout).ok();
-    connecting.finish(outcome)
+    connecting.finish(handshake.wait())
 }
 
 /// Starts a client connected to `server` in memory; the handshake is under way.

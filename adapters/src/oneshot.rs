@@ -5,7 +5,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
 
 struct Slot<T> {
     value: Option<T>,
@@ -93,26 +92,6 @@ impl<T> Receiver<T> {
         }
     }
 
-    /// Blocks until the value arrives or `timeout` passes (`Err(())`).
-    pub(crate) fn wait_timeout(&self, timeout: Duration) -> Result<Option<T>, ()> {
-        let deadline = Instant::now() + timeout;
-        let mut slot = self.shared.slot.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if let Some(value) = slot.value.take() {
-                return Ok(Some(value));
-            }
-            if slot.abandoned {
-                return Ok(None);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(());
-            }
-            slot.blocked = true;
-            slot = self.shared.ready.wait_timeout(slot, left).unwrap_or_else(PoisonError::into_inner).0;
-        }
-    }
-
     /// Whether the value (or the sender's abandonment) has arrived.
     pub(crate) fn is_done(&self) -> bool {
         let slot = self.shared.slot.lock().unwrap_or_else(PoisonError::into_inner);
@@ -157,12 +136,6 @@ mod tests {
         drop(tx);
         assert_eq!(rx.wait(), None);
         assert!(rx.is_done());
-    }
-
-    #[test]
-    fn waiting_times_out() {
-        let (_tx, rx) = channel::<u8>();
-        assert!(rx.wait_timeout(Duration::from_millis(5)).is_err());
     }
 
     #[test]

@@ -22,13 +22,7 @@ use crate::stdio::{LineSink, StdioCommand};
 
 /// Waits for the handshake without blocking the executor.
 pub(crate) async fn handshake(connecting: Connecting, handshake: Handshake) -> Result<AsyncClient, ClientError> {
-    let timeout = connecting.timeout;
-    let outcome = smol::future::or(async { Some(handshake.await) }, async {
-        smol::Timer::after(timeout).await;
-        None
-    })
-    .await;
-    connecting.finish(outcome).map(|client| client.to_async())
+    connecting.finish(handshake.await).map(|client| client.to_async())
 }
 
 /// Starts `command` and connects to it over its stdin/stdout: the same as

@@ -322,3 +322,18 @@ fn a_call_times_out_and_the_connection_lives_on() {
     assert!(start.elapsed() < Duration::from_secs(1));
     assert_eq!(text_of(&client.call_tool("echo", json!({"text": "still here"})).unwrap()), "still here");
 }
+
+#[test]
+fn a_server_that_never_answers_the_handshake_times_out_at_the_connect_timeout() {
+    // `cat` reads the client's initialize and never answers (its echo is no answer).
+    let silent = StdioCommand::new("sh").arg("-c").arg("cat > /dev/null");
+    for mode in [ClientMode::Legacy, ClientMode::Stateless, ClientMode::Auto] {
+        let options = ClientOptions::new("c", "1").mode(mode).connect_timeout(Duration::from_millis(300));
+        let started = Instant::now();
+        let failed = Client::stdio(silent.clone(), options).err();
+        let took = started.elapsed();
+        let Some(ClientError::HandshakeTimedOut { after }) = failed else { panic!("{mode:?}: {failed:?}") };
+        assert_eq!(after, Duration::from_millis(300));
+        assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(5), "{mode:?}: {took:?}");
+    }
+}

@@ -192,6 +192,40 @@ fn auto_falls_back_to_initialize_when_the_discover_probe_times_out() {
 }
 
 #[test]
+fn the_whole_handshake_has_one_deadline_probe_and_fallback_included() {
+    // Auto: the probe takes its 5 s, the fallback gets what is left of 8 s: closed at 8 s.
+    let mut client = Setup::AutoBoth.client_config();
+    client.handshake_timeout = secs(8);
+    let mut pair = Pair::new(client, Setup::AutoBoth.server_config(), SimConfig::perfect(8));
+    // A server that never answers.
+    pair.set_tap(Dir::ToServer, |_| Fate::Drop);
+    pair.run_for(secs(8) - Duration::from_millis(1));
+    assert_eq!(pair.client.sent_methods(), ["server/discover", "initialize"]);
+    assert!(pair.client.closed_with().is_none(), "still within the deadline");
+    pair.run_for(Duration::from_millis(1));
+    assert_eq!(
+        pair.client.closed_with(),
+        Some(&CloseReason::Handshake(ProtocolError::HandshakeTimedOut { after: secs(8) }))
+    );
+
+    // Legacy and stateless: their one handshake request has the whole deadline.
+    for setup in [Setup::Legacy(ProtocolVersion::V2025_11_25), Setup::Stateless] {
+        let mut client = setup.client_config();
+        client.handshake_timeout = secs(3);
+        let mut pair = Pair::new(client, setup.server_config(), SimConfig::perfect(8));
+        pair.set_tap(Dir::ToServer, |_| Fate::Drop);
+        pair.run_for(secs(3) - Duration::from_millis(1));
+        assert!(pair.client.closed_with().is_none());
+        pair.run_for(Duration::from_millis(1));
+        assert_eq!(
+            pair.client.closed_with(),
+            Some(&CloseReason::Handshake(ProtocolError::HandshakeTimedOut { after: secs(3) })),
+            "{setup:?}"
+        );
+    }
+}
+
+#[test]
 fn a_probe_answer_after_the_fallback_is_dropped_and_counted() {
     let mut pair = Setup::AutoBoth.pair(SimConfig::perfect(9));
     pair.set_tap(Dir::ToServer, |f| {
@@ -489,9 +523,11 @@ fn the_handshake_survives_byte_by_byte_delivery_and_coalescing() {
 }
 
 #[test]
-fn an_initialize_that_gets_no_answer_fails_the_handshake_at_the_request_timeout() {
+fn an_initialize_that_gets_no_answer_fails_the_handshake_at_the_handshake_timeout() {
     let mut client = Setup::Legacy(ProtocolVersion::V2025_11_25).client_config();
-    client.session.request_timeout = secs(12);
+    client.handshake_timeout = secs(12);
+    // The requests' own timeout does not bound the handshake.
+    client.session.request_timeout = secs(1);
     let mut pair = Pair::new(client, Setup::AutoBoth.server_config(), SimConfig::perfect(20));
     pair.set_tap(Dir::ToServer, |_| Fate::Drop);
     pair.run_for(secs(11));
@@ -499,7 +535,11 @@ fn an_initialize_that_gets_no_answer_fails_the_handshake_at_the_request_timeout(
     pair.run_for(secs(1));
     assert!(pair.client.closed_last());
     assert_eq!(pair.client.log.last().unwrap().at, secs(12));
-    assert!(pair.client.closed_reason().unwrap().contains("initialize"));
+    assert!(
+        pair.client.closed_reason().unwrap().contains("no handshake within 12s"),
+        "{:?}",
+        pair.client.closed_reason()
+    );
     assert_eq!(pair.client.session.cancel(&RequestId::Number(0), None), Err(SendError::UnknownRequest(0.into())));
 }
 

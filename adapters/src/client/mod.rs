@@ -37,7 +37,7 @@ use talaria_core::schema::utilities::Ping;
 use talaria_core::schema::{
     Implementation, LoggingLevel, Paginated, PaginatedRequestParams, RequestMethod, RequestParams,
 };
-use talaria_core::session::{BatchItem, CallError, Event, LocalError, ReadyInfo};
+use talaria_core::session::{BatchItem, CallError, CloseReason, Event, LocalError, ProtocolError, ReadyInfo};
 use talaria_core::version::ProtocolVersion;
 
 pub use async_client::{AsyncClient, CallFuture};
@@ -166,17 +166,17 @@ impl Teardown for Gone {
 pub(crate) struct Connecting {
     conn: Arc<Conn<Endpoint>>,
     teardown: Box<dyn Teardown>,
-    pub(crate) timeout: Duration,
 }
 
-/// Where the handshake's outcome arrives: the server's description, or why it failed.
-pub(crate) type Handshake = oneshot::Receiver<Result<Box<ReadyInfo>, String>>;
+/// Where the handshake's outcome arrives: the server's description, or why the session closed
+/// (the core's handshake deadline included: the one clock of the handshake).
+pub(crate) type Handshake = oneshot::Receiver<Result<Box<ReadyInfo>, CloseReason>>;
 
 impl Connecting {
-    /// Turns the handshake's outcome (`None`: it did not finish in time) into a client.
-    pub(crate) fn finish(self, outcome: Option<Option<Result<Box<ReadyInfo>, String>>>) -> Result<Client, ClientError> {
+    /// Turns the handshake's outcome (`None`: the connection went without one) into a client.
+    pub(crate) fn finish(self, outcome: Option<Result<Box<ReadyInfo>, CloseReason>>) -> Result<Client, ClientError> {
         let failure = match outcome {
-            Some(Some(Ok(ready))) => {
+            Some(Ok(ready)) => {
                 let inner = Inner {
                     conn: self.conn,
                     teardown: Mutex::new(self.teardown),
@@ -185,9 +185,11 @@ impl Connecting {
                 };
                 return Ok(Client { inner: Arc::new(inner) });
             }
-            Some(Some(Err(why))) => ClientError::Connect(why),
-            Some(None) => ClientError::Connect("connection closed".to_owned()),
-            None => ClientError::HandshakeTimedOut { after: self.timeout },
+            Some(Err(CloseReason::Handshake(ProtocolError::HandshakeTimedOut { after }))) => {
+                ClientError::HandshakeTimedOut { after }
+            }
+            Some(Err(why)) => ClientError::Connect(why.to_string()),
+            None => ClientError::Connect("connection closed".to_owned()),
         };
         let mut teardown = self.teardown;
         // A server process that died during the handshake says how.
@@ -220,27 +222,18 @@ pub(crate) fn start_connecting(
     teardown: Box<dyn Teardown>,
     start_reader: impl FnOnce(Arc<Conn<Endpoint>>) -> std::io::Result<()>,
 ) -> Result<(Connecting, Handshake), ClientError> {
-    let ClientOptions {
-        config,
-        handlers,
-        on_log,
-        on_notification,
-        connect_timeout,
-        trace,
-        outbox_limit,
-        authenticator: _,
-        ..
-    } = options;
+    let ClientOptions { config, handlers, on_log, on_notification, trace, outbox_limit, authenticator: _, .. } =
+        options;
     let (ready_tx, ready) = oneshot::channel();
     let ready_tx = Mutex::new(Some(ready_tx));
-    let announce = move |outcome: Result<Box<ReadyInfo>, String>| {
+    let announce = move |outcome: Result<Box<ReadyInfo>, CloseReason>| {
         if let Some(tx) = ready_tx.lock().unwrap_or_else(PoisonError::into_inner).take() {
             tx.send(outcome);
         }
     };
     let events: EventSink = Box::new(move |event| match event {
         Event::Ready(info) => announce(Ok(info)),
-        Event::Closed { reason } => announce(Err(reason.to_string())),
+        Event::Closed { reason } => announce(Err(reason)),
         Event::Log(params) => {
             if let Some(log) = &on_log {
                 log(&params);
@@ -270,7 +263,7 @@ pub(crate) fn start_connecting(
     // Only now the `initialize`: its answer needs the reader (and an HTTP transport needs to
     // know the connection) to be fed to the session.
     conn.flush();
-    Ok((Connecting { conn, teardown, timeout: connect_timeout }, ready))
+    Ok((Connecting { conn, teardown }, ready))
 }
 
 /// Sets a connection up over `sink` and waits for the handshake (see [`start_connecting`]).
@@ -282,8 +275,7 @@ pub(crate) fn connect(
     start_reader: impl FnOnce(Arc<Conn<Endpoint>>) -> std::io::Result<()>,
 ) -> Result<Client, ClientError> {
     let (connecting, handshake) = start_connecting(options, sink, teardown, start_reader)?;
-    let outcome = handshake.wait_timeout(connecting.timeout).ok();
-    connecting.finish(outcome)
+    connecting.finish(handshake.wait())
 }
 
 fn shut(conn: &Conn<Endpoint>, teardown: Option<Box<dyn Teardown>>) {

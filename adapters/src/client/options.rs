@@ -44,7 +44,6 @@ pub struct ClientOptions {
     pub(crate) handlers: Handlers,
     pub(crate) on_log: Option<LogFn>,
     pub(crate) on_notification: Option<NotificationFn>,
-    pub(crate) connect_timeout: Duration,
     pub(crate) trace: Option<TraceFn>,
     pub(crate) outbox_limit: usize,
     /// The certificate authorities `https://` and `wss://` trust.
@@ -58,7 +57,6 @@ impl std::fmt::Debug for ClientOptions {
         f.debug_struct("ClientOptions")
             .field("config", &self.config)
             .field("handlers", &self.handlers)
-            .field("connect_timeout", &self.connect_timeout)
             .field("trace", &self.trace.is_some())
             .field("outbox_limit", &self.outbox_limit)
             .field("authenticator", &self.authenticator.is_some())
@@ -80,7 +78,6 @@ impl ClientOptions {
             handlers: Handlers::default(),
             on_log: None,
             on_notification: None,
-            connect_timeout: Duration::from_secs(30),
             trace: None,
             outbox_limit: crate::DEFAULT_OUTBOX_LIMIT,
             #[cfg(feature = "tls")]
@@ -155,10 +152,17 @@ impl ClientOptions {
         self
     }
 
-    /// How long `connect` waits for the handshake.
+    /// How long connecting may take: the transport's own connect (TCP, the WebSocket upgrade,
+    /// the legacy SSE stream's first answer) and then the MCP handshake, whose one clock is
+    /// the core's ([`ClientConfig::handshake_timeout`]).
     pub const fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
+        self.config.handshake_timeout = timeout;
         self
+    }
+
+    /// How long connecting may take (see [`ClientOptions::connect_timeout`]).
+    pub(crate) const fn handshake_timeout(&self) -> Duration {
+        self.config.handshake_timeout
     }
 
     /// What the client answers to the server: roots, sampling, elicitation. Their

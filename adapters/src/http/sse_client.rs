@@ -144,8 +144,8 @@ impl Client {
             let mut builder = agent
                 .get(url)
                 .config()
-                .timeout_connect(Some(options.connect_timeout))
-                .timeout_recv_response(Some(options.connect_timeout))
+                .timeout_connect(Some(options.handshake_timeout()))
+                .timeout_recv_response(Some(options.handshake_timeout()))
                 .build()
                 .header("Accept", "text/event-stream");
             for (name, value) in headers {
@@ -155,7 +155,7 @@ impl Client {
                 builder = builder.header("Authorization", authorization);
             }
             let response = traced::call(trace.as_ref(), builder).map_err(|e| match e {
-                ureq::Error::Timeout(_) => ClientError::HandshakeTimedOut { after: options.connect_timeout },
+                ureq::Error::Timeout(_) => ClientError::HandshakeTimedOut { after: options.handshake_timeout() },
                 e => bad(e.to_string()),
             })?;
             if response.status().is_success() {

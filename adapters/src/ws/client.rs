@@ -61,7 +61,7 @@ impl Client {
             let value = HeaderValue::try_from(*value).map_err(|e| bad(e.to_string()))?;
             request_headers.insert(name, value);
         }
-        let stream = connect_tcp(&host, port, options.connect_timeout)?;
+        let stream = connect_tcp(&host, port, options.handshake_timeout())?;
         let writes = Arc::new(AtomicBool::new(true));
         let half = ReadHalf { stream: stream.try_clone()?, writes: Arc::clone(&writes), deadline: None };
         let (reader, response) = upgrade(request, half, &options)?;

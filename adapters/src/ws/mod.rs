@@ -63,12 +63,12 @@ fn upgrade<S: Read + Write>(
         }
         // The socket's read timeout (the connect timeout) ran out before the server answered.
         Err(tungstenite::HandshakeError::Interrupted(_)) => {
-            return Err(ClientError::HandshakeTimedOut { after: options.connect_timeout });
+            return Err(ClientError::HandshakeTimedOut { after: options.handshake_timeout() });
         }
         Err(tungstenite::HandshakeError::Failure(tungstenite::Error::Io(e)))
             if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
         {
-            return Err(ClientError::HandshakeTimedOut { after: options.connect_timeout });
+            return Err(ClientError::HandshakeTimedOut { after: options.handshake_timeout() });
         }
         Err(e) => return Err(ClientError::Connect(format!("{url}: {e}"))),
     };

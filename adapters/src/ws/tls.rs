@@ -140,7 +140,7 @@ impl Client {
             request_headers.insert(name, value);
         }
         let name = ServerName::try_from(host.clone()).map_err(|e| bad(e.to_string()))?;
-        let tcp = connect_tcp(&host, port, options.connect_timeout)?;
+        let tcp = connect_tcp(&host, port, options.handshake_timeout())?;
         let teardown = Box::new(TlsTeardown(tcp.try_clone()?));
         let control = tcp.try_clone()?;
         let connection = ClientConnection::new(tls, name).map_err(|e| bad(e.to_string()))?;

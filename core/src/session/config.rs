@@ -96,6 +96,13 @@ pub struct ClientConfig {
     pub mode: ClientMode,
     /// How long the Auto probe waits before falling back (default 5 s).
     pub discover_timeout: Duration,
+    /// How long the whole handshake may take, probe and fallback included (default 30 s):
+    /// past it the session closes with [`ProtocolError::HandshakeTimedOut`]. In Auto mode the
+    /// fallback `initialize` gets what the probe left. The one clock of the handshake;
+    /// adapters wait for its outcome and keep none of their own.
+    ///
+    /// [`ProtocolError::HandshakeTimedOut`]: super::ProtocolError::HandshakeTimedOut
+    pub handshake_timeout: Duration,
     /// Stateless era: the log level asked for on every request (default none: no logs).
     pub log_level: Option<LoggingLevel>,
 }
@@ -109,6 +116,7 @@ impl ClientConfig {
             capabilities: ClientCapabilities::default(),
             mode: ClientMode::Auto,
             discover_timeout: Duration::from_secs(5),
+            handshake_timeout: Duration::from_secs(30),
             log_level: None,
         }
     }
@@ -117,6 +125,24 @@ impl ClientConfig {
     #[must_use]
     pub const fn with_mode(mut self, mode: ClientMode) -> Self {
         self.mode = mode;
+        self
+    }
+
+    /// Sets how long the whole handshake may take.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use talaria_core::schema::Implementation;
+    /// use talaria_core::session::ClientConfig;
+    ///
+    /// let c = ClientConfig::new(Implementation::new("app", "1")).with_handshake_timeout(Duration::from_secs(3));
+    /// assert_eq!(c.handshake_timeout, Duration::from_secs(3));
+    /// ```
+    #[must_use]
+    pub const fn with_handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
         self
     }
 

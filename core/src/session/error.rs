@@ -138,6 +138,12 @@ pub enum ProtocolError {
     /// The handshake failed (an error answer to `initialize`, or a malformed result).
     #[error("handshake failed: {0}")]
     Handshake(String),
+    /// The handshake did not finish within the client's `handshake_timeout`.
+    #[error("no handshake within {after:?}")]
+    HandshakeTimedOut {
+        /// How long the client waited.
+        after: std::time::Duration,
+    },
     /// A batch arrived outside 2025-03-26.
     #[error("batch refused: batches exist only in 2025-03-26")]
     BatchNotAllowed,

@@ -56,7 +56,7 @@ impl<R: Role> Session<R> {
         let capabilities = ClientCapabilities { extensions: None, ..config.capabilities.clone() };
         let params = InitializeRequestParams::new(version.as_str(), capabilities, config.session.info.clone());
         let pending =
-            Pending::new("initialize".into(), Purpose::Initialize, now, config.session.request_timeout, None, false);
+            Pending::new("initialize".into(), Purpose::Initialize, now, self.handshake_left(now), None, false);
         let id = self.outbound.next_id();
         self.outbound.insert(id.clone(), pending);
         match Request::new(id, "initialize", Some(params)) {
@@ -72,8 +72,8 @@ impl<R: Role> Session<R> {
             return self.fall_back(now, "2026-07-28 is not configured");
         }
         let timeout = match config.mode {
-            ClientMode::Auto => config.discover_timeout,
-            _ => config.session.request_timeout,
+            ClientMode::Auto => config.discover_timeout.min(self.handshake_left(now)),
+            _ => self.handshake_left(now),
         };
         self.transition(Transition::DiscoveryStarted);
         let pending = Pending::new("server/discover".into(), Purpose::Discover, now, timeout, None, false);
@@ -96,6 +96,22 @@ impl<R: Role> Session<R> {
             self.start_initialize(now);
         } else {
             self.fail_handshake(ProtocolError::Handshake(format!("server/discover failed: {why}")));
+        }
+    }
+
+    /// What is left of the handshake's time at `now`.
+    fn handshake_left(&self, now: Instant) -> std::time::Duration {
+        self.handshake_deadline.map_or(std::time::Duration::MAX, |deadline| deadline.saturating_duration_since(now))
+    }
+
+    /// The handshake's own request timed out: an Auto probe falls back to `initialize`;
+    /// anything else ends the handshake, out of time.
+    pub(super) fn handshake_timed_out(&mut self, now: Instant, purpose: Purpose) {
+        let Local::Client(config) = &self.local else { return };
+        let (auto, after) = (config.mode == ClientMode::Auto, config.handshake_timeout);
+        match purpose {
+            Purpose::Discover if auto => self.fall_back(now, "no answer before the probe deadline"),
+            _ => self.fail_handshake(ProtocolError::HandshakeTimedOut { after }),
         }
     }
 

@@ -128,9 +128,9 @@ impl<R: Role> Session<R> {
                 }
                 Purpose::Discover => {
                     self.send_cancelled(&id, Some("timeout"));
-                    self.fall_back(now, "no answer before the probe deadline");
+                    self.handshake_timed_out(now, Purpose::Discover);
                 }
-                Purpose::Initialize => self.fail_handshake(ProtocolError::Handshake("initialize timed out".into())),
+                Purpose::Initialize => self.handshake_timed_out(now, Purpose::Initialize),
             }
         }
     }

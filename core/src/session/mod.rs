@@ -215,6 +215,8 @@ pub struct Session<R> {
     late_responses: u64,
     /// Sees every frame both ways (wire traces).
     observer: event::Observer,
+    /// Client: when the handshake must be over (its one clock: probe and fallback included).
+    handshake_deadline: Option<Instant>,
     role: PhantomData<R>,
 }
 
@@ -241,6 +243,7 @@ impl<R: Role> Session<R> {
             lines: LineDecoder::with_max_frame_len(max_frame),
             late_responses: 0,
             observer: event::Observer::default(),
+            handshake_deadline: None,
             role: PhantomData,
         }
     }
@@ -398,7 +401,9 @@ impl Session<Client> {
     #[must_use]
     pub fn new(config: ClientConfig, now: Instant) -> Self {
         let mode = config.mode;
+        let deadline = now.checked_add(config.handshake_timeout);
         let mut session = Self::with_local(Local::Client(Box::new(config)));
+        session.handshake_deadline = deadline;
         match mode {
             ClientMode::Legacy => session.start_initialize(now),
             ClientMode::Stateless | ClientMode::Auto => session.start_discover(now),
