@@ -108,7 +108,7 @@ impl Inner {
         if self.shut.swap(true, std::sync::atomic::Ordering::AcqRel) {
             return;
         }
-        self.conn.with(|endpoint, _| endpoint.session_mut().close());
+        self.conn.with(|endpoint, _| endpoint.close());
         // Flushed before the teardown is locked: other clones' `exit_status` and `session_id`
         // wait only for the shutdown itself.
         self.conn.close_sink();
@@ -136,7 +136,7 @@ impl Drop for Inner {
         if self.shut.swap(true, std::sync::atomic::Ordering::AcqRel) {
             return;
         }
-        self.conn.with(|endpoint, _| endpoint.session_mut().close());
+        self.conn.with(|endpoint, _| endpoint.close());
         let teardown =
             std::mem::replace(&mut *self.teardown.lock().unwrap_or_else(PoisonError::into_inner), Box::new(Gone));
         let slot = Arc::new(Mutex::new(Some(teardown)));
@@ -279,7 +279,7 @@ pub(crate) fn connect(
 }
 
 fn shut(conn: &Conn<Endpoint>, teardown: Option<Box<dyn Teardown>>) {
-    conn.with(|endpoint, _| endpoint.session_mut().close());
+    conn.with(|endpoint, _| endpoint.close());
     match teardown {
         Some(mut teardown) => finish(conn, &mut *teardown),
         None => conn.close_sink(),
@@ -359,7 +359,7 @@ impl Client {
     /// # Ok::<(), talaria::client::ClientError>(())
     /// ```
     pub fn set_request_log_level(&self, level: Option<LoggingLevel>) {
-        self.inner.conn.with(|endpoint, _| endpoint.session_mut().set_request_log_level(level));
+        self.inner.conn.with(|endpoint, _| endpoint.set_request_log_level(level));
     }
 
     /// The negotiated protocol revision.
@@ -515,10 +515,7 @@ impl Client {
     ///
     /// [`ClientError::Send`] if the notification is not allowed or the connection is closed.
     pub fn notify(&self, method: &str, params: Option<Box<RawValue>>) -> Result<(), ClientError> {
-        self.inner
-            .conn
-            .with_call(|endpoint, _| endpoint.session_mut().notify(method, params))?
-            .map_err(ClientError::from)
+        self.inner.conn.with_call(|endpoint, _| endpoint.notify(method, params))?.map_err(ClientError::from)
     }
 
     /// The roots the client offers.

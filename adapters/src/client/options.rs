@@ -161,6 +161,7 @@ impl ClientOptions {
     }
 
     /// How long connecting may take (see [`ClientOptions::connect_timeout`]).
+    #[cfg(any(feature = "ws", feature = "http"))]
     pub(crate) const fn handshake_timeout(&self) -> Duration {
         self.config.handshake_timeout
     }

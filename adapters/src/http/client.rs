@@ -59,7 +59,7 @@ pub(super) fn fail_calls(conn: &OnceLock<Weak<Conn<Endpoint>>>, ids: &[RequestId
     if let Some(conn) = conn.get().and_then(Weak::upgrade) {
         conn.with(|endpoint, now| {
             for id in ids {
-                endpoint.session_mut().transport_failed(now, id, why);
+                endpoint.transport_failed(now, id, why);
             }
         });
     }
@@ -70,7 +70,7 @@ pub(super) fn fail_calls(conn: &OnceLock<Weak<Conn<Endpoint>>>, ids: &[RequestId
 /// calls wait for.
 pub(super) fn session_lost(conn: &OnceLock<Weak<Conn<Endpoint>>>, why: &str) {
     if let Some(conn) = conn.get().and_then(Weak::upgrade) {
-        conn.with(|endpoint, now| endpoint.session_mut().session_lost(now, why));
+        conn.with(|endpoint, now| endpoint.session_lost(now, why));
     }
 }
 
@@ -264,7 +264,7 @@ pub(super) fn settle(
         PostStep::Feed(frame) => feed(&frame),
         PostStep::Reject { id, error } => {
             if let Some(conn) = conn.get().and_then(Weak::upgrade) {
-                conn.with(|endpoint, now| endpoint.session_mut().refused(now, &id, error));
+                conn.with(|endpoint, now| endpoint.refused(now, &id, error));
             }
         }
         PostStep::Unanswered(id) if !moot() => fail_calls(conn, &[id], talaria_core::http::client::UNANSWERED),

@@ -55,7 +55,7 @@ fn fans_out<S>(shared: &Shared<S>) -> bool {
 /// Gives the session's server-to-client requests this process's ids (with a relay).
 pub(super) fn number_requests<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>) {
     if let Some(prefix) = &shared.request_prefix {
-        session.conn.with(|served, _| served.endpoint.session_mut().number_requests_with(prefix));
+        session.conn.with(|served, _| served.endpoint.number_requests_with(prefix));
     }
 }
 

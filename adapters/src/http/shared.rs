@@ -332,7 +332,7 @@ pub(super) fn finish_post<S: Send + 'static>(
 
 /// Tells the session the response stream `stream` closed: its request is cancelled.
 fn close_stream<S: Send + 'static>(session: &Session<S>, stream: StreamId) {
-    session.conn.with(|served, now| served.endpoint.session_mut().handle_stream_closed(now, stream));
+    session.conn.with(|served, now| served.endpoint.handle_stream_closed(now, stream));
 }
 
 /// Whether the session's revision primes its SSE streams and may end them early (2025-11-25).

@@ -510,14 +510,13 @@ impl<S: Send + 'static> ConnLink<S> {
 impl<S: Send + 'static> Link for ConnLink<S> {
     fn progress(&self, deferred: &Deferred, progress: f64, total: Option<f64>, message: Option<String>) {
         if let Some(conn) = self.conn.upgrade() {
-            let _ = conn.with(|s, _| s.endpoint.session_mut().progress(deferred.reply(), progress, total, message));
+            let _ = conn.with(|s, _| s.endpoint.deferred_progress(deferred, progress, total, message));
         }
     }
 
     fn log(&self, deferred: &Deferred, level: LoggingLevel, data: serde_json::Value) {
         if let Some(conn) = self.conn.upgrade() {
-            let _ = conn
-                .with(|s, _| s.endpoint.session_mut().log_for(deferred.reply(), level, Some(deferred.tool()), data));
+            let _ = conn.with(|s, _| s.endpoint.deferred_log(deferred, level, data));
         }
     }
 
@@ -532,22 +531,11 @@ impl<S: Send + 'static> Link for ConnLink<S> {
     }
 
     fn close_sse_stream(&self, deferred: &Deferred) -> bool {
-        self.conn
-            .upgrade()
-            .is_some_and(|conn| conn.with(|s, _| s.endpoint.session_mut().close_sse_stream(deferred.reply())))
+        self.conn.upgrade().is_some_and(|conn| conn.with(|s, _| s.endpoint.deferred_close_sse_stream(deferred)))
     }
 
     fn notify(&self, deferred: &Deferred, method: &str, params: Option<Box<RawValue>>) -> bool {
-        self.conn.upgrade().is_some_and(|conn| {
-            conn.with(|s, _| {
-                let session = s.endpoint.session_mut();
-                if session.is_in_flight(deferred.reply()) {
-                    session.notify_related(deferred.reply(), method, params).is_ok()
-                } else {
-                    session.notify(method, params).is_ok()
-                }
-            })
-        })
+        self.conn.upgrade().is_some_and(|conn| conn.with(|s, _| s.endpoint.deferred_notify(deferred, method, params)))
     }
 
     fn complete(&self, deferred: Deferred, outcome: Result<CallToolResult, ToolError>) {

@@ -301,9 +301,44 @@ impl Endpoint {
         &self.session
     }
 
-    /// The session, for commands the endpoint does not wrap (notifications, close).
+    /// The session, for what the endpoint does not wrap.
     pub const fn session_mut(&mut self) -> &mut Session<Client> {
         &mut self.session
+    }
+
+    /// Closes the session (see [`Session::close`]).
+    pub fn close(&mut self) {
+        self.session.close();
+    }
+
+    /// The transport could not deliver request `id` (see [`Session::transport_failed`]).
+    pub fn transport_failed(&mut self, now: Instant, id: &RequestId, why: &str) {
+        self.session.transport_failed(now, id, why);
+    }
+
+    /// The server forgot the session (an HTTP 404; see [`Session::session_lost`]).
+    pub fn session_lost(&mut self, now: Instant, reason: &str) {
+        self.session.session_lost(now, reason);
+    }
+
+    /// The transport refused request `id` with `error` (see [`Session::refused`]).
+    pub fn refused(&mut self, now: Instant, id: &RequestId, error: ErrorObject) {
+        self.session.refused(now, id, error);
+    }
+
+    /// The log level asked for on every request of the stateless era (see
+    /// [`Session::set_request_log_level`]).
+    pub fn set_request_log_level(&mut self, level: Option<crate::schema::LoggingLevel>) {
+        self.session.set_request_log_level(level);
+    }
+
+    /// Sends a notification to the server.
+    ///
+    /// # Errors
+    ///
+    /// As [`Session::notify`].
+    pub fn notify(&mut self, method: &str, params: Option<Box<RawValue>>) -> Result<(), SendError> {
+        self.session.notify(method, params)
     }
 
     /// The handlers.

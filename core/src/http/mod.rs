@@ -27,6 +27,7 @@ pub mod client;
 pub mod conformance;
 pub mod event_log;
 pub mod exchange;
+pub mod get_stream;
 mod header_map;
 pub mod headers;
 pub mod ids;
