@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::lifecycle::Transition;
 use super::outbound::Purpose;
-use super::{Client, Local, Phase, Session};
+use super::{Client, Local, PeerCaps, Phase, Session};
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::schema::LoggingLevel;
 use crate::session::{CallError, LocalError};
@@ -41,8 +41,7 @@ impl Session<Client> {
         self.fail_all(Some(reason));
         self.version = None;
         self.peer = None;
-        self.peer_server_caps = None;
-        self.instructions = None;
+        self.peer_caps = PeerCaps::Unknown;
         self.transition(Transition::SessionLost);
         self.start_initialize(now);
     }

@@ -347,9 +347,9 @@ impl<R: Role> Session<R> {
             (Side::Server, Local::Server(s)) => s.capabilities.allows(capability, version),
             (Side::Client, Local::Client(c)) => c.capabilities.has(capability),
             (Side::Server, Local::Client(_)) => {
-                self.peer_server_caps.as_ref().is_none_or(|caps| caps.allows(capability, version))
+                self.peer_caps.server().is_none_or(|caps| caps.allows(capability, version))
             }
-            (Side::Client, Local::Server(_)) => self.peer_client_caps.as_ref().is_none_or(|caps| caps.has(capability)),
+            (Side::Client, Local::Server(_)) => self.peer_caps.client().is_none_or(|caps| caps.has(capability)),
         }
     }
 
@@ -486,7 +486,7 @@ impl Session<Server> {
             return Ok(());
         }
         let per_request = request.meta.as_ref().and_then(|m| m.client_capabilities.as_ref());
-        let declared = per_request.or(self.peer_client_caps.as_ref()).is_some_and(|caps| caps.has(capability));
+        let declared = per_request.or(self.peer_caps.client()).is_some_and(|caps| caps.has(capability));
         if declared {
             return Ok(());
         }

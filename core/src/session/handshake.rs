@@ -9,7 +9,7 @@ use super::error::CloseReason;
 use super::event::{Event, ReadyInfo, Route};
 use super::lifecycle::{Phase, Transition};
 use super::outbound::{Pending, Purpose};
-use super::{ClientMode, Local, ProtocolError, Role, Session};
+use super::{ClientMode, Local, PeerCaps, ProtocolError, Role, Session};
 use crate::jsonrpc::{ErrorObject, ErrorResponse, Notification, Request, RequestId, Response};
 use crate::schema::lifecycle::{
     ClientCapabilities, DiscoverResult, InitializeRequestParams, InitializeResult, ServerCapabilities,
@@ -164,8 +164,7 @@ impl<R: Role> Session<R> {
         };
         self.version = Some(version);
         self.peer = Some(result.server_info);
-        self.peer_server_caps = Some(result.capabilities);
-        self.instructions = result.instructions;
+        self.peer_caps = PeerCaps::Server(result.capabilities, result.instructions);
         if let Ok(n) = Notification::new("notifications/initialized", None::<()>) {
             self.transmit(Route::Connection, n.into());
         }
@@ -187,8 +186,7 @@ impl<R: Role> Session<R> {
             .as_ref()
             .and_then(|m| m.get(meta_keys::SERVER_INFO))
             .and_then(|v| serde_json::from_value(v.clone()).ok());
-        self.peer_server_caps = Some(result.capabilities);
-        self.instructions = result.instructions;
+        self.peer_caps = PeerCaps::Server(result.capabilities, result.instructions);
         self.become_ready(now);
     }
 
@@ -220,9 +218,9 @@ impl<R: Role> Session<R> {
         let info = ReadyInfo {
             version,
             peer: self.peer.clone().unwrap_or_else(|| Implementation::new("", "")),
-            server_capabilities: self.peer_server_caps.clone(),
-            client_capabilities: self.peer_client_caps.clone(),
-            instructions: self.instructions.clone(),
+            server_capabilities: self.peer_caps.server().cloned(),
+            client_capabilities: self.peer_caps.client().cloned(),
+            instructions: self.peer_caps.instructions().map(str::to_owned),
         };
         self.emit(Event::Ready(Box::new(info)));
     }
@@ -300,7 +298,7 @@ impl<R: Role> Session<R> {
         };
         self.version = Some(version);
         self.peer = Some(params.client_info);
-        self.peer_client_caps = Some(params.capabilities);
+        self.peer_caps = PeerCaps::Client(params.capabilities);
         self.reply_ok(route, req.id, &result);
         self.transition(Transition::HandshakeStarted);
     }

@@ -180,6 +180,39 @@ impl RequestOptions {
     }
 }
 
+/// What the peer declared in the handshake: a server's capabilities and instructions (seen
+/// by a client) or a client's capabilities (seen by a server).
+#[derive(Debug, Clone, Default)]
+enum PeerCaps {
+    #[default]
+    Unknown,
+    Server(ServerCapabilities, Option<String>),
+    Client(ClientCapabilities),
+}
+
+impl PeerCaps {
+    const fn server(&self) -> Option<&ServerCapabilities> {
+        match self {
+            Self::Server(caps, _) => Some(caps),
+            _ => None,
+        }
+    }
+
+    fn instructions(&self) -> Option<&str> {
+        match self {
+            Self::Server(_, instructions) => instructions.as_deref(),
+            _ => None,
+        }
+    }
+
+    const fn client(&self) -> Option<&ClientCapabilities> {
+        match self {
+            Self::Client(caps) => Some(caps),
+            _ => None,
+        }
+    }
+}
+
 /// What the local side is configured with.
 #[derive(Debug, Clone)]
 enum Local {
@@ -200,9 +233,9 @@ pub struct Session<R> {
     phase: Phase,
     version: Option<ProtocolVersion>,
     peer: Option<Implementation>,
-    peer_server_caps: Option<ServerCapabilities>,
-    peer_client_caps: Option<ClientCapabilities>,
-    instructions: Option<String>,
+    /// What the peer declared: one kind or the other, never both (a server session keeps no
+    /// room for server capabilities and instructions).
+    peer_caps: PeerCaps,
     /// Legacy server: the level set by `logging/setLevel`.
     log_level: Option<LoggingLevel>,
     outbound: Outbound,
@@ -231,9 +264,7 @@ impl<R: Role> Session<R> {
             phase: Phase::AwaitingPeer,
             version: None,
             peer: None,
-            peer_server_caps: None,
-            peer_client_caps: None,
-            instructions: None,
+            peer_caps: PeerCaps::Unknown,
             log_level: None,
             outbound: Outbound::default(),
             inbound: Inbound::default(),
@@ -277,19 +308,19 @@ impl<R: Role> Session<R> {
     /// The server's capabilities (on a client, once ready).
     #[must_use]
     pub const fn server_capabilities(&self) -> Option<&ServerCapabilities> {
-        self.peer_server_caps.as_ref()
+        self.peer_caps.server()
     }
 
     /// The client's capabilities (on a legacy server, once initialized).
     #[must_use]
     pub const fn client_capabilities(&self) -> Option<&ClientCapabilities> {
-        self.peer_client_caps.as_ref()
+        self.peer_caps.client()
     }
 
     /// The server's instructions (on a client, once ready).
     #[must_use]
     pub fn instructions(&self) -> Option<&str> {
-        self.instructions.as_deref()
+        self.peer_caps.instructions()
     }
 
     /// How many sent requests wait for a response.

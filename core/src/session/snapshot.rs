@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::lifecycle::{Phase, Transition};
-use super::{Server, ServerConfig, Session};
+use super::{PeerCaps, Server, ServerConfig, Session};
 use crate::schema::lifecycle::ClientCapabilities;
 use crate::schema::{Implementation, LoggingLevel};
 use crate::version::{Feature, ProtocolVersion};
@@ -82,7 +82,7 @@ impl Session<Server> {
         Some(SessionSnapshot {
             version,
             client_info: self.peer.clone().unwrap_or_else(|| Implementation::new("", "")),
-            client_capabilities: self.peer_client_caps.clone().unwrap_or_default(),
+            client_capabilities: self.peer_caps.client().cloned().unwrap_or_default(),
             log_level: self.log_level,
             next_request_id: self.outbound.peek_next(),
             handshake_pending: self.phase == Phase::Initializing,
@@ -101,7 +101,7 @@ impl Session<Server> {
         }
         session.version = Some(snapshot.version);
         session.peer = Some(snapshot.client_info);
-        session.peer_client_caps = Some(snapshot.client_capabilities);
+        session.peer_caps = PeerCaps::Client(snapshot.client_capabilities);
         session.log_level = snapshot.log_level;
         session.outbound.resume_at(snapshot.next_request_id);
         session
