@@ -413,12 +413,19 @@ async fn open_stream<S: Send + 'static>(
             Some(after) if remote => {
                 let streams = session.streams.clone();
                 smol::unblock(move || {
-                    let resumed = streams.resume(after)?;
-                    // The GET stream, taken over here: the other processes hear of it.
-                    if let (None, Some(_), Some(peers)) = (resumed.post, &resumed.frames, streams.peers()) {
-                        peers.announce();
+                    // If it is the GET stream, taken over here, the other processes hear of it.
+                    let peers = streams.peers().cloned();
+                    if let Some(peers) = &peers {
+                        peers.expect_announcement();
                     }
-                    Some(resumed)
+                    let resumed = streams.resume(after);
+                    let get = resumed.as_ref().is_some_and(|r| r.post.is_none() && r.frames.is_some());
+                    match peers {
+                        Some(peers) if get => peers.announce(),
+                        Some(peers) => peers.withdraw(),
+                        None => {}
+                    }
+                    resumed
                 })
                 .await
             }
@@ -461,10 +468,13 @@ async fn open_stream<S: Send + 'static>(
         });
         return event_stream(None, body);
     }
-    let frames = session.streams.open_get();
-    // The other processes sharing the session hear of the stream before it opens (see
-    // `GetStreamPeers`).
+    // The other processes sharing the session hear of the stream before its response starts
+    // (see `GetStreamPeers`).
     let peers = session.streams.peers().cloned();
+    if let Some(peers) = &peers {
+        peers.expect_announcement();
+    }
+    let frames = session.streams.open_get();
     let get_log = if remote || peers.is_some() {
         let streams = session.streams.clone();
         smol::unblock(move || {

@@ -158,11 +158,23 @@ impl GetStreamPeers {
         Arc::new(Self { relay, session, process, unheard: AtomicUsize::new(0) })
     }
 
-    /// Tells every process that this one holds the session's GET stream now (blocking: the
-    /// relay's round trip). Called before the stream's response starts, so that the client
-    /// cannot open a newer one elsewhere before the others hear of this one.
-    pub(super) fn announce(&self) {
+    /// A GET stream is about to open here: from now on, announcements heard from other
+    /// processes are older than it until this process's own comes back. Followed by
+    /// [`GetStreamPeers::announce`], or by [`GetStreamPeers::withdraw`] if no stream opened.
+    pub(super) fn expect_announcement(&self) {
         self.unheard.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// No GET stream opened after all ([`GetStreamPeers::expect_announcement`]).
+    pub(super) fn withdraw(&self) {
+        let _ = self.unheard.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+
+    /// Tells every process that this one holds the session's GET stream now (blocking: the
+    /// relay's round trip), after [`GetStreamPeers::expect_announcement`]. Called before the
+    /// stream's response starts, so that the client cannot open a newer one elsewhere before
+    /// the others hear of this one.
+    pub(super) fn announce(&self) {
         let notice = Notice::GetStreamOpened { session: self.session.clone(), process: self.process.clone() };
         self.relay.publish(NOTICES, &notice.encode());
     }

@@ -596,6 +596,7 @@ mod tests {
     fn the_newest_get_stream_of_a_shared_session_is_the_one_that_stays() {
         let relay = Arc::new(Kept::default());
         let (here, there) = (shared_on(&relay, "a-"), shared_on(&relay, "b-"));
+        here.peers().unwrap().expect_announcement();
         let get = here.open_get();
         here.peers().unwrap().announce();
         // Another process's stream, announced before this one's announcement came back, is
@@ -603,6 +604,7 @@ mod tests {
         assert!(!here.peers().unwrap().heard_opened("b-"));
         assert!(!here.peers().unwrap().heard_opened("a-"), "its own announcement, back");
         // One announced after it is newer: this one ends.
+        there.peers().unwrap().expect_announcement();
         there.open_get();
         there.peers().unwrap().announce();
         assert!(here.peers().unwrap().heard_opened("b-"));
