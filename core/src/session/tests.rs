@@ -51,6 +51,16 @@ fn initialized_server(version: &str, caps: ServerCapabilities, now: Instant) -> 
     s
 }
 
+/// A server holds one session per client: what each costs inline is watched (an idle HTTP
+/// session is about 4 KB in all). The peer's capabilities are one kind or the other, never
+/// both (`PeerCaps`).
+#[test]
+fn a_server_session_stays_small() {
+    let size = size_of::<Session<Server>>();
+    assert!(size <= 880, "Session<Server> is {size} bytes");
+    assert!(size_of::<PeerCaps>() < size_of::<ServerCapabilities>() + size_of::<ClientCapabilities>());
+}
+
 #[test]
 fn a_2025_03_26_batch_is_answered_with_one_array() {
     let now = t0();
