@@ -277,53 +277,6 @@ impl<S> Endpoint<S> {
         &mut self.session
     }
 
-    /// Reports progress on the deferred request (dropped if the client did not ask): what a
-    /// long-running tool's [`Link`](super::Link) carries.
-    ///
-    /// # Errors
-    ///
-    /// As [`Session::progress`].
-    pub fn deferred_progress(
-        &mut self,
-        deferred: &Deferred,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> Result<(), SendError> {
-        self.session.progress(deferred.reply(), progress, total, message)
-    }
-
-    /// Logs about the deferred request, named after its tool, if the client's level lets it
-    /// through; whether it was sent.
-    ///
-    /// # Errors
-    ///
-    /// As [`Session::log_for`].
-    pub fn deferred_log(
-        &mut self,
-        deferred: &Deferred,
-        level: crate::schema::LoggingLevel,
-        data: serde_json::Value,
-    ) -> Result<bool, SendError> {
-        self.session.log_for(deferred.reply(), level, Some(deferred.tool()), data)
-    }
-
-    /// Sends a notification about the deferred request: on its route while it is in flight,
-    /// else on the connection. Whether it went.
-    pub fn deferred_notify(&mut self, deferred: &Deferred, method: &str, params: Option<Box<RawValue>>) -> bool {
-        if self.session.is_in_flight(deferred.reply()) {
-            self.session.notify_related(deferred.reply(), method, params).is_ok()
-        } else {
-            self.session.notify(method, params).is_ok()
-        }
-    }
-
-    /// Ends the deferred request's SSE response stream early (see
-    /// [`Session::close_sse_stream`]); whether it was ended.
-    pub fn deferred_close_sse_stream(&mut self, deferred: &Deferred) -> bool {
-        self.session.close_sse_stream(deferred.reply())
-    }
-
     /// Numbers the requests this session sends the client with `prefix` (see
     /// [`Session::number_requests_with`]).
     pub fn number_requests_with(&mut self, prefix: &str) {

@@ -34,6 +34,7 @@
 mod async_job;
 mod builder;
 mod context;
+mod deferred_reports;
 mod endpoint;
 mod ext_task_requests;
 mod extras;
