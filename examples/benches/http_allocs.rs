@@ -15,6 +15,11 @@
 //! are written beforehand, its buffers are reused, and a reply is checked by its bytes), so
 //! what the counter sees between the first and the last call is the server's: the HTTP
 //! layer, the session, the router and the tool.
+//!
+//! Then, for each Talaria server, the live heap per idle session: what the server still holds
+//! (blocks and bytes, counted by dhat) after 1,000 more legacy sessions are opened with raw
+//! `initialize` + `notifications/initialized` POSTs, the client's own ids taken out. The timed
+//! bench's RSS figure (`--bench http`) adds the allocator's overhead to this.
 // A bench stops loudly if a server misbehaves.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::cast_precision_loss)]
 
@@ -52,10 +57,12 @@ fn main() {
     let executor = talaria::smol::executor(1);
     let smol = SmolHttpServer::bind_on(&executor, &server, "127.0.0.1:0", HttpServerOptions::default()).unwrap();
     report("smol server (one executor thread)", count(smol.local_addr(), true, calls));
+    let smol_idle = idle(smol.local_addr());
     smol.shutdown();
 
     let blocking = HttpServer::bind(&server, "127.0.0.1:0", HttpServerOptions::default()).unwrap();
     report("blocking server (hyper)", count(blocking.local_addr(), true, calls));
+    let blocking_idle = idle(blocking.local_addr());
     blocking.shutdown();
 
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -67,6 +74,40 @@ fn main() {
         }
     });
     report("floor (bare echo on std::net, serde_json::Value)", count(addr, false, calls));
+
+    println!();
+    println!(
+        "  live heap per idle legacy session ({IDLE} sessions opened with raw initialize + notifications/initialized"
+    );
+    println!("  over one keep-alive connection; what the server still holds after they are all open):");
+    println!("  {:<50} {:>12} {:>12}", "server", "blocks", "bytes");
+    report("smol server", smol_idle);
+    report("blocking server (hyper)", blocking_idle);
+}
+
+/// Idle sessions opened for the live-heap figure.
+const IDLE: usize = 1000;
+
+/// Live heap blocks and bytes per idle session the server at `addr` holds, after [`IDLE`] more
+/// sessions are opened (a few first, so the tables' first growth is not counted).
+fn idle(addr: SocketAddr) -> (f64, f64) {
+    let mut http = Http::connect(&addr.to_string());
+    for _ in 0..16 {
+        open_session(&mut http);
+    }
+    let profiler = dhat::Profiler::builder().testing().build();
+    let before = dhat::HeapStats::get();
+    let sessions: Vec<String> = (0..IDLE).map(|_| open_session(&mut http)).collect();
+    // The client's own ids and their vector are live too: take them out of the count.
+    let ids: u64 = sessions.iter().map(|id| id.capacity() as u64).sum::<u64>()
+        + (sessions.capacity() * size_of::<String>()) as u64;
+    let after = dhat::HeapStats::get();
+    drop(profiler);
+    let per = |n: f64| n / IDLE as f64;
+    (
+        per(after.curr_blocks as f64 - before.curr_blocks as f64 - IDLE as f64 - 1.0),
+        per(after.curr_bytes as f64 - before.curr_bytes as f64 - ids as f64),
+    )
 }
 
 fn report(label: &str, (allocs, bytes): (f64, f64)) {

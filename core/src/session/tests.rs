@@ -52,13 +52,27 @@ fn initialized_server(version: &str, caps: ServerCapabilities, now: Instant) -> 
 }
 
 /// A server holds one session per client: what each costs inline is watched (an idle HTTP
-/// session is about 4 KB in all). The peer's capabilities are one kind or the other, never
+/// session is about 3 KB in all). The peer's capabilities are one kind or the other, never
 /// both (`PeerCaps`).
 #[test]
 fn a_server_session_stays_small() {
     let size = size_of::<Session<Server>>();
     assert!(size <= 880, "Session<Server> is {size} bytes");
     assert!(size_of::<PeerCaps>() < size_of::<ServerCapabilities>() + size_of::<ClientCapabilities>());
+}
+
+/// A drained session keeps no output queue: thousands of idle HTTP sessions would each hold
+/// one (a few hundred bytes) for nothing.
+#[test]
+fn a_drained_session_holds_no_output_queue() {
+    let now = t0();
+    let mut s = initialized_server("2025-06-18", ServerCapabilities::default(), now);
+    assert_eq!(s.out.capacity(), 0, "after the handshake");
+    feed(&mut s, now, &json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
+    assert!(s.out.capacity() > 0, "the answer waits in the queue");
+    let (sent, _) = drain(&mut s);
+    assert_eq!(sent[0]["id"], 1);
+    assert_eq!(s.out.capacity(), 0, "drained");
 }
 
 #[test]
