@@ -247,8 +247,15 @@ impl<E: Engine> Conn<E> {
         if self.outbox.is_full() {
             return Err(OutboxFull { limit: self.outbox.limit() });
         }
-        let then = |engine: &E| if engine.in_flight() >= BATCH_FROM { Then::HandOver } else { Then::Write };
+        let batches = self.batches();
+        let then = |engine: &E| if batches && engine.in_flight() >= BATCH_FROM { Then::HandOver } else { Then::Write };
         Ok(self.step(f, then))
+    }
+
+    /// Whether the transport's frames gain from leaving together (a byte stream), or each
+    /// request is sent apart (see [`FrameSink::batches`]).
+    pub(crate) const fn batches(&self) -> bool {
+        self.outbox.batches()
     }
 
     /// Whether the engine has closed.

@@ -134,6 +134,7 @@ pub use outbox::DEFAULT_OUTBOX_LIMIT;
 
 #[cfg(feature = "http")]
 pub mod auth;
+mod caller_runs;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod client;

@@ -84,6 +84,13 @@ pub(crate) trait FrameSink: Send {
     fn never_blocks(&self) -> bool {
         false
     }
+    /// Whether frames gain from leaving together, several in one write (a byte stream does).
+    /// A sink that sends each request on its own (one HTTP POST each) says no: then the
+    /// producing thread always writes its own request, and can carry it out itself (see
+    /// `caller_runs`).
+    fn batches(&self) -> bool {
+        true
+    }
 }
 
 /// What the writer does when the sink fails: tell the connection it is gone.
@@ -174,6 +181,8 @@ pub(crate) struct Outbox {
     /// The sink, shared with the writer thread, when producers try it first.
     tried: Option<Arc<Mutex<Box<dyn FrameSink>>>>,
     on_broken: Arc<OnBroken>,
+    /// The sink's [`FrameSink::batches`].
+    batches: bool,
 }
 
 impl Outbox {
@@ -188,8 +197,9 @@ impl Outbox {
             limit: limit.max(1),
         });
         let on_broken = Arc::new(on_broken);
+        let batches = sink.batches();
         if sink.never_blocks() {
-            return Ok(Self { shared, inline: Some(Mutex::new(sink)), tried: None, on_broken });
+            return Ok(Self { shared, inline: Some(Mutex::new(sink)), tried: None, on_broken, batches });
         }
         let tries = sink.tries();
         let sink = Arc::new(Mutex::new(sink));
@@ -197,7 +207,12 @@ impl Outbox {
         std::thread::Builder::new()
             .name("talaria-write".into())
             .spawn(move || write_loop(&writer, &writes, &broken))?;
-        Ok(Self { shared, inline: None, tried: tries.then_some(sink), on_broken })
+        Ok(Self { shared, inline: None, tried: tries.then_some(sink), on_broken, batches })
+    }
+
+    /// Whether the sink's frames gain from leaving together ([`FrameSink::batches`]).
+    pub(crate) const fn batches(&self) -> bool {
+        self.batches
     }
 
     /// Appends `frames` (in order; nothing if the sink failed). Call it while holding

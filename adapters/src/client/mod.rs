@@ -52,6 +52,7 @@ pub(crate) use tasks::{task_call, task_payload};
 pub(crate) use trace::header_pairs;
 pub use trace::{TraceEvent, TraceFn};
 
+use crate::caller_runs::Waiting;
 use crate::conn::{Conn, Engine, EventSink, FrameSink};
 use crate::oneshot;
 
@@ -437,8 +438,7 @@ impl Client {
     where
         M::Result: Send + 'static,
     {
-        let started = start::<M>(&self.inner, params, options)?;
-        flatten(started.outcome.wait())
+        call_here::<M, _>(&self.inner, params, options, |r| r)
     }
 
     /// Cancels a call in flight by id (its waiter gets a cancelled error). See also
@@ -459,10 +459,25 @@ impl Client {
     pub fn request(&self, method: &str, params: Option<Box<RawValue>>) -> Result<Box<RawValue>, ClientError> {
         let (tx, rx) = oneshot::channel();
         let later = self.inner.conn.later();
-        let done = Box::new(move |r| later.run(move || tx.send(r)));
-        self.inner
-            .conn
-            .with_call(|endpoint, now| endpoint.request(now, method, params, CallOptions::default(), done))??;
+        let waiting = Waiting::for_conn(&self.inner.conn);
+        let ended = waiting.as_ref().map(Waiting::ended);
+        let done = Box::new(move |r| {
+            later.run(move || {
+                tx.send(r);
+                drop(ended);
+            });
+        });
+        let conn = conn_key(&self.inner.conn);
+        self.inner.conn.with_call(|endpoint, now| {
+            endpoint.request(now, method, params, CallOptions::default(), done).inspect(|id| {
+                if let Some(waiting) = &waiting {
+                    waiting.expect(conn, id);
+                }
+            })
+        })??;
+        if let Some(waiting) = waiting {
+            waiting.run();
+        }
         flatten(rx.wait())
     }
 
@@ -576,6 +591,46 @@ pub(crate) fn start_mapped<M: RequestMethod, T: Send + 'static>(
     options: CallOptions,
     map: impl FnOnce(M::Result) -> T + Send + 'static,
 ) -> Result<Started<T>, ClientError> {
+    start_mapped_for::<M, T>(inner, params, options, map, None)
+}
+
+/// Which connection a request waited for is on (see [`Waiting::expect`]).
+fn conn_key(conn: &Arc<Conn<Endpoint>>) -> crate::caller_runs::ConnKey {
+    Arc::as_ptr(conn).addr()
+}
+
+impl Waiting {
+    /// A blocking call on `conn` that runs its request's job itself, if the transport sends
+    /// requests apart (one HTTP POST each); `None` for a byte stream, whose writer sends them.
+    fn for_conn(conn: &Conn<Endpoint>) -> Option<Self> {
+        (!conn.batches()).then(Self::begin)
+    }
+}
+
+/// A blocking call: [`start_mapped`], and the wait for its outcome on this thread, which
+/// runs the request's own I/O meanwhile where the transport lets it (see [`Waiting`]).
+fn call_here<M: RequestMethod, T: Send + 'static>(
+    inner: &Inner,
+    params: &M::Params,
+    options: CallOptions,
+    map: impl FnOnce(M::Result) -> T + Send + 'static,
+) -> Result<T, ClientError> {
+    let waiting = Waiting::for_conn(&inner.conn);
+    let started = start_mapped_for::<M, T>(inner, params, options, map, waiting.as_ref())?;
+    if let Some(waiting) = waiting {
+        waiting.run();
+    }
+    flatten(started.outcome.wait())
+}
+
+/// [`start_mapped`], telling `waiting` (if the caller waits on this thread) the request's id.
+fn start_mapped_for<M: RequestMethod, T: Send + 'static>(
+    inner: &Inner,
+    params: &M::Params,
+    options: CallOptions,
+    map: impl FnOnce(M::Result) -> T + Send + 'static,
+    waiting: Option<&Waiting>,
+) -> Result<Started<T>, ClientError> {
     let (tx, outcome) = oneshot::channel();
     let later = inner.conn.later();
     let progress_later = later.clone();
@@ -587,11 +642,24 @@ pub(crate) fn start_mapped<M: RequestMethod, T: Send + 'static>(
             progress_later.run(move || (callback.lock().unwrap_or_else(PoisonError::into_inner))(progress));
         })
     });
+    // A waiting thread hears that the call ended once its outcome is delivered (or never
+    // will be), if it ends before the request's job reached it.
+    let ended = waiting.map(Waiting::ended);
     let done = move |r: Result<M::Result, CallError>| {
         let r = r.map(map);
-        later.run(move || tx.send(r));
+        later.run(move || {
+            tx.send(r);
+            drop(ended);
+        });
     };
-    let id = inner.conn.with_call(|endpoint, now| endpoint.call::<M>(now, params, options, done))??;
+    let conn = conn_key(&inner.conn);
+    let id = inner.conn.with_call(|endpoint, now| {
+        endpoint.call::<M>(now, params, options, done).inspect(|id| {
+            if let Some(waiting) = waiting {
+                waiting.expect(conn, id);
+            }
+        })
+    })??;
     Ok(Started { id, outcome })
 }
 
@@ -607,8 +675,7 @@ macro_rules! blocking_calls {
                 /// As [`Client::call`].
                 pub fn $name(&self, $($arg: $ty),*) -> Result<$out, ClientError> {
                     let make = |$($p: $ty),*| $params;
-                    let started = start_mapped::<$marker, _>(&self.inner, &make($($arg),*), CallOptions::default(), |$r| $map)?;
-                    flatten(started.outcome.wait())
+                    call_here::<$marker, _>(&self.inner, &make($($arg),*), CallOptions::default(), |$r| $map)
                 }
             )*
         }

@@ -20,9 +20,10 @@ use crate::client::{connect, Authenticator, Client, ClientError, ClientOptions, 
 use crate::conn::{Conn, FrameSink, Outgoing};
 use crate::server::Pool;
 
-use super::inflight::{agent_config, Inflight};
+use super::inflight::{agent_config, Closed, Inflight};
 use super::traced::{self, Response};
 use super::{MAX_DRAIN, MAX_REPLY};
+use crate::caller_runs;
 
 /// How the server first refused a request with an HTTP error status.
 #[derive(Debug, Clone)]
@@ -165,8 +166,9 @@ const LIMITS: BodyLimits = BodyLimits { reply: MAX_REPLY, refusal: MAX_DRAIN };
 /// POSTs one message and carries out the core's [`PostExchange`]: reads the answer as it
 /// says, feeds the session, resumes a cut SSE reply.
 fn post(link: &Link, message: &Message, payload: &[u8]) {
-    // A stateless request gets a connection of its own, closed if the request is cancelled.
-    let running = message.request_id().filter(|_| message.is_stateless()).map(|id| link.inflight.start(id.clone()));
+    // A request gets a connection of its own, closed if its call ends otherwise (in the
+    // stateless era, closing it is the cancellation).
+    let running = message.request_id().map(|id| link.inflight.start(id.clone(), message.is_stateless()));
     let cancelled = || running.as_ref().is_some_and(super::inflight::Running::cancelled);
     let agent = running.as_ref().map_or(&link.agent, super::inflight::Running::agent);
     let send = |authorization: Option<&str>| {
@@ -452,6 +454,10 @@ impl FrameSink for HttpSink {
         true
     }
 
+    fn batches(&self) -> bool {
+        false
+    }
+
     fn try_send(&mut self, frames: Vec<Outgoing>) -> std::io::Result<bool> {
         for (message, payload) in frames.into_iter().filter_map(message_of) {
             if !self.kept.is_empty() {
@@ -465,6 +471,8 @@ impl FrameSink for HttpSink {
 
     fn close(&mut self) {
         self.link.closed.store(true, Ordering::Release);
+        // Every call has ended: the threads still reading replies (callers among them) go.
+        self.link.inflight.cancel_all();
     }
 }
 
@@ -479,10 +487,21 @@ impl HttpSink {
     /// (2026-07-28: closing it is the cancellation); gives back what must be sent in order.
     fn hand_off(&self, message: Message, payload: Vec<u8>) -> Option<(Message, Vec<u8>)> {
         if message.is_request() {
+            let id = message.request_id().cloned();
             let link = Arc::clone(&self.link);
-            self.link.pool.run(Box::new(move || post(&link, &message, &payload)));
+            let job: caller_runs::Job = Box::new(move || post(&link, &message, &payload));
+            // The caller's own thread runs it if it waits for this request; a worker otherwise
+            // (a batch among them).
+            let conn = self.link.conn.get().map(|conn| conn.as_ptr().addr());
+            let job = match (conn, &id) {
+                (Some(conn), Some(id)) => caller_runs::offer(conn, id, job),
+                _ => Some(job),
+            };
+            if let Some(job) = job {
+                self.link.pool.run(job);
+            }
             None
-        } else if message.cancels().is_some_and(|id| self.link.inflight.cancel(id)) {
+        } else if message.cancels().and_then(|id| self.link.inflight.cancel(id)) == Some(Closed::Cancelled) {
             None
         } else {
             Some((message, payload))

@@ -1,7 +1,12 @@
-//! Cancelling a stateless-era (2026-07-28) HTTP request: its POST's stream is closed, the only
-//! cancellation that revision has over HTTP. Each such request runs on a `ureq` agent of its
-//! own, so that shutting that agent down ends its connection and no other; an agent whose
-//! request finished keeps its idle connection and serves the next request.
+//! The client's HTTP requests in flight, each on a `ureq` agent of its own, so that closing
+//! that agent ends its connection and no other. That is how a request's POST is cut short:
+//! - in the stateless era (2026-07-28), closing the stream is the request's cancellation,
+//!   the only one that revision has over HTTP;
+//! - in any era, when the call ended otherwise (a timeout, a cancellation, the client closed),
+//!   so that the thread reading the reply, often the caller's own (see `caller_runs`), is
+//!   free at once.
+//!
+//! An agent whose request finished keeps its idle connection and serves the next request.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -12,11 +17,26 @@ use talaria_core::jsonrpc::RequestId;
 /// many as the shared agent keeps idle connections.
 const SPARE_AGENTS: usize = 64;
 
-/// The stateless requests in flight, by id, each with the agent carrying it.
+/// A request in flight: the agent carrying it, and whether closing its stream cancels it.
+struct Carried {
+    agent: ureq::Agent,
+    stateless: bool,
+}
+
+/// The requests in flight, by id, each with the agent carrying it.
 pub(super) struct Inflight {
     config: ureq::config::Config,
-    running: Mutex<HashMap<RequestId, ureq::Agent>>,
+    running: Mutex<HashMap<RequestId, Carried>>,
     spare: Mutex<Vec<ureq::Agent>>,
+}
+
+/// What closing a request's connection was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Closed {
+    /// The request's cancellation (stateless era): nothing else is sent.
+    Cancelled,
+    /// Its reader's release only: the cancellation notification still goes to the server.
+    Released,
 }
 
 impl Inflight {
@@ -26,21 +46,31 @@ impl Inflight {
         Self { config, running: Mutex::new(HashMap::new()), spare: Mutex::new(Vec::new()) }
     }
 
-    /// An agent for request `id`, registered as running until the returned guard drops.
-    pub(super) fn start(&self, id: RequestId) -> Running<'_> {
+    /// An agent for request `id` (of the stateless era, or not), registered as running until
+    /// the returned guard drops.
+    pub(super) fn start(&self, id: RequestId, stateless: bool) -> Running<'_> {
         let agent = lock(&self.spare).pop().unwrap_or_else(|| super::one_write::agent(self.config.clone()));
-        lock(&self.running).insert(id.clone(), agent.clone());
+        lock(&self.running).insert(id.clone(), Carried { agent: agent.clone(), stateless });
         Running { inflight: self, id, agent }
     }
 
-    /// Closes request `id`'s connection, if it is running; whether it was.
-    pub(super) fn cancel(&self, id: &RequestId) -> bool {
-        let agent = lock(&self.running).remove(id);
-        agent.map(ureq::Agent::shutdown).is_some()
+    /// Closes request `id`'s connection, if it is running; what that was.
+    pub(super) fn cancel(&self, id: &RequestId) -> Option<Closed> {
+        let carried = lock(&self.running).remove(id)?;
+        carried.agent.shutdown();
+        Some(if carried.stateless { Closed::Cancelled } else { Closed::Released })
+    }
+
+    /// Closes every running request's connection (the client is closing).
+    pub(super) fn cancel_all(&self) {
+        let running = std::mem::take(&mut *lock(&self.running));
+        for carried in running.into_values() {
+            carried.agent.shutdown();
+        }
     }
 }
 
-/// A stateless request in flight; hands its agent back for reuse when it ends uncancelled.
+/// A request in flight; hands its agent back for reuse when it ends uncancelled.
 pub(super) struct Running<'a> {
     inflight: &'a Inflight,
     id: RequestId,
@@ -123,7 +153,7 @@ mod tests {
         let id = RequestId::Number(7);
         std::thread::scope(|scope| {
             let reader = scope.spawn(|| {
-                let running = inflight.start(RequestId::Number(7));
+                let running = inflight.start(RequestId::Number(7), true);
                 // Cancelled before or after the head arrived, the request ends with nothing read.
                 let ended = running.agent().post(&url).send("{}").map_or(true, |response| {
                     let mut body = Vec::new();
@@ -133,17 +163,31 @@ mod tests {
                 (ended, running.cancelled())
             });
             sent.recv().unwrap();
-            assert!(inflight.cancel(&id));
+            assert_eq!(inflight.cancel(&id), Some(Closed::Cancelled), "closing was the cancellation");
             let (ended, cancelled) = reader.join().unwrap();
             assert!(ended && cancelled);
         });
         server.join().unwrap();
-        assert!(!inflight.cancel(&id), "a request is cancelled once");
+        assert_eq!(inflight.cancel(&id), None, "a request is cancelled once");
         assert!(lock(&inflight.spare).is_empty(), "a cancelled agent is not reused");
 
-        drop(inflight.start(RequestId::Number(8)));
+        drop(inflight.start(RequestId::Number(8), true));
         assert_eq!(lock(&inflight.spare).len(), 1, "a finished agent is kept");
-        let _again = inflight.start(RequestId::Number(9));
+        let _again = inflight.start(RequestId::Number(9), true);
         assert!(lock(&inflight.spare).is_empty(), "and reused");
+    }
+
+    #[test]
+    fn closing_a_legacy_request_only_releases_its_reader_and_closing_the_client_closes_all() {
+        let inflight = Inflight::new(agent_config(1, &crate::client::ClientOptions::new("test", "1")));
+        let legacy = inflight.start(RequestId::Number(1), false);
+        assert_eq!(inflight.cancel(&RequestId::Number(1)), Some(Closed::Released), "the notification still goes");
+        assert!(legacy.cancelled());
+        let (a, b) = (inflight.start(RequestId::Number(2), false), inflight.start(RequestId::Number(3), true));
+        assert!(!a.cancelled() && !b.cancelled());
+        inflight.cancel_all();
+        assert!(a.cancelled() && b.cancelled(), "the client closed: every reader goes");
+        drop((a, b, legacy));
+        assert!(lock(&inflight.spare).is_empty(), "closed agents are not reused");
     }
 }
