@@ -77,7 +77,7 @@
 //! | `tower` | | the MCP endpoint as a `tower` service, to mount in axum or hyper on tokio |
 //! | `jwt` | | `private_key_jwt` client authentication for OAuth |
 //! | `keyring` | | OAuth tokens in the operating system's keyring |
-//! | `schemars` | | tool schemas derived with `schemars` (`talaria-core`'s feature) |
+//! | `schemars` | | tool schemas derived with `schemars` (`talaria-core`'s feature), and [`args!`](crate::args) to declare argument types in a line |
 //! | `cli` | | the `talaria` command-line tool |
 //!
 //! Every transport runs the same loop (see `talaria_core::session` for the contract): read ->
@@ -132,6 +132,8 @@ pub use talaria_core as core;
 
 pub use outbox::DEFAULT_OUTBOX_LIMIT;
 
+#[cfg(feature = "schemars")]
+mod args;
 #[cfg(feature = "http")]
 pub mod auth;
 mod caller_runs;

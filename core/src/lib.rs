@@ -101,3 +101,12 @@ pub mod session;
 #[cfg(test)]
 mod test_clock;
 pub mod version;
+
+/// What macros expanded in other crates name (`talaria::args!`): serde and schemars, through
+/// this crate, so that the caller needs no dependency of its own on them. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    #[cfg(feature = "schemars")]
+    pub use schemars;
+    pub use serde;
+}

@@ -43,3 +43,12 @@ fn the_short_server_answers_every_kind_of_request() {
         client.call::<ReadResource>(&ReadResourceRequestParams::new("notes://7"), CallOptions::default()).unwrap();
     assert_eq!(serde_json::to_value(&note.contents[0]).unwrap()["text"], "note 7");
 }
+
+/// The measure of a short server: at most 40 lines of code (comments and blank lines
+/// not counted), for three tools, a prompt and a resource template.
+#[test]
+fn the_short_server_is_at_most_40_lines_of_code() {
+    let source = include_str!("../src/bin/short_server.rs");
+    let code = source.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with("//")).count();
+    assert!(code <= 40, "short_server.rs has {code} lines of code");
+}

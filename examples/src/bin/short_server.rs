@@ -1,30 +1,14 @@
 //! A short server: three tools (typed arguments; one long-running, with progress and
 //! cancellation; one with structured output), a prompt with typed arguments and a resource
 //! template, served over stdio. `cargo run -p talaria-examples --bin short-server`.
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use talaria::prelude::*;
 
-#[derive(Deserialize, JsonSchema)]
-struct Greet {
-    name: String,
-}
-#[derive(Deserialize, JsonSchema)]
-struct Count {
-    to: u32,
-}
-#[derive(Deserialize, JsonSchema)]
-struct Add {
-    a: i64,
-    b: i64,
-}
-#[derive(Serialize, JsonSchema)]
-struct Sum {
-    sum: i64,
-}
-#[derive(Deserialize)]
-struct Review {
-    code: String,
+talaria::args! {
+    struct Greet { name: String }
+    struct Count { to: u32 }
+    struct Add { a: i64, b: i64 }
+    struct Sum { sum: i64 }
+    struct Review { code: String }
 }
 
 fn main() -> std::io::Result<()> {
