@@ -117,6 +117,9 @@ struct Queue {
     broken: bool,
     /// Tasks waiting for room.
     wakers: Vec<Waker>,
+    /// Threads blocked on `room` (only then is a notify worth a syscall: std's condvar makes
+    /// one per notify, waiter or not, and this one is notified after every write).
+    blocked: usize,
 }
 
 struct Shared {
@@ -135,7 +138,7 @@ impl Shared {
 
     /// `written` bytes left the queue (or the sink failed): wake whoever waits for room.
     fn written(&self, written: usize, failed: bool) {
-        let (wakers, wake_writer) = {
+        let (wakers, wake_writer, blocked) = {
             let mut queue = self.lock();
             queue.bytes = queue.bytes.saturating_sub(written);
             queue.writing = false;
@@ -147,23 +150,39 @@ impl Shared {
             }
             // The writer thread may have waited for a producer's try to end.
             let wake_writer = queue.idle && (queue.closing || queue.broken || !queue.frames.is_empty());
-            (std::mem::take(&mut queue.wakers), wake_writer)
+            (std::mem::take(&mut queue.wakers), wake_writer, queue.blocked > 0)
         };
         if wake_writer {
             self.work.notify_one();
         }
-        self.room.notify_all();
+        if blocked {
+            self.room.notify_all();
+        }
         wakers.into_iter().for_each(Waker::wake);
     }
 
     fn finished(&self) {
-        let wakers = {
+        let (wakers, blocked) = {
             let mut queue = self.lock();
             queue.done = true;
-            std::mem::take(&mut queue.wakers)
+            (std::mem::take(&mut queue.wakers), queue.blocked > 0)
         };
-        self.room.notify_all();
+        if blocked {
+            self.room.notify_all();
+        }
         wakers.into_iter().for_each(Waker::wake);
+    }
+
+    /// Blocks on `room` until notified (or `limit` passed), counted among the blocked.
+    fn wait_room<'a>(&self, queue: MutexGuard<'a, Queue>, limit: Option<Duration>) -> MutexGuard<'a, Queue> {
+        let mut queue = queue;
+        queue.blocked += 1;
+        let mut queue = match limit {
+            None => self.room.wait(queue).unwrap_or_else(PoisonError::into_inner),
+            Some(limit) => self.room.wait_timeout(queue, limit).unwrap_or_else(PoisonError::into_inner).0,
+        };
+        queue.blocked -= 1;
+        queue
     }
 
     /// Whether a paused reader may go on: the queue is back under half its limit, or nothing
@@ -334,7 +353,7 @@ impl Outbox {
     pub(crate) fn wait_for_room(&self) {
         let mut queue = self.shared.lock();
         while !self.shared.roomy(&queue) {
-            queue = self.shared.room.wait(queue).unwrap_or_else(PoisonError::into_inner);
+            queue = self.shared.wait_room(queue, None);
         }
     }
 
@@ -368,7 +387,7 @@ impl Outbox {
             // Another thread may be writing on this sink: its frames go before the close.
             let mut queue = self.shared.lock();
             while queue.writing {
-                queue = self.shared.room.wait(queue).unwrap_or_else(PoisonError::into_inner);
+                queue = self.shared.wait_room(queue, None);
             }
             drop(queue);
             self.pump();
@@ -387,7 +406,7 @@ impl Outbox {
             if left.is_zero() {
                 return false;
             }
-            queue = self.shared.room.wait_timeout(queue, left).unwrap_or_else(PoisonError::into_inner).0;
+            queue = self.shared.wait_room(queue, Some(left));
         }
         true
     }
