@@ -7,6 +7,7 @@
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
+pub mod child;
 pub mod conformance;
 pub mod conformance_auth;
 pub mod everything;

@@ -8,7 +8,6 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -18,39 +17,18 @@ use talaria::client::{Client, ClientError, ClientOptions};
 use talaria::core::client::CallOptions;
 use talaria::core::session::ClientMode;
 use talaria::core::version::ProtocolVersion;
+use talaria_examples::child::ServerChild;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_everything-server");
 
 /// The tests count this process's threads: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// An `everything-server --transport http` child, killed when dropped.
-struct ServerChild {
-    child: Child,
-    url: String,
-}
-
-impl ServerChild {
-    fn start() -> Self {
-        let mut child = Command::new(SERVER)
-            .args(["--transport", "http", "--port", "0"])
-            .stdin(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
-        assert!(url.starts_with("http://127.0.0.1:"), "the server said {line:?}");
-        Self { child, url }
-    }
-}
-
-impl Drop for ServerChild {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// An `everything-server --transport http` child on 127.0.0.1.
+fn everything_server() -> ServerChild {
+    let server = ServerChild::start(SERVER, &["--transport", "http", "--port", "0"]);
+    assert!(server.url.starts_with("http://127.0.0.1:"), "{}", server.url);
+    server
 }
 
 /// This process's threads named `name`.
@@ -77,7 +55,7 @@ fn options(mode: ClientMode) -> ClientOptions {
 #[test]
 fn concurrent_blocking_calls_start_no_worker_threads() {
     let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
-    let server = ServerChild::start();
+    let server = everything_server();
     for mode in [ClientMode::Legacy, ClientMode::Stateless] {
         let client = Client::http(&server.url, &[], options(mode)).unwrap();
         // The handshake's requests may have started workers (nothing waits for them on the
@@ -106,7 +84,7 @@ fn concurrent_blocking_calls_start_no_worker_threads() {
 #[test]
 fn a_call_that_times_out_returns_at_its_timeout_while_the_server_still_works() {
     let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
-    let server = ServerChild::start();
+    let server = everything_server();
     for mode in [ClientMode::Legacy, ClientMode::Stateless] {
         let client = Client::http(&server.url, &[], options(mode)).unwrap();
         let options = CallOptions::default().with_timeout(Duration::from_millis(300));
@@ -126,7 +104,7 @@ fn a_call_that_times_out_returns_at_its_timeout_while_the_server_still_works() {
 #[test]
 fn closing_the_client_releases_a_thread_waiting_in_its_call() {
     let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
-    let server = ServerChild::start();
+    let server = everything_server();
     for mode in [ClientMode::Legacy, ClientMode::Stateless] {
         let client = Client::http(&server.url, &[], options(mode)).unwrap();
         let started = slow_started(&client);

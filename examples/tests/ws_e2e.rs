@@ -3,13 +3,13 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::json;
 use talaria::client::{Client, ClientError, ClientOptions};
 use talaria::core::schema::tools::CallToolResult;
 use talaria::ws::{WsServer, WsServerOptions};
+use talaria_examples::child::ServerChild;
 
 fn text_of(result: &CallToolResult) -> String {
     result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("")
@@ -137,18 +137,9 @@ fn a_half_sent_handshake_is_cut_at_the_handshake_timeout() {
 
 #[test]
 fn the_everything_server_binary_serves_websocket() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_everything-server"))
-        .args(["--transport", "ws", "--port", "0"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-    let url = line.trim().rsplit(' ').next().unwrap().to_owned();
-    assert!(url.starts_with("ws://127.0.0.1:"), "{line}");
-    let client = Client::websocket(&url, &[], ClientOptions::new("c", "1")).unwrap();
+    let server = ServerChild::start(env!("CARGO_BIN_EXE_everything-server"), &["--transport", "ws", "--port", "0"]);
+    assert!(server.url.starts_with("ws://127.0.0.1:"), "{}", server.url);
+    let client = Client::websocket(&server.url, &[], ClientOptions::new("c", "1")).unwrap();
     assert_eq!(text_of(&client.call_tool("echo", json!({"text": "over ws"})).unwrap()), "over ws");
     client.close();
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
