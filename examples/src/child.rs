@@ -15,35 +15,32 @@ pub struct ServerChild {
 impl ServerChild {
     /// Starts `program` with `args`, and reads the URL from its first stderr line.
     ///
-    /// # Panics
+    /// # Errors
     ///
-    /// If the program cannot start, or its first stderr line holds no URL: a test's setup
-    /// failed.
+    /// If the program cannot start, or its first stderr line holds no URL (the child is
+    /// killed then).
     ///
     /// # Examples
     ///
     /// ```no_run
     /// use talaria_examples::child::ServerChild;
     ///
-    /// let server = ServerChild::start("target/debug/everything-server", &["--transport", "http", "--port", "0"]);
+    /// let server = ServerChild::start("target/debug/everything-server", &["--transport", "http", "--port", "0"])?;
     /// assert!(server.url.starts_with("http://127.0.0.1:"));
+    /// # Ok::<(), std::io::Error>(())
     /// ```
-    #[must_use]
-    pub fn start(program: &str, args: &[&str]) -> Self {
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
+    pub fn start(program: &str, args: &[&str]) -> std::io::Result<Self> {
+        let mut child = Command::new(program).args(args).stdin(Stdio::null()).stderr(Stdio::piped()).spawn()?;
         let mut line = String::new();
-        let stderr = child.stderr.take().map(BufReader::new);
-        if let Some(mut stderr) = stderr {
-            let _ = stderr.read_line(&mut line);
+        if let Some(stderr) = child.stderr.take() {
+            BufReader::new(stderr).read_line(&mut line)?;
         }
-        let url = line.split_whitespace().rev().find(|word| word.contains("://"));
-        let url = url.unwrap_or_else(|| panic!("{program} said {line:?}, with no URL")).to_owned();
-        Self { child, url }
+        let url = line.split_whitespace().rev().find(|word| word.contains("://")).map(str::to_owned);
+        let server = Self { child, url: url.unwrap_or_default() };
+        if server.url.is_empty() {
+            return Err(std::io::Error::other(format!("{program} said {line:?}, with no URL")));
+        }
+        Ok(server)
     }
 }
 

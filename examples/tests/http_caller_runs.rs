@@ -26,7 +26,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// An `everything-server --transport http` child on 127.0.0.1.
 fn everything_server() -> ServerChild {
-    let server = ServerChild::start(SERVER, &["--transport", "http", "--port", "0"]);
+    let server = ServerChild::start(SERVER, &["--transport", "http", "--port", "0"]).unwrap();
     assert!(server.url.starts_with("http://127.0.0.1:"), "{}", server.url);
     server
 }

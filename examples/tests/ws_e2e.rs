@@ -137,7 +137,8 @@ fn a_half_sent_handshake_is_cut_at_the_handshake_timeout() {
 
 #[test]
 fn the_everything_server_binary_serves_websocket() {
-    let server = ServerChild::start(env!("CARGO_BIN_EXE_everything-server"), &["--transport", "ws", "--port", "0"]);
+    let server =
+        ServerChild::start(env!("CARGO_BIN_EXE_everything-server"), &["--transport", "ws", "--port", "0"]).unwrap();
     assert!(server.url.starts_with("ws://127.0.0.1:"), "{}", server.url);
     let client = Client::websocket(&server.url, &[], ClientOptions::new("c", "1")).unwrap();
     assert_eq!(text_of(&client.call_tool("echo", json!({"text": "over ws"})).unwrap()), "over ws");
