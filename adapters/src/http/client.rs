@@ -426,11 +426,12 @@ fn get_stream(link: &Link, opened: std::sync::mpsc::Sender<()>) {
     }
 }
 
-/// Sends the client's frames: requests each on a worker (their replies may take long),
+/// Sends the client's frames: each request on a job of its own (its reply may take long),
 /// notifications and responses in order, at once.
 ///
-/// Producers try it first: a request is handed to a worker on the caller's thread, with no
-/// trip through the outbox's writer thread; a notification or a response (and whatever
+/// Producers try it first: a request's job goes, with no trip through the outbox's writer
+/// thread, to the blocking caller that waits for it (`caller_runs`: the caller POSTs and
+/// reads the reply itself), or else to a worker; a notification or a response (and whatever
 /// follows it) waits for the writer, which POSTs it.
 struct HttpSink {
     link: Arc<Link>,
