@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 features=("$@")
 if [ ${#features[@]} -eq 0 ]; then
-  features=(stdio ws http smol tls tower jwt keyring schemars cli)
+  features=(stdio ws http smol tls tower jwt keyring schemars)
 fi
 check() {
   echo "==> $*"
@@ -23,4 +23,5 @@ for feature in "${features[@]}"; do
 done
 check -p talaria
 check -p talaria --all-features
+check -p talaria-cli --all-targets
 echo "features: every combination builds without warnings"

@@ -78,7 +78,6 @@
 //! | `jwt` | | `private_key_jwt` client authentication for OAuth |
 //! | `keyring` | | OAuth tokens in the operating system's keyring |
 //! | `schemars` | | tool schemas derived with `schemars` (`talaria-core`'s feature), and [`args!`](crate::args) to declare argument types in a line |
-//! | `cli` | | the `talaria` command-line tool |
 //!
 //! Every transport runs the same loop (see `talaria_core::session` for the contract): read ->
 //! `handle_*`, drain `poll_output` -> write, wait on `poll_timeout`. No protocol logic lives
@@ -137,11 +136,8 @@ mod args;
 #[cfg(feature = "http")]
 pub mod auth;
 mod caller_runs;
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod client;
 mod conn;
-pub mod demo;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod memory;

@@ -192,9 +192,21 @@ impl TlsRoots {
         self.mozilla && self.system && self.extra.is_empty()
     }
 
-    /// The `ureq` TLS configuration trusting these roots.
+    /// The `ureq` TLS configuration trusting these roots, for a `ureq` agent of your own
+    /// (the `talaria` CLI's `doctor` makes its plain HTTP checks with one).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let agent: ureq::Agent = ureq::Agent::config_builder()
+    ///     .tls_config(talaria::tls::TlsRoots::new().ureq_config())
+    ///     .build()
+    ///     .into();
+    /// # drop(agent);
+    /// ```
     #[cfg(feature = "http")]
-    pub(crate) fn ureq_config(&self) -> ureq::tls::TlsConfig {
+    #[must_use]
+    pub fn ureq_config(&self) -> ureq::tls::TlsConfig {
         static DEFAULT: OnceLock<Arc<Vec<ureq::tls::Certificate<'static>>>> = OnceLock::new();
         let to_ureq = |roots: &Self| -> Arc<Vec<ureq::tls::Certificate<'static>>> {
             Arc::new(roots.certificates().iter().map(|c| ureq::tls::Certificate::from_der(c).to_owned()).collect())

@@ -232,44 +232,50 @@ fn everything_router(tasks: Option<std::sync::Arc<dyn talaria::core::server::Tas
             Tool::new("slow-stats", empty())
                 .with_description("How this process's slow calls ended: {started, completed, cancelled}"),
             |_ctx, _: Value| {
-                let stats = serde_json::to_value(talaria::demo::slow_calls()).unwrap_or_default();
+                let stats = serde_json::to_value(talaria_cli::demo_tools::slow_calls()).unwrap_or_default();
                 Ok(CallToolResult::text(stats.to_string()))
             },
         );
-    let builder = talaria::demo::elicit(talaria::demo::sample(talaria::demo::slow(builder, 100)))
-        .blocking_tool(Tool::new("roots", empty()).with_description("Lists the client's roots"), |job, _: Value| {
-            let roots =
-                job.ask::<ListRoots>(&RequestParams::default()).map_err(|e| ToolError::execution(e.to_string()))?;
-            let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
-            Ok(CallToolResult::text(uris.join("\n")))
-        })
-        .tool(
-            Tool::new("forecast", forecast_schema)
-                .with_description("A made-up forecast; its arguments travel as Mcp-Param-* headers over HTTP"),
-            |_ctx, args: Forecast| Ok(CallToolResult::text(format!("{}: sunny for {} days", args.region, args.days))),
-        )
-        .prompt(
-            Prompt::new("greet")
-                .with_description("Greets someone")
-                .with_argument(PromptArgument::required("name"))
-                .with_argument(PromptArgument::optional("tone")),
-            |_ctx, args| {
-                let tone = args.get("tone").map_or("warm", String::as_str);
-                let name = args.get("name").map_or("", String::as_str);
-                Ok(GetPromptResult::new(vec![
-                    PromptMessage::user_text(format!("Greet {name} in a {tone} tone.")),
-                    PromptMessage::assistant_text(format!("Hello, {name}!")),
-                ]))
-            },
-        )
-        .resource(Resource::new("file:///readme.md", "readme").with_mime_type("text/markdown"), |_ctx, uri, _vars| {
-            Ok(vec![TextResourceContents::new(uri, "# Everything\nA server with every feature.")
-                .with_mime_type("text/markdown")
-                .into()])
-        })
-        .resource(Resource::new("file:///pixel.png", "pixel").with_mime_type("image/png"), |_ctx, uri, _vars| {
-            Ok(vec![BlobResourceContents::new(uri, "iVBORw0KGgo=").with_mime_type("image/png").into()])
-        });
+    let builder =
+        talaria_cli::demo_tools::elicit(talaria_cli::demo_tools::sample(talaria_cli::demo_tools::slow(builder, 100)))
+            .blocking_tool(Tool::new("roots", empty()).with_description("Lists the client's roots"), |job, _: Value| {
+                let roots =
+                    job.ask::<ListRoots>(&RequestParams::default()).map_err(|e| ToolError::execution(e.to_string()))?;
+                let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
+                Ok(CallToolResult::text(uris.join("\n")))
+            })
+            .tool(
+                Tool::new("forecast", forecast_schema)
+                    .with_description("A made-up forecast; its arguments travel as Mcp-Param-* headers over HTTP"),
+                |_ctx, args: Forecast| {
+                    Ok(CallToolResult::text(format!("{}: sunny for {} days", args.region, args.days)))
+                },
+            )
+            .prompt(
+                Prompt::new("greet")
+                    .with_description("Greets someone")
+                    .with_argument(PromptArgument::required("name"))
+                    .with_argument(PromptArgument::optional("tone")),
+                |_ctx, args| {
+                    let tone = args.get("tone").map_or("warm", String::as_str);
+                    let name = args.get("name").map_or("", String::as_str);
+                    Ok(GetPromptResult::new(vec![
+                        PromptMessage::user_text(format!("Greet {name} in a {tone} tone.")),
+                        PromptMessage::assistant_text(format!("Hello, {name}!")),
+                    ]))
+                },
+            )
+            .resource(
+                Resource::new("file:///readme.md", "readme").with_mime_type("text/markdown"),
+                |_ctx, uri, _vars| {
+                    Ok(vec![TextResourceContents::new(uri, "# Everything\nA server with every feature.")
+                        .with_mime_type("text/markdown")
+                        .into()])
+                },
+            )
+            .resource(Resource::new("file:///pixel.png", "pixel").with_mime_type("image/png"), |_ctx, uri, _vars| {
+                Ok(vec![BlobResourceContents::new(uri, "iVBORw0KGgo=").with_mime_type("image/png").into()])
+            });
     let builder = match builder.resource_template(ResourceTemplate::new("notes://{id}", "notes"), |_ctx, uri, vars| {
         Ok(vec![TextResourceContents::new(uri, format!("note {}", vars.get("id").map_or("", String::as_str))).into()])
     }) {

@@ -220,15 +220,15 @@ fn a_stateless_call_that_times_out_is_cancelled_by_closing_its_stream() {
         Listening::start(true, HttpServerOptions::default().sse_keepalive(Duration::from_millis(50)));
     smol::block_on(async {
         let client = talaria::smol::http(&url, &[], stateless()).await.unwrap();
-        let before = talaria::demo::slow_calls();
+        let before = talaria_cli::demo_tools::slow_calls();
         let options = CallOptions::default().with_timeout(Duration::from_millis(300));
         let outcome = client.call_tool_with("slow", json!({"steps": 100, "step_ms": 50}), options).await;
         assert!(matches!(outcome, Err(ClientError::Call(ref e)) if e.to_string().contains("timed out")), "{outcome:?}");
         let deadline = Instant::now() + Duration::from_secs(5);
-        while talaria::demo::slow_calls().cancelled == before.cancelled && Instant::now() < deadline {
+        while talaria_cli::demo_tools::slow_calls().cancelled == before.cancelled && Instant::now() < deadline {
             smol::Timer::after(Duration::from_millis(10)).await;
         }
-        assert!(talaria::demo::slow_calls().cancelled > before.cancelled, "the server stopped the work");
+        assert!(talaria_cli::demo_tools::slow_calls().cancelled > before.cancelled, "the server stopped the work");
         assert_eq!(echo(&client, "still here").await, "still here");
     });
 }

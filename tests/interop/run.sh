@@ -168,7 +168,7 @@ rm -f "$LOGS"/*.log
 
 if [[ -z ${INTEROP_SKIP_BUILD:-} ]]; then
     log "building everything-server and the talaria CLI"
-    if ! (cd "$ROOT" && cargo build -p talaria-examples --bins && cargo build -p talaria --features cli --bin talaria) \
+    if ! (cd "$ROOT" && cargo build -p talaria-examples --bins && cargo build -p talaria-cli --bin talaria) \
         >"$LOGS/build.log" 2>&1; then
         tail -n 30 "$LOGS/build.log" >&2
         fail build "cargo build failed (log: .cache/interop/logs/build.log)"

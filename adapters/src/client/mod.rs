@@ -47,7 +47,7 @@ pub use options::ClientOptions;
 /// Per-call options ([`Client::call_tool_with`], [`Client::call`]): a timeout, a progress
 /// callback, task handling. The same type as `talaria::core::client::CallOptions`.
 pub use talaria_core::client::CallOptions;
-pub(crate) use tasks::{task_call, task_payload};
+pub use tasks::{task_call, task_payload};
 #[cfg(any(feature = "http", feature = "ws"))]
 pub(crate) use trace::header_pairs;
 pub use trace::{TraceEvent, TraceFn};

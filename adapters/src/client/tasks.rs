@@ -103,8 +103,19 @@ impl Client {
     }
 }
 
-/// `tools/call` params asking for the call to run as a task kept `ttl` (2025-11-25).
-pub(crate) fn task_call(name: &str, arguments: serde_json::Value, ttl: Option<Duration>) -> CallToolRequestParams {
+/// `tools/call` params asking for the call to run as a task kept `ttl` (2025-11-25), for a
+/// [`CallToolAsTask`] call of your own ([`Client::call_tool_as_task`] sends it for you).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let params = talaria::client::task_call("slow", serde_json::json!({"steps": 3}), Some(Duration::from_secs(60)));
+/// assert_eq!(params.name, "slow");
+/// assert_eq!(params.task.and_then(|t| t.ttl), Some(60_000));
+/// ```
+pub fn task_call(name: &str, arguments: serde_json::Value, ttl: Option<Duration>) -> CallToolRequestParams {
     let mut params = tool_call(name, arguments);
     params.task = Some(TaskMetadata {
         ttl: ttl.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
@@ -113,8 +124,22 @@ pub(crate) fn task_call(name: &str, arguments: serde_json::Value, ttl: Option<Du
     params
 }
 
-/// A `tasks/result` payload as the tool's result.
-pub(crate) fn task_payload(payload: talaria_core::schema::JsonObject) -> Result<CallToolResult, ClientError> {
+/// A `tasks/result` payload (a tool call's task) as the tool's result.
+///
+/// # Errors
+///
+/// [`ClientError::Call`] with a malformed-response error if the payload is no tool result.
+///
+/// # Examples
+///
+/// ```
+/// let payload = serde_json::json!({"content": [{"type": "text", "text": "done"}]});
+/// let result = talaria::client::task_payload(payload.as_object().cloned().unwrap_or_default())?;
+/// assert_eq!(result.content[0].as_text(), Some("done"));
+/// assert!(talaria::client::task_payload(serde_json::Map::new()).is_err(), "no content");
+/// # Ok::<(), talaria::client::ClientError>(())
+/// ```
+pub fn task_payload(payload: talaria_core::schema::JsonObject) -> Result<CallToolResult, ClientError> {
     serde_json::from_value(serde_json::Value::Object(payload))
         .map_err(|e| ClientError::Call(CallError::Local(LocalError::MalformedResponse(format!("tasks/result: {e}")))))
 }

@@ -20,17 +20,17 @@ pub(crate) fn cancel_latencies(url: &str, rounds: usize) -> Vec<Duration> {
     let client = Client::http(url, &[], ClientOptions::new("stateless", "1").mode(ClientMode::Stateless)).unwrap();
     let mut latencies = Vec::new();
     for _ in 0..rounds {
-        let before = talaria::demo::slow_calls();
+        let before = talaria_cli::demo_tools::slow_calls();
         let options = CallOptions::default().with_timeout(Duration::from_millis(200));
         let outcome = client.call_tool_with("slow", json!({"steps": 1000, "step_ms": 5}), options);
         assert!(matches!(outcome, Err(ClientError::Call(ref e)) if e.to_string().contains("timed out")), "{outcome:?}");
         // The call has returned: its stream is closed.
         let closed = Instant::now();
         let deadline = closed + Duration::from_secs(5);
-        while talaria::demo::slow_calls().cancelled == before.cancelled && Instant::now() < deadline {
+        while talaria_cli::demo_tools::slow_calls().cancelled == before.cancelled && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
-        assert!(talaria::demo::slow_calls().cancelled > before.cancelled, "the server stopped the work");
+        assert!(talaria_cli::demo_tools::slow_calls().cancelled > before.cancelled, "the server stopped the work");
         latencies.push(closed.elapsed());
     }
     latencies.sort();

@@ -14,7 +14,7 @@ use super::oauth::{self, OAuthArgs};
 use super::printer::Printer;
 use super::scripted::emit_failure;
 use super::Settings;
-use crate::auth::StoredToken;
+use talaria::auth::StoredToken;
 
 /// Runs `action`; the exit code.
 pub(crate) fn run(action: &AuthAction, args: &OAuthArgs, settings: &Settings, printer: &Arc<Printer>) -> Exit {

@@ -11,7 +11,7 @@ use super::exit::{Failure, Kind};
 use super::interrupt::{self, Busy};
 use super::printer::Printer;
 use super::server_requests::{self, Question};
-use crate::client::{CallFuture, Client, ClientError};
+use talaria::client::{CallFuture, Client, ClientError};
 
 /// How often the waiter looks at Ctrl-C and questions.
 const TICK: Duration = Duration::from_millis(20);

@@ -1,7 +1,6 @@
 //! The `talaria` binary over TLS: `serve-demo --tls-cert --tls-key` serves https://, and the
 //! CLI reaches it with `--cacert` (a private CA), or refuses it, as a transport failure, when
 //! the certificate is not trusted.
-#![cfg(feature = "cli")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::path::PathBuf;

@@ -2,7 +2,6 @@
 //! (`talaria serve-demo`) over stdio: a recorded session replays the same on the same server,
 //! a changed answer makes `replay` exit 3, and a mock built from the recording answers as
 //! the server did, to any revision.
-#![cfg(feature = "cli")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use serde_json::Value;

@@ -352,7 +352,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::cli::style::Style;
+    use crate::style::Style;
 
     fn scripted(answers: &[&str]) -> impl FnMut(&str) -> Option<String> {
         let mut answers: Vec<String> = answers.iter().rev().map(|a| (*a).to_owned()).collect();

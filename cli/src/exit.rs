@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use talaria_core::session::{CallError, LocalError, SendError};
 
-use crate::client::ClientError;
+use talaria::client::ClientError;
 
 /// The exit codes `talaria` documents (see `talaria --help`).
 ///
@@ -13,7 +13,7 @@ use crate::client::ClientError;
 /// # Examples
 ///
 /// ```
-/// use talaria::cli::Exit;
+/// use talaria_cli::Exit;
 ///
 /// assert_eq!(Exit::Protocol.code(), 3);
 /// assert_eq!(Exit::Ok.code(), 0);

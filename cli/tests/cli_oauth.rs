@@ -2,7 +2,6 @@
 //! sign-in URL, the test plays the browser (following the authorization server's redirect to
 //! the CLI's loopback listener), the call goes through, and a second run reuses the kept
 //! token without signing in.
-#![cfg(feature = "cli")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs, unreachable_pub, dead_code)]
 
 #[path = "../../examples/tests/test_as/mod.rs"]

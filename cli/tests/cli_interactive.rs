@@ -3,7 +3,7 @@
 //! cancelling a slow call, sampling and elicitation answered at the prompt, history.
 //!
 //! Skipped (with a note) where `python3` is missing.
-#![cfg(all(feature = "cli", unix))]
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::process::Command;

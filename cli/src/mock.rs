@@ -17,7 +17,7 @@ use talaria_core::schema::ResourceContents;
 use talaria_core::server::{Router, ToolError};
 
 use super::recording::{without_meta, Exchange, Recording};
-use crate::server::Server;
+use talaria::server::Server;
 
 /// The server a recording shows.
 ///

@@ -433,7 +433,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::cli::exit::Kind;
+    use crate::exit::Kind;
 
     fn schema() -> JsonObject {
         json!({

@@ -12,7 +12,7 @@ use talaria_core::schema::tools::{CallToolResult, Tool};
 use talaria_core::schema::{BlobResourceContents, JsonObject, LoggingLevel, TextResourceContents};
 use talaria_core::server::{Router, RouterBuilder, ToolError};
 
-use crate::server::Server;
+use talaria::server::Server;
 
 /// The names the completion of `greet`'s `name` offers.
 const NAMES: [&str; 6] = ["Ada", "Alan", "Barbara", "Grace", "Linus", "Margaret"];
@@ -30,7 +30,7 @@ pub struct DemoState {
 /// ```
 /// use talaria::client::ClientOptions;
 ///
-/// let client = talaria::memory::connect(&talaria::cli::demo_server(), ClientOptions::new("me", "1"))?;
+/// let client = talaria::memory::connect(&talaria_cli::demo_server(), ClientOptions::new("me", "1"))?;
 /// let result = client.call_tool("add", serde_json::json!({"a": 2, "b": 3}))?;
 /// assert_eq!(result.structured_content, Some(serde_json::json!({"sum": 5})));
 /// # Ok::<(), talaria::client::ClientError>(())
@@ -176,7 +176,7 @@ fn tools(builder: RouterBuilder<DemoState>) -> RouterBuilder<DemoState> {
             }
             Ok(CallToolResult::text("logged"))
         });
-    crate::demo::elicit(crate::demo::sample(crate::demo::slow(builder, 200)))
+    crate::demo_tools::elicit(crate::demo_tools::sample(crate::demo_tools::slow(builder, 200)))
 }
 
 fn level_name(level: LoggingLevel) -> String {
@@ -188,11 +188,11 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::client::ClientOptions;
+    use talaria::client::ClientOptions;
 
     #[test]
     fn every_feature_answers_in_memory() {
-        let client = crate::memory::connect(&server(), ClientOptions::new("t", "1")).unwrap();
+        let client = talaria::memory::connect(&server(), ClientOptions::new("t", "1")).unwrap();
         let tools: Vec<String> = client.list_all_tools().unwrap().into_iter().map(|t| t.name).collect();
         assert_eq!(tools, ["echo", "add", "stats", "fail", "log", "slow", "sample", "elicit"]);
         let echoed = client.call_tool("echo", json!({"text": "Hi", "case": "upper"})).unwrap();

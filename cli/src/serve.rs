@@ -4,8 +4,8 @@
 use super::args::{ServeArgs, ServeTransport};
 use super::demo_server;
 use super::exit::Exit;
-use crate::http::{HttpServer, HttpServerOptions};
-use crate::ws::{WsServer, WsServerOptions};
+use talaria::http::{HttpServer, HttpServerOptions};
+use talaria::ws::{WsServer, WsServerOptions};
 
 /// Serves the demo server until the transport ends (stdin closes) or forever (network
 /// transports).
@@ -14,7 +14,7 @@ pub(crate) fn run(args: &ServeArgs) -> Exit {
 }
 
 /// Serves `server` (described as `what`) as `args` say.
-pub(crate) fn serve<S: Send + 'static>(server: &crate::server::Server<S>, args: &ServeArgs, what: &str) -> Exit {
+pub(crate) fn serve<S: Send + 'static>(server: &talaria::server::Server<S>, args: &ServeArgs, what: &str) -> Exit {
     let tls = match (&args.tls_cert, &args.tls_key, args.transport) {
         (Some(_), _, ServeTransport::Stdio | ServeTransport::Ws) => {
             eprintln!("talaria: --tls-cert serves the http and sse transports only");
@@ -39,7 +39,7 @@ pub(crate) fn serve<S: Send + 'static>(server: &crate::server::Server<S>, args: 
         serve_until_stopped(bound, args, |l| format!("{what} on {scheme}://{}{path}", l.local_addr()), HttpServer::wait)
     };
     match args.transport {
-        ServeTransport::Stdio => match crate::stdio::serve(server) {
+        ServeTransport::Stdio => match talaria::stdio::serve(server) {
             Ok(()) => Exit::Ok,
             Err(e) => {
                 eprintln!("talaria: serving on stdio failed: {e}");
@@ -79,5 +79,5 @@ fn serve_until_stopped<L>(
 /// The TLS configuration from the PEM files `cert` and `key`.
 fn tls_config(cert: &std::path::Path, key: &std::path::Path) -> Result<std::sync::Arc<rustls::ServerConfig>, String> {
     let read = |path: &std::path::Path| std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()));
-    crate::tls::server_config(&read(cert)?, &read(key)?).map_err(|e| e.to_string())
+    talaria::tls::server_config(&read(cert)?, &read(key)?).map_err(|e| e.to_string())
 }

@@ -20,11 +20,11 @@ use talaria_core::schema::resources::{ListResourceTemplates, ListResources};
 use talaria_core::schema::tools::ListTools;
 use talaria_core::schema::PaginatedRequestParams;
 
-use crate::cli::catalog::{Catalog, Lists};
-use crate::cli::coerce;
-use crate::cli::commands::{lookup, COMMANDS};
-use crate::cli::split::{split_words, word_start};
-use crate::client::{CallFuture, Client};
+use crate::catalog::{Catalog, Lists};
+use crate::coerce;
+use crate::commands::{lookup, COMMANDS};
+use crate::split::{split_words, word_start};
+use talaria::client::{CallFuture, Client};
 
 /// How long completion waits for the server.
 const SERVER_WAIT: Duration = Duration::from_secs(2);

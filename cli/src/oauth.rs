@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use crate::auth::{FileTokenStore, KeyringTokenStore, LoopbackRedirect, OAuthClient, TokenStore};
-use crate::core::auth::client::ClientConfig;
-use crate::core::auth::registration::ClientInformation;
+use talaria::auth::{FileTokenStore, KeyringTokenStore, LoopbackRedirect, OAuthClient, TokenStore};
+use talaria::core::auth::client::ClientConfig;
+use talaria::core::auth::registration::ClientInformation;
 
 use super::exit::{Failure, Kind};
 
@@ -30,7 +30,7 @@ pub(crate) struct OAuthArgs {
     /// Print each step of the authorization.
     pub(crate) verbose: bool,
     /// The certificate authorities trusted for `https://`.
-    pub(crate) tls: crate::tls::TlsRoots,
+    pub(crate) tls: talaria::tls::TlsRoots,
 }
 
 /// The default token file: `$XDG_CONFIG_HOME/talaria/tokens.json`, else

@@ -19,10 +19,10 @@ use super::printer::Printer;
 use super::server_requests::{self, Question};
 use super::stderr::StderrLog;
 use super::trace;
-use crate::auth::OAuthClient;
-use crate::client::{Client, ClientError, ClientOptions, TraceEvent};
-use crate::http::HttpTransport;
-use crate::stdio::{StderrMode, StdioCommand};
+use talaria::auth::OAuthClient;
+use talaria::client::{Client, ClientError, ClientOptions, TraceEvent};
+use talaria::http::HttpTransport;
+use talaria::stdio::{StderrMode, StdioCommand};
 
 /// Which server to talk to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +94,7 @@ pub(crate) struct Connector {
     /// Connects to HTTP and SSE servers with the smol client (`--smol`).
     pub(crate) smol: bool,
     /// The certificate authorities trusted for `https://` and `wss://` (`--cacert`).
-    pub(crate) tls: crate::tls::TlsRoots,
+    pub(crate) tls: talaria::tls::TlsRoots,
     /// Where the frames are recorded (`--record`).
     pub(crate) record: Option<Arc<super::recording::Recorder>>,
 }
@@ -113,9 +113,9 @@ fn connect_http(
     if smol {
         let connecting = async {
             if sse {
-                crate::smol::sse(url, headers, options).await.map(|client| (client, HttpTransport::LegacySse))
+                talaria::smol::sse(url, headers, options).await.map(|client| (client, HttpTransport::LegacySse))
             } else {
-                crate::smol::probe_http(url, headers, options).await
+                talaria::smol::probe_http(url, headers, options).await
             }
         };
         return smol::block_on(connecting).map(|(client, transport)| (client.to_blocking(), transport));
@@ -162,7 +162,7 @@ pub(crate) struct Session {
 }
 
 /// An open `subscriptions/listen` call.
-pub(crate) type Listen = crate::client::CallFuture<talaria_core::schema::subscriptions::SubscriptionsListenResult>;
+pub(crate) type Listen = talaria::client::CallFuture<talaria_core::schema::subscriptions::SubscriptionsListenResult>;
 
 impl Session {
     /// A failure enriched with the server's stderr tail when the connection is gone.
@@ -231,7 +231,7 @@ impl Connector {
                     Err(e) => return Err(self.connect_failure(e, None)),
                 }
             }
-            Target::Demo => match crate::memory::connect(&demo_server::server(), options) {
+            Target::Demo => match talaria::memory::connect(&demo_server::server(), options) {
                 Ok(client) => (client, None),
                 Err(e) => return Err(self.connect_failure(e, None)),
             },

@@ -31,7 +31,7 @@ use super::printer::Printer;
 use super::progress::ProgressView;
 use super::surface;
 use super::wait::{self, Ui};
-use crate::client::{ClientError, MAX_LIST_PAGES};
+use talaria::client::{ClientError, MAX_LIST_PAGES};
 use talaria_core::session::CallError;
 
 /// What a command produced.
@@ -250,7 +250,7 @@ impl Exec<'_> {
     /// Sends the call `send` makes and waits for it (see [`wait::call`]).
     pub(super) fn wait<T: Send + 'static>(
         &mut self,
-        send: impl FnOnce() -> crate::client::CallFuture<T>,
+        send: impl FnOnce() -> talaria::client::CallFuture<T>,
     ) -> Result<T, Failure> {
         wait::call(&self.session.client, send, self.ui, self.printer).map_err(|f| self.session.explain(f))
     }

@@ -24,7 +24,7 @@ use super::exec::{done, to_json, Exec, Outcome, Shape};
 use super::exit::Failure;
 use super::printer::Printer;
 use super::wait;
-use crate::client::{task_call, task_payload};
+use talaria::client::{task_call, task_payload};
 
 /// How often a 2025-11-25 task is looked at while watched, when it suggests nothing.
 const DEFAULT_POLL: Duration = Duration::from_millis(500);
@@ -144,7 +144,7 @@ impl Exec<'_> {
                 }
                 let interval = state.poll_interval.map_or(DEFAULT_POLL, Duration::from_millis);
                 if !sleep_unless(&stopped, interval.clamp(Duration::from_millis(10), Duration::from_secs(30))) {
-                    return Err(crate::client::ClientError::Call(talaria_core::session::CallError::Local(
+                    return Err(talaria::client::ClientError::Call(talaria_core::session::CallError::Local(
                         talaria_core::session::LocalError::Cancelled { reason: Some("stopped watching".into()) },
                     )));
                 }

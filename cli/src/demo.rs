@@ -71,7 +71,7 @@ pub(crate) fn run(args: &DemoArgs, settings: &Settings, printer: &Arc<Printer>) 
         },
         oauth: None,
         smol: false,
-        tls: crate::tls::TlsRoots::new(),
+        tls: talaria::tls::TlsRoots::new(),
         record: None,
     };
     printer.set_logs(true);

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use talaria_core::session::CallError;
 
 use super::recording::{without_meta, Exchange, Recording};
-use crate::client::{Client, ClientError};
+use talaria::client::{Client, ClientError};
 
 /// The methods never replayed.
 const SKIPPED: [&str; 7] = [

@@ -1,7 +1,6 @@
 //! The `talaria` binary's task commands (`task`, `watch`, `task-status`, `task-result`,
 //! `tasks`, `cancel-task`) against its demo server over stdio, in both task designs: 2025-11-25
 //! and the 2026-07-28 extension.
-#![cfg(feature = "cli")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod common;

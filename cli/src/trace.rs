@@ -4,7 +4,7 @@
 //! (`Authorization`, tokens, passwords, API keys), never from what is sent.
 //!
 //! Other transports (HTTP, legacy SSE, WebSocket, the in-process demo) are traced through the
-//! client's own hook ([`ClientOptions::trace`](crate::client::ClientOptions::trace)):
+//! client's own hook ([`ClientOptions::trace`](talaria::client::ClientOptions::trace)):
 //! [`print_event`] prints what it reports, HTTP heads and SSE fields included.
 
 use std::io::{self, BufRead, BufReader, Write};
@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::exit::Exit;
 use super::printer::Printer;
 use super::stderr::describe_frame;
-use crate::client::TraceEvent;
+use talaria::client::TraceEvent;
 
 /// Starts a frame the proxy sends towards the server, on its stderr.
 const OUT: &str = "\u{1f}talaria-frame> ";
@@ -147,6 +147,8 @@ pub(crate) fn print_event(printer: &Printer, event: &TraceEvent<'_>) {
             }
             printer.line(&format!("{back} {}", dim(&format!("SSE {}", fields.join(", ")))));
         }
+        // A kind of event this CLI does not know yet: nothing to print.
+        _ => {}
     }
 }
 

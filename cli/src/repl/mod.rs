@@ -25,8 +25,8 @@ use super::server_requests::Question;
 use super::split::split_words;
 use super::wait::Ui;
 use super::Settings;
-use crate::client::Client;
 use helper::ReplHelper;
+use talaria::client::Client;
 
 /// The prompt.
 const PROMPT: &str = "talaria> ";

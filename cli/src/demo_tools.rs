@@ -8,7 +8,7 @@
 //! ```
 //! use talaria::core::server::Router;
 //!
-//! let router = talaria::demo::elicit(talaria::demo::sample(talaria::demo::slow(Router::<()>::builder(), 100))).build();
+//! let router = talaria_cli::demo_tools::elicit(talaria_cli::demo_tools::sample(talaria_cli::demo_tools::slow(Router::<()>::builder(), 100))).build();
 //! let names: Vec<&str> = router.tools().map(|t| t.name.as_str()).collect();
 //! assert_eq!(names, ["slow", "sample", "elicit"]);
 //! ```
@@ -133,8 +133,8 @@ static SLOW_CALLS: SlowCounters =
 /// # Examples
 ///
 /// ```
-/// let before = talaria::demo::slow_calls();
-/// assert!(talaria::demo::slow_calls().started >= before.started);
+/// let before = talaria_cli::demo_tools::slow_calls();
+/// assert!(talaria_cli::demo_tools::slow_calls().started >= before.started);
 /// ```
 #[must_use]
 pub fn slow_calls() -> SlowCalls {

@@ -1,5 +1,7 @@
-//! The `talaria` command-line tool (feature `cli`): explore and test any MCP server from a
-//! terminal, script it from CI, and tour the SDK with `talaria demo`.
+//! The `talaria` command-line tool: explore and test any MCP server from a terminal, script
+//! it from CI, and tour the SDK with `talaria demo`. A crate of its own, on the public API of
+//! the `talaria` SDK; [`demo_tools`] are the demo server's tools that show off the SDK's
+//! long-running and server-to-client parts (the `everything-server` example serves them too).
 //!
 //! The binary is a thin `main` around [`run`]. Modes:
 //!
@@ -22,6 +24,8 @@
 //!
 //! A seam this module would use if the client had it: handlers that may answer later
 //! (sampling and elicitation block the connection's reader while the user types).
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 mod args;
 mod auth;
@@ -32,6 +36,7 @@ mod config;
 mod connect;
 mod demo;
 mod demo_server;
+pub mod demo_tools;
 mod doctor;
 mod doctor_net;
 mod exec;
@@ -92,7 +97,7 @@ pub(crate) struct Settings {
 /// # Examples
 ///
 /// ```no_run
-/// let exit = talaria::cli::run(["talaria", "demo", "--no-interactive"]);
+/// let exit = talaria_cli::run(["talaria", "demo", "--no-interactive"]);
 /// std::process::exit(i32::from(exit.code()));
 /// ```
 pub fn run<I, T>(args: I) -> Exit
@@ -229,7 +234,7 @@ where
 }
 
 /// The OAuth settings from the command line.
-fn oauth_args(global: &args::Global, tls: &crate::tls::TlsRoots) -> oauth::OAuthArgs {
+fn oauth_args(global: &args::Global, tls: &talaria::tls::TlsRoots) -> oauth::OAuthArgs {
     oauth::OAuthArgs {
         client_id: global.client_id.clone(),
         client_secret: global.client_secret.clone(),
@@ -242,11 +247,11 @@ fn oauth_args(global: &args::Global, tls: &crate::tls::TlsRoots) -> oauth::OAuth
 }
 
 /// The usual roots, and the certificate authorities in `cacert` (PEM) if given.
-fn trusted_roots(cacert: Option<&std::path::Path>) -> Result<crate::tls::TlsRoots, Failure> {
-    let Some(path) = cacert else { return Ok(crate::tls::TlsRoots::new()) };
+fn trusted_roots(cacert: Option<&std::path::Path>) -> Result<talaria::tls::TlsRoots, Failure> {
+    let Some(path) = cacert else { return Ok(talaria::tls::TlsRoots::new()) };
     let pem =
         std::fs::read(path).map_err(|e| Failure::usage(format!("--cacert: cannot read {}: {e}", path.display())))?;
-    crate::tls::TlsRoots::new().add_pem(&pem).map_err(|e| Failure::usage(format!("--cacert {}: {e}", path.display())))
+    talaria::tls::TlsRoots::new().add_pem(&pem).map_err(|e| Failure::usage(format!("--cacert {}: {e}", path.display())))
 }
 
 /// The modes a command line may start with.

@@ -1,6 +1,5 @@
 //! The `talaria` binary in scripted mode, against its own demo server (`talaria serve-demo`)
 //! over stdio and WebSocket: JSON output, error objects and exit codes.
-#![cfg(feature = "cli")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::io::{BufRead, BufReader, Write};
