@@ -30,6 +30,9 @@ struct Post {
     job: Option<Job>,
     /// The call ended (its outcome was delivered, or can no longer be).
     ended: bool,
+    /// The waiting thread is blocked on `arrived` (only then is a notify worth its syscall:
+    /// std's condvar makes one per notify, and most jobs arrive before their thread waits).
+    blocked: bool,
 }
 
 /// Where a waiting thread's job, or the news that its call ended, arrives.
@@ -46,13 +49,25 @@ impl Mailbox {
 
     #[cfg(feature = "http")]
     fn deliver(&self, job: Job) {
-        self.lock().job = Some(job);
-        self.arrived.notify_one();
+        let blocked = {
+            let mut post = self.lock();
+            post.job = Some(job);
+            post.blocked
+        };
+        if blocked {
+            self.arrived.notify_one();
+        }
     }
 
     fn end(&self) {
-        self.lock().ended = true;
-        self.arrived.notify_one();
+        let blocked = {
+            let mut post = self.lock();
+            post.ended = true;
+            post.blocked
+        };
+        if blocked {
+            self.arrived.notify_one();
+        }
     }
 }
 
@@ -113,7 +128,9 @@ impl Waiting {
                 if post.ended {
                     break None;
                 }
+                post.blocked = true;
                 post = self.mailbox.arrived.wait(post).unwrap_or_else(PoisonError::into_inner);
+                post.blocked = false;
             }
         };
         // No job can come any more (an offer made after this goes elsewhere).
