@@ -3,11 +3,10 @@
 //! holding each subscriber's stream, this process's lease and the claims on its streams, and
 //! following a stream another process writes.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use talaria_core::http::event_log::{EventId, StoredEvent};
-use talaria_core::http::relay::{follow, Claim, Follow, Notice, Relay, NOTICES};
+use talaria_core::http::relay::{follow, Claim, Follow, GetStreamOrder, Notice, Relay, NOTICES};
 use talaria_core::jsonrpc::{Message, RequestId};
 use talaria_core::session::{Carries, Route, StreamId};
 
@@ -138,10 +137,9 @@ pub(crate) struct GetStreamPeers {
     relay: Arc<dyn Relay>,
     session: String,
     process: String,
-    /// This process's announcements of a GET stream not yet heard back through the relay.
-    /// The relay delivers in the order published: while one is on its way, another process's
-    /// announcement heard was published before it, and is older than the stream here.
-    unheard: AtomicUsize,
+    /// Whether another process's announcement is newer than the stream here (the rule is the
+    /// core's).
+    order: Mutex<GetStreamOrder>,
 }
 
 impl GetStreamPeers {
@@ -155,19 +153,23 @@ impl GetStreamPeers {
     /// The peers of session `session` on `relay`, seen from `process`.
     pub(super) fn new(relay: Arc<dyn Relay>, session: &str, process: &str) -> Arc<Self> {
         let (session, process) = (session.to_owned(), process.to_owned());
-        Arc::new(Self { relay, session, process, unheard: AtomicUsize::new(0) })
+        Arc::new(Self { relay, session, process, order: Mutex::default() })
     }
 
     /// A GET stream is about to open here: from now on, announcements heard from other
     /// processes are older than it until this process's own comes back. Followed by
     /// [`GetStreamPeers::announce`], or by [`GetStreamPeers::withdraw`] if no stream opened.
     pub(super) fn expect_announcement(&self) {
-        self.unheard.fetch_add(1, Ordering::Relaxed);
+        self.order().expect_announcement();
     }
 
     /// No GET stream opened after all ([`GetStreamPeers::expect_announcement`]).
     pub(super) fn withdraw(&self) {
-        let _ = self.unheard.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        self.order().withdraw();
+    }
+
+    fn order(&self) -> MutexGuard<'_, GetStreamOrder> {
+        self.order.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Tells every process that this one holds the session's GET stream now (blocking: the
@@ -186,11 +188,12 @@ impl GetStreamPeers {
 
     /// `process` announced the session's GET stream: whether the one held here (if any) ends.
     pub(super) fn heard_opened(&self, process: &str) -> bool {
+        let mut order = self.order();
         if process == self.process {
-            let _ = self.unheard.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+            order.heard_own_announcement();
             return false;
         }
-        self.unheard.load(Ordering::Relaxed) == 0
+        order.ends_on_opened_elsewhere()
     }
 
     /// Sends `frames`, meant for the session's GET stream that is not held here, to the

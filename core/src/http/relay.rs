@@ -324,3 +324,90 @@ pub fn answers_only(body: &[u8]) -> Option<Vec<RequestId>> {
         })
         .collect()
 }
+
+/// Which of two GET streams of one shared session is the newer, seen from one process: the
+/// rule by which a process hearing [`Notice::GetStreamOpened`] from another ends the GET
+/// stream it holds, or keeps it.
+///
+/// The relay delivers notices in the order they were published, to every process, the
+/// publisher included. So while this process's own announcement is on its way (published, or
+/// about to be, and not yet heard back), any other process's announcement heard was published
+/// before it: that stream is the older one, and the stream here stays. Once its own has come
+/// back, an announcement heard from elsewhere is newer, and the stream here ends.
+///
+/// The count of announcements expected and not yet heard back is kept here; the adapter
+/// holds one per shared session with a GET stream, beside its relay.
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::http::relay::GetStreamOrder;
+///
+/// let mut order = GetStreamOrder::default();
+/// // A GET stream opens here: its announcement is expected before the stream starts.
+/// order.expect_announcement();
+/// assert!(!order.ends_on_opened_elsewhere(), "published before ours: older than the stream here");
+/// order.heard_own_announcement();
+/// assert!(order.ends_on_opened_elsewhere(), "published after ours: the stream here ends");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GetStreamOrder {
+    /// This process's announcements expected or published, not yet heard back.
+    unheard: usize,
+}
+
+impl GetStreamOrder {
+    /// A GET stream is about to open here: its announcement will be published. Followed by
+    /// [`GetStreamOrder::heard_own_announcement`] once the relay delivers it back, or by
+    /// [`GetStreamOrder::withdraw`] if no stream opened after all.
+    pub const fn expect_announcement(&mut self) {
+        self.unheard += 1;
+    }
+
+    /// No GET stream opened after all: the announcement expected will not come.
+    pub const fn withdraw(&mut self) {
+        self.unheard = self.unheard.saturating_sub(1);
+    }
+
+    /// The relay delivered one of this process's own announcements back.
+    pub const fn heard_own_announcement(&mut self) {
+        self.unheard = self.unheard.saturating_sub(1);
+    }
+
+    /// Another process announced the session's GET stream: whether the one held here (if
+    /// any) is the older, and ends.
+    #[must_use]
+    pub const fn ends_on_opened_elsewhere(&self) -> bool {
+        self.unheard == 0
+    }
+}
+
+#[cfg(test)]
+mod get_stream_order_tests {
+    use super::GetStreamOrder;
+
+    #[test]
+    fn two_streams_opened_back_to_back_here_wait_for_both_announcements() {
+        let mut order = GetStreamOrder::default();
+        assert!(order.ends_on_opened_elsewhere(), "nothing expected: any announcement heard is newer");
+        order.expect_announcement();
+        order.expect_announcement();
+        order.heard_own_announcement();
+        assert!(!order.ends_on_opened_elsewhere(), "the second is still on its way");
+        order.heard_own_announcement();
+        assert!(order.ends_on_opened_elsewhere());
+    }
+
+    #[test]
+    fn a_withdrawn_announcement_is_not_waited_for_and_the_count_never_goes_below_zero() {
+        let mut order = GetStreamOrder::default();
+        order.expect_announcement();
+        order.withdraw();
+        assert!(order.ends_on_opened_elsewhere());
+        order.withdraw();
+        order.heard_own_announcement();
+        assert_eq!(order, GetStreamOrder::default());
+        order.expect_announcement();
+        assert!(!order.ends_on_opened_elsewhere(), "a stray extra decrement did not hide a real expectation");
+    }
+}
