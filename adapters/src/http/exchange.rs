@@ -199,6 +199,24 @@ fn respond(status: u16, headers: &[(&str, &str)], body: Body) -> Response<Body> 
     response
 }
 
+/// The session id header, as hyper names it (no allocation per response).
+const SESSION_ID_NAME: HeaderName = HeaderName::from_static("mcp-session-id");
+
+/// A POST's answer (202, or a JSON reply of `content_type`), with the session's id if it has
+/// one: [`respond`] for the one answer every call gets, built with no allocation but the id's.
+fn answer(status: u16, session_id: Option<&str>, content_type: Option<HeaderValue>, body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let fields = response.headers_mut();
+    if let Some(id) = session_id.and_then(|id| HeaderValue::from_str(id).ok()) {
+        fields.append(SESSION_ID_NAME, id);
+    }
+    if let Some(content_type) = content_type {
+        fields.append(hyper::header::CONTENT_TYPE, content_type);
+    }
+    response
+}
+
 fn refuse(refusal: Refusal) -> Response<Body> {
     let mut headers: Vec<(&str, &str)> = refusal.headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
     if refusal.body.is_some() {
@@ -316,18 +334,16 @@ async fn post<S: Send + 'static>(
             // Cut before the first frame: the stream goes on in the log the cut opened.
             Some(Ok(StreamMsg::Cut(log_stream))) => (reply.start_stream(), Some(Early::Cut(log_stream))),
         };
-        let with_id: Vec<(&str, &str)> = pending.session_id.as_deref().map(|id| (SESSION_ID, id)).into_iter().collect();
         match steps.first() {
             None => {}
             Some(ReplyStep::Accepted) => {
-                let response = respond(202, &with_id, Body::empty());
+                let response = answer(202, pending.session_id.as_deref(), None, Body::empty());
                 pending.finish_off_executor().await;
                 return response;
             }
             Some(ReplyStep::Json { status, body }) => {
-                let mut headers = with_id;
-                headers.push(("Content-Type", "application/json"));
-                let response = respond(*status, &headers, Body::whole(body.clone()));
+                let json = Some(HeaderValue::from_static("application/json"));
+                let response = answer(*status, pending.session_id.as_deref(), json, Body::whole(body.clone()));
                 pending.finish_off_executor().await;
                 return response;
             }
@@ -670,4 +686,12 @@ enum Wake {
     Frame(Result<StreamMsg, std::sync::mpsc::RecvError>),
     Quiet,
     Gone,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_session_id_header_name_is_the_cores() {
+        assert!(super::SESSION_ID_NAME.as_str().eq_ignore_ascii_case(talaria_core::http::headers::SESSION_ID));
+    }
 }

@@ -230,7 +230,12 @@ impl Message {
     /// Encodes the message as compact JSON (no trailing newline).
     #[must_use]
     pub fn to_vec(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + self.params().map_or(0, |p| p.get().len()));
+        // The envelope, and the raw JSON it carries: one allocation, no regrowth.
+        let carried = match self {
+            Self::Response(r) => r.result.get().len(),
+            _ => self.params().map_or(0, |p| p.get().len()),
+        };
+        let mut out = Vec::with_capacity(64 + carried);
         self.write_to(&mut out);
         out
     }
