@@ -225,3 +225,33 @@ fn closing_the_client_releases_a_call_to_a_server_that_never_answers() {
         assert!(closed.elapsed() < Duration::from_secs(2), "the call returned {:?} after the close", closed.elapsed());
     });
 }
+
+#[test]
+fn past_64_calling_threads_the_rest_of_the_calls_go_to_workers_and_all_are_answered() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let server = everything_server();
+    let client = Client::http(&server.url, &[], options(ClientMode::Legacy)).unwrap();
+    let before = threads_named("talaria-worker");
+    let most_workers = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..100)
+            .map(|_| {
+                // Each call lasts 300 ms: all 100 are in flight at once.
+                scope.spawn(|| client.call_tool("slow", json!({"steps": 3, "step_ms": 100})))
+            })
+            .collect();
+        let deadline = Instant::now() + Duration::from_millis(250);
+        while Instant::now() < deadline {
+            most_workers.fetch_max(threads_named("talaria-worker"), std::sync::atomic::Ordering::Relaxed);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for call in calls {
+            let result = call.join().unwrap().unwrap();
+            assert_ne!(result.is_error, Some(true), "{result:?}");
+        }
+    });
+    let most = most_workers.into_inner();
+    assert!(most > before, "the calls past 64 went to workers ({before} before, at most {most} during)");
+    assert!(most <= before + 64, "the pool stays within its cap ({most})");
+    client.close();
+}

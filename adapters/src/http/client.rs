@@ -3,7 +3,7 @@
 //! carried on every request, and (legacy era) a GET stream for server messages.
 
 use std::io::Read;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
 use talaria_core::client::Endpoint;
@@ -102,6 +102,8 @@ struct Link {
     /// Stateless-era requests in flight, each cancellable by closing its stream.
     inflight: Inflight,
     closed: AtomicBool,
+    /// Requests' jobs offered to, or run by, their waiting callers (see `MAX_POSTS_HERE`).
+    posts_here: AtomicUsize,
     /// The first refusal, for the backwards-compatibility probe and the connect error.
     first_refusal: Mutex<Option<FirstRefusal>>,
     /// Where HTTP heads and SSE fields are traced, if anywhere.
@@ -159,6 +161,11 @@ impl Link {
         self.first_refusal.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(refusal);
     }
 }
+
+/// How many requests at most are carried out by their own calling threads at once; past it
+/// they go to the worker pool, which has as many threads: what one client connects at most
+/// is bounded by this and the pool, not by how many threads call it.
+const MAX_POSTS_HERE: usize = 64;
 
 /// What a POST's answer may hold in memory: a JSON reply, an error answer's body.
 const LIMITS: BodyLimits = BodyLimits { reply: MAX_REPLY, refusal: MAX_DRAIN };
@@ -491,11 +498,23 @@ impl HttpSink {
             let id = message.request_id().cloned();
             let link = Arc::clone(&self.link);
             let job: caller_runs::Job = Box::new(move || post(&link, &message, &payload));
-            // The caller's own thread runs it if it waits for this request; a worker otherwise
-            // (a batch among them).
+            // The caller's own thread runs it if it waits for this request, and if fewer than
+            // `MAX_POSTS_HERE` run so already; a worker otherwise (a batch among them), so that
+            // a thousand calling threads do not open a thousand connections.
             let conn = self.link.conn.get().map(|conn| conn.as_ptr().addr());
             let job = match (conn, &id) {
-                (Some(conn), Some(id)) => caller_runs::offer(conn, id, job),
+                (Some(conn), Some(id)) if self.link.posts_here.fetch_add(1, Ordering::AcqRel) < MAX_POSTS_HERE => {
+                    let counted = Arc::clone(&self.link);
+                    let job: caller_runs::Job = Box::new(move || {
+                        job();
+                        counted.posts_here.fetch_sub(1, Ordering::AcqRel);
+                    });
+                    caller_runs::offer(conn, id, job)
+                }
+                (Some(_), Some(_)) => {
+                    self.link.posts_here.fetch_sub(1, Ordering::AcqRel);
+                    Some(job)
+                }
                 _ => Some(job),
             };
             if let Some(job) = job {
@@ -583,6 +602,7 @@ pub(super) fn connect_http(
             conn: OnceLock::new(),
             pool: Pool::new(64),
             closed: AtomicBool::new(false),
+            posts_here: AtomicUsize::new(0),
             first_refusal: Mutex::new(None),
             trace: options.trace.clone(),
             authenticator: options.authenticator.clone(),
