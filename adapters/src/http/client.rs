@@ -102,7 +102,9 @@ struct Link {
     /// Stateless-era requests in flight, each cancellable by closing its stream.
     inflight: Inflight,
     closed: AtomicBool,
-    /// Requests' jobs offered to, or run by, their waiting callers (see `MAX_POSTS_HERE`).
+    /// Requests' jobs counted against `MAX_POSTS_HERE`: each job offered to a waiting caller,
+    /// from the offer until it ends, on that caller's thread or, if no caller took it, on a
+    /// worker (so the count is an upper bound on those running on callers' threads).
     posts_here: AtomicUsize,
     /// The first refusal, for the backwards-compatibility probe and the connect error.
     first_refusal: Mutex<Option<FirstRefusal>>,
