@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks that `talaria` builds warning-free (clippy, -D warnings) in each feature combination
 # CI checks: no features, each feature alone, the default set and all of them; and
-# `talaria-core` with and without its features.
+# `talaria-core` with and without its features, and with no `std` on a target that has none.
 #
 #   scripts/features.sh            # every combination
 #   scripts/features.sh http tls   # only these features alone
@@ -16,6 +16,12 @@ check() {
   cargo clippy --quiet "$@" -- -D warnings
 }
 check -p talaria-core --no-default-features
+# A target that has no `std` at all: proves no dependency of the core pulls it in.
+rustup target add thumbv7em-none-eabihf > /dev/null 2>&1 || rustup target add thumbv7em-none-eabihf
+check -p talaria-core --no-default-features --target thumbv7em-none-eabihf
+# And run as such a host would: a session and a server on host-built timestamps.
+check -p talaria-core --no-default-features --test no_std_host
+cargo test --quiet -p talaria-core --no-default-features --test no_std_host
 check -p talaria-core --all-features
 check -p talaria --no-default-features
 for feature in "${features[@]}"; do

@@ -79,6 +79,10 @@
 //! | `keyring` | | OAuth tokens in the operating system's keyring |
 //! | `schemars` | | tool schemas derived with `schemars` (`talaria-core`'s feature), and [`args!`](crate::args) to declare argument types in a line |
 //!
+//! `talaria-core`'s other features are set here for you: `std` is always on (every adapter
+//! needs threads, sockets and a clock), and `fuzzing` is for the fuzz targets alone. For a
+//! target without `std`, depend on `talaria-core` with `default-features = false`.
+//!
 //! Every transport runs the same loop (see `talaria_core::session` for the contract): read ->
 //! `handle_*`, drain `poll_output` -> write, wait on `poll_timeout`. No protocol logic lives
 //! here.

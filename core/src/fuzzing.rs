@@ -169,8 +169,8 @@ fn collect_events(max: usize, stream: &[u8], chunk: usize) -> Vec<Option<SseEven
 }
 
 mod session_fuzz {
-    use std::collections::{BTreeMap, BTreeSet, VecDeque};
-    use std::time::{Duration, Instant};
+    use crate::time::{Duration, Instant};
+    use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 
     use crate::jsonrpc::{Packet, RequestId};
     use crate::schema::lifecycle::{ListChangedCapability, ServerCapabilities};

@@ -85,12 +85,36 @@
 //! A real host also sends the application's commands (`send_request`, `respond`, `cancel`)
 //! from other threads: it wakes the wait for them, and drains again after each. The
 //! `talaria` crate's drivers are such hosts, for every transport.
+//!
+//! # Without `std`
+//!
+//! With `default-features = false` the crate is `#![no_std]` + `alloc`, for bare-metal
+//! targets and `wasm32-unknown-unknown` (CI builds it for `thumbv7em-none-eabihf`). Everything
+//! above works the same; what changes:
+//!
+//! - time is a [`time::Timestamp`] the host builds from its own clock
+//!   ([`time::Timestamp::from_origin`]), where `std` has `std::time::Instant`; see [`time`];
+//! - task timestamps read a [`time::WallTime`], through the wall clock the host sets
+//!   ([`server::TaskBoard::set_wall_clock`]);
+//! - the router's locks spin, and work that would block a thread (a blocking tool's question
+//!   to the client, an async tool run where no executor is) polls in place: give async work
+//!   an executor of your own.
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `std` | yes | `std::time::Instant` as the core's time, OS locks, parked waits |
+//! | `schemars` | | `JsonSchema`-derived tool schemas (`Tool::for_args`, `RouterBuilder::typed_tool`); needs `std` |
+//! | `fuzzing` | | `talaria_core::fuzzing`, the bodies of the cargo-fuzz targets; needs `std` |
+#![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+
+extern crate alloc;
 
 pub mod auth;
 pub mod client;
 pub mod codec;
+mod float;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod http;
@@ -98,9 +122,20 @@ pub mod jsonrpc;
 pub mod schema;
 pub mod server;
 pub mod session;
+mod sync;
 #[cfg(test)]
 mod test_clock;
+pub mod time;
 pub mod version;
+
+/// What every module of a `#![no_std]` crate imports by hand: the `alloc` half of std's prelude.
+mod alloc_prelude {
+    pub(crate) use alloc::borrow::ToOwned;
+    pub(crate) use alloc::boxed::Box;
+    pub(crate) use alloc::string::{String, ToString};
+    pub(crate) use alloc::vec::Vec;
+    pub(crate) use alloc::{format, vec};
+}
 
 /// What macros expanded in other crates name (`talaria::args!`): serde and schemars, through
 /// this crate, so that the caller needs no dependency of its own on them. Not public API.

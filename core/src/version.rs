@@ -4,8 +4,9 @@
 //! session); 2026-07-28 opens the *stateless* era (no handshake, `server/discover`, version and
 //! capabilities in every request's `_meta`).
 
-use std::fmt;
-use std::str::FromStr;
+use crate::alloc_prelude::*;
+use core::fmt;
+use core::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

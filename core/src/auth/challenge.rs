@@ -2,7 +2,8 @@
 //! unauthenticated or under-privileged request with, and the Bearer parameters MCP reads from
 //! them (`resource_metadata`, `scope`, `error`).
 
-use std::collections::BTreeMap;
+use crate::alloc_prelude::*;
+use alloc::collections::BTreeMap;
 
 /// One challenge: an auth scheme and its parameters (names lowercased).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -34,7 +34,8 @@
 //! assert_eq!(request.url, "https://auth.example.com/.well-known/oauth-authorization-server");
 //! ```
 
-use std::sync::Arc;
+use crate::alloc_prelude::*;
+use alloc::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -123,7 +124,7 @@ pub enum Step {
     /// [`DeviceCode::interval`], then call [`Authorization::poll`].
     UserCode(DeviceCode),
     /// Device grant: wait this long, then call [`Authorization::poll`].
-    Wait(std::time::Duration),
+    Wait(core::time::Duration),
     /// Authorized: the token, and what to keep for refreshing it.
     Done(Box<Authorized>),
     /// The authorization failed (and will not go on).
@@ -274,7 +275,7 @@ impl Authorization {
 
     /// The answer to the last [`Step::Send`].
     pub fn receive(&mut self, response: &Response) -> Step {
-        match std::mem::replace(&mut self.state, State::Ended) {
+        match core::mem::replace(&mut self.state, State::Ended) {
             State::ResourceMetadata { urls, next } => self.on_resource_metadata(urls, next, response),
             State::ServerMetadata { issuer, checked, urls, next } => {
                 self.on_server_metadata(issuer, checked, urls, next, response)
@@ -303,7 +304,7 @@ impl Authorization {
             State::Ended => None,
         };
         // A metadata URL that cannot be reached is one more place without metadata.
-        match std::mem::replace(&mut self.state, State::Ended) {
+        match core::mem::replace(&mut self.state, State::Ended) {
             State::ResourceMetadata { urls, next } => self.next_resource_metadata(urls, next),
             State::ServerMetadata { issuer, checked, urls, next } => {
                 self.next_server_metadata(issuer, checked, urls, next)

@@ -2,6 +2,7 @@
 //! "Authorization Server Discovery"), and the 2025-03-26 fallback endpoints.
 
 use super::url::{HttpUrl, UrlError};
+use crate::alloc_prelude::*;
 
 /// The Protected Resource Metadata URLs to try for the MCP server at `server` (RFC 9728):
 /// the challenge's `resource_metadata` first, if the 401 named one; then the well-known URL

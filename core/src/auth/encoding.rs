@@ -1,6 +1,7 @@
 //! The encodings OAuth requests use: `application/x-www-form-urlencoded` (query strings and
 //! token request bodies), base64url without padding (PKCE), and standard base64 (HTTP Basic).
 
+use crate::alloc_prelude::*;
 /// Percent-encodes `text` for a form or query value: unreserved characters stay, space
 /// becomes `+`, everything else `%XX` (UTF-8 bytes).
 ///
@@ -56,7 +57,7 @@ pub fn form_decode(text: &str) -> String {
                 let hex = bytes
                     .get(i + 1..i + 3)
                     .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
-                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| core::str::from_utf8(h).ok())
                     .and_then(|h| u8::from_str_radix(h, 16).ok());
                 match hex {
                     Some(byte) => {

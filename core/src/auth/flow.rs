@@ -2,6 +2,7 @@
 //! authorization URL (with `resource`, RFC 8707, and `state`), the redirect's validation
 //! (`state`, and `iss` per RFC 9207), and the token endpoint's requests and answers.
 
+use crate::alloc_prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::encoding::{base64, form, form_encode, parse_form};

@@ -2,7 +2,8 @@
 //! serialization. Signing is the caller's: a [`JwtSigner`] turns the signing input into a
 //! signature (the `talaria` crate has an ES256 one), so the core carries no cryptography.
 
-use std::fmt;
+use crate::alloc_prelude::*;
+use core::fmt;
 
 use serde::Serialize;
 

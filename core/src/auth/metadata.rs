@@ -2,6 +2,7 @@
 //! publishes (RFC 9728), and the Authorization Server Metadata (RFC 8414, or OIDC
 //! discovery). Members this SDK does not know are kept in `extra` and written back.
 
+use crate::alloc_prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::url::HttpUrl;

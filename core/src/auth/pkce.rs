@@ -3,6 +3,7 @@
 //! source of its own): pass a function that fills a buffer from a CSPRNG.
 
 use super::encoding::base64url;
+use crate::alloc_prelude::*;
 
 /// A PKCE pair: the verifier (kept for the token request) and its S256 challenge (sent with
 /// the authorization request).

@@ -2,6 +2,7 @@
 //! registers with Dynamic Client Registration (RFC 7591) or publishes as a Client ID Metadata
 //! Document (the URL being its `client_id`), and what the server answers.
 
+use crate::alloc_prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::url::HttpUrl;

@@ -24,6 +24,7 @@
 
 use super::metadata::ProtectedResourceMetadata;
 use super::url::{HttpUrl, UrlError};
+use crate::alloc_prelude::*;
 use crate::http::exchange::Refusal;
 use crate::schema::JsonObject;
 

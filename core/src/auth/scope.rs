@@ -1,5 +1,6 @@
 //! Which scope a client asks for (2025-11-25 authorization, "Scope Selection Strategy").
 
+use crate::alloc_prelude::*;
 /// The `scope` to request: the challenge's `scope` if the 401 named one; else every scope in
 /// the Protected Resource Metadata's `scopes_supported`; else none (the parameter is omitted).
 ///

@@ -1,7 +1,8 @@
 //! Just enough of RFC 3986 for authorization: the parts of an `http`/`https` URL, the
 //! canonical form of an MCP server's URI (RFC 8707 `resource`), and origins.
 
-use std::fmt;
+use crate::alloc_prelude::*;
+use core::fmt;
 
 /// Why a URL was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

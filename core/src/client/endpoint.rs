@@ -1,9 +1,10 @@
 //! One client connection, ready to drive: the session, the handlers that answer the server,
 //! and a completion per request in flight.
 
-use std::borrow::Cow;
-use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use crate::alloc_prelude::*;
+use crate::time::{Duration, Instant};
+use alloc::borrow::Cow;
+use alloc::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -72,8 +73,8 @@ pub(super) enum TaskMode {
     Watch,
 }
 
-impl std::fmt::Debug for CallOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("CallOptions")
             .field("request", &self.request)
             .field("on_progress", &self.on_progress.is_some())
@@ -228,8 +229,8 @@ pub struct Endpoint {
     pub(super) tasks: TaskCalls,
 }
 
-impl std::fmt::Debug for Endpoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Endpoint")
             .field("session", &self.session)
             .field("handlers", &self.handlers)
@@ -600,7 +601,7 @@ impl Endpoint {
             outcome => outcome,
         };
         if let Check::Relist(..) = pending.check {
-            let Check::Relist(call, error) = std::mem::replace(&mut pending.check, Check::Nothing) else { return };
+            let Check::Relist(call, error) = core::mem::replace(&mut pending.check, Check::Nothing) else { return };
             self.resume_after_relist(*call, error, outcome);
             return;
         }

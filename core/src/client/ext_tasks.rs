@@ -20,8 +20,9 @@
 //! follows a task the caller did not start here the same way, without owning it: the call
 //! ends with the task's outcome, and cancelling it stops the watch, not the task.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use crate::alloc_prelude::*;
+use crate::time::{Duration, Instant};
+use alloc::collections::{BTreeMap, BTreeSet};
 
 use serde_json::value::RawValue;
 

@@ -1,5 +1,6 @@
 //! Answering what a server asks of a client (legacy era): roots, sampling, elicitation.
 
+use crate::alloc_prelude::*;
 use crate::jsonrpc::ErrorObject;
 use crate::schema::elicitation::{
     ElicitAction, ElicitRequestParams, ElicitResult, ElicitationCompleteNotificationParams,
@@ -13,14 +14,14 @@ use crate::session::{Client, IncomingRequest, SendError, Session};
 /// A sampling handler: the server's `sampling/createMessage` params in, the model's message
 /// out (or the error to answer with, e.g. the user declined).
 pub type SamplingFn =
-    std::sync::Arc<dyn Fn(&CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> + Send + Sync>;
+    alloc::sync::Arc<dyn Fn(&CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> + Send + Sync>;
 
 /// An elicitation handler: the form or URL the server wants filled in, the user's answer out.
 pub type ElicitationFn =
-    std::sync::Arc<dyn Fn(&ElicitRequestParams) -> Result<ElicitResult, ErrorObject> + Send + Sync>;
+    alloc::sync::Arc<dyn Fn(&ElicitRequestParams) -> Result<ElicitResult, ErrorObject> + Send + Sync>;
 
 /// Told the id of a URL-mode elicitation the server says is complete.
-pub type ElicitationCompleteFn = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+pub type ElicitationCompleteFn = alloc::sync::Arc<dyn Fn(&str) + Send + Sync>;
 
 /// What the client answers to server requests: a roots store and optional sampling and
 /// elicitation handlers. Its capabilities follow from what is installed; a request with no
@@ -49,15 +50,15 @@ pub struct Handlers {
     /// Told the id of each URL-mode elicitation the server says is complete.
     on_elicitation_complete: Option<ElicitationCompleteFn>,
     /// The URL-mode elicitations this client accepted that the server has not completed.
-    open_url_elicitations: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<String>>>,
+    open_url_elicitations: alloc::sync::Arc<crate::sync::Mutex<alloc::collections::VecDeque<String>>>,
 }
 
 /// The most accepted URL-mode elicitations remembered for their completion; past it the
 /// oldest is forgotten (its late completion is ignored).
 const MAX_OPEN_URL_ELICITATIONS: usize = 256;
 
-impl std::fmt::Debug for Handlers {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for Handlers {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Handlers")
             .field("roots", &self.roots)
             .field("sampling", &self.sampling.is_some())
@@ -76,7 +77,7 @@ impl Handlers {
         self,
         handler: impl Fn(&CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> + Send + Sync + 'static,
     ) -> Self {
-        self.sampling_handler(std::sync::Arc::new(handler), false)
+        self.sampling_handler(alloc::sync::Arc::new(handler), false)
     }
 
     /// Installs a sampling handler that also takes tools (2025-11-25+): the client declares
@@ -101,7 +102,7 @@ impl Handlers {
         self,
         handler: impl Fn(&CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> + Send + Sync + 'static,
     ) -> Self {
-        self.sampling_handler(std::sync::Arc::new(handler), true)
+        self.sampling_handler(alloc::sync::Arc::new(handler), true)
     }
 
     /// Installs the sampling `handler`, taking tools or not.
@@ -119,7 +120,7 @@ impl Handlers {
         url_mode: bool,
         handler: impl Fn(&ElicitRequestParams) -> Result<ElicitResult, ErrorObject> + Send + Sync + 'static,
     ) -> Self {
-        self.elicitation = Some(std::sync::Arc::new(handler));
+        self.elicitation = Some(alloc::sync::Arc::new(handler));
         self.url_elicitation = url_mode;
         self
     }
@@ -142,7 +143,7 @@ impl Handlers {
     /// ```
     #[must_use]
     pub fn with_elicitation_complete(mut self, on_complete: impl Fn(&str) + Send + Sync + 'static) -> Self {
-        self.on_elicitation_complete = Some(std::sync::Arc::new(on_complete));
+        self.on_elicitation_complete = Some(alloc::sync::Arc::new(on_complete));
         self
     }
 
@@ -150,7 +151,7 @@ impl Handlers {
     fn opened(&self, params: &ElicitRequestParams, result: &ElicitResult) {
         let ElicitRequestParams::Url(url) = params else { return };
         let Some(id) = url.elicitation_id.as_ref().filter(|_| result.action == ElicitAction::Accept) else { return };
-        let mut open = self.open_url_elicitations.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut open = self.open_url_elicitations.lock();
         if open.len() >= MAX_OPEN_URL_ELICITATIONS {
             open.pop_front();
         }
@@ -166,7 +167,7 @@ impl Handlers {
             return false;
         };
         let known = {
-            let mut open = self.open_url_elicitations.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut open = self.open_url_elicitations.lock();
             let at = open.iter().position(|id| *id == done.elicitation_id);
             at.and_then(|at| open.remove(at)).is_some()
         };

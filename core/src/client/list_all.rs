@@ -1,6 +1,7 @@
 //! Following `nextCursor` through a paginated list.
 
-use std::time::Instant;
+use crate::alloc_prelude::*;
+use crate::time::Instant;
 
 use serde_json::value::RawValue;
 
@@ -90,7 +91,7 @@ where
         self.pages += 1;
         let next = page.next_cursor().map(str::to_owned);
         self.items.extend(page.into_items());
-        let Some(cursor) = next else { return ListStep::Done(std::mem::take(&mut self.items)) };
+        let Some(cursor) = next else { return ListStep::Done(core::mem::take(&mut self.items)) };
         if self.pages >= self.max_pages {
             let why = format!("{} still had more after {} pages", M::INFO.name, self.pages);
             return ListStep::Failed(CallError::Local(LocalError::MalformedResponse(why)));

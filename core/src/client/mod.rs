@@ -24,6 +24,7 @@
 //! assert!(tools.tools.is_empty());
 //! ```
 
+use crate::alloc_prelude::*;
 mod endpoint;
 mod ext_tasks;
 mod handlers;
@@ -31,8 +32,8 @@ mod list_all;
 mod mrtr;
 mod structured;
 
-use std::marker::PhantomData;
-use std::time::Instant;
+use crate::time::Instant;
+use core::marker::PhantomData;
 
 use serde_json::value::RawValue;
 
@@ -54,8 +55,8 @@ pub struct Call<M> {
     method: PhantomData<fn() -> M>,
 }
 
-impl<M> std::fmt::Debug for Call<M> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl<M> core::fmt::Debug for Call<M> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Call").field("id", &self.id).finish()
     }
 }

@@ -1,6 +1,7 @@
 //! Multi round-trip requests (2026-07-28), driven for the application.
 
-use std::time::Instant;
+use crate::alloc_prelude::*;
+use crate::time::Instant;
 
 use serde_json::value::RawValue;
 use serde_json::Value;

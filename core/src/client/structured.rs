@@ -1,5 +1,6 @@
 //! Checking a tool's structured output against its declared output schema.
 
+use crate::alloc_prelude::*;
 use crate::schema::tools::{CallToolResult, Tool};
 use crate::schema::validate::{describe, validate};
 

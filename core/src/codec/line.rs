@@ -4,6 +4,7 @@
 //! stripped, and blank lines are skipped. [`LineDecoder`] hands out each line as a byte slice and
 //! bounds how much it buffers; see its documentation for the exact rules.
 
+use crate::alloc_prelude::*;
 use memchr::{memchr, memchr_iter};
 
 use crate::codec::{extend_capped, DEFAULT_MAX_FRAME_LEN};

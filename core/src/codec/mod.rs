@@ -24,6 +24,7 @@
 //! assert_eq!(frames, [Ok(b"{\"a\":1}".to_vec()), Ok(b"{\"b\":2}".to_vec())]);
 //! ```
 
+use crate::alloc_prelude::*;
 pub mod line;
 pub mod sse;
 

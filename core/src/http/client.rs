@@ -24,8 +24,9 @@
 //! assert_eq!(link.session_id(), Some("s1"));
 //! ```
 
-use std::borrow::Cow;
-use std::time::Duration;
+use crate::alloc_prelude::*;
+use alloc::borrow::Cow;
+use core::time::Duration;
 
 use crate::codec::{SseDecoder, SseEvent};
 use crate::jsonrpc::{ErrorObject, RequestId};

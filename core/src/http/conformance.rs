@@ -19,8 +19,9 @@
 //! check_session_store(MemorySessionStore::new, Instant::now()).unwrap();
 //! ```
 
-use std::fmt::Display;
-use std::time::{Duration, Instant};
+use crate::alloc_prelude::*;
+use crate::time::{Duration, Instant};
+use core::fmt::Display;
 
 use super::event_log::{EventId, EventStore, EventStoreError, Replay, Retention, SessionStore};
 
@@ -512,7 +513,7 @@ fn records_are_isolated(store: &mut dyn SessionStore, t0: Instant) -> Result<(),
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-    use std::time::{Duration, Instant};
+    use crate::time::{Duration, Instant};
 
     use super::*;
     use crate::http::event_log::{MemoryEventStore, MemorySessionStore, SessionRecord, SessionStoreError};

@@ -57,11 +57,12 @@
 //! assert_eq!(replay.events[0].data, b"{\"jsonrpc\":\"2.0\",\"method\":\"b\"}");
 //! ```
 
+use crate::alloc_prelude::*;
 mod memory;
 mod session_store;
 
-use std::fmt;
-use std::str::FromStr;
+use core::fmt;
+use core::str::FromStr;
 
 pub use memory::MemoryEventStore;
 pub use session_store::{MemorySessionStore, Refresh, SessionRecord, SessionStore, SessionStoreError};
@@ -325,7 +326,7 @@ pub enum EventStoreError {
     },
     /// The backing store failed (a network error, a corrupt record).
     #[error("event store backend: {0}")]
-    Backend(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
+    Backend(#[source] Box<dyn core::error::Error + Send + Sync + 'static>),
 }
 
 /// The SSE event log behind resumable streams, keyed by session id and stream.

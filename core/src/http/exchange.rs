@@ -1,7 +1,8 @@
 //! What one HTTP request to the MCP endpoint means, decided before any JSON-RPC is read:
 //! which era, which session, or which error status the transport owes.
 
-use std::time::Duration;
+use crate::alloc_prelude::*;
+use core::time::Duration;
 
 use super::headers::{
     check_stateless_request, HeaderLookup, LAST_EVENT_ID, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID,

@@ -1,7 +1,8 @@
 //! A request's headers as received, packed into one string: what handlers see of an HTTP
 //! request or a WebSocket handshake.
 
-use std::fmt;
+use crate::alloc_prelude::*;
+use core::fmt;
 
 use crate::http::headers::HeaderLookup;
 

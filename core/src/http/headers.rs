@@ -1,7 +1,8 @@
 //! MCP's HTTP headers: their names, the Base64 sentinel encoding of values that are not plain
 //! header text, and the stateless era's rule that mirrored headers match the body.
 
-use std::borrow::Cow;
+use crate::alloc_prelude::*;
+use alloc::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;

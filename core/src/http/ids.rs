@@ -1,6 +1,7 @@
 //! Session ids: at least 128 bits from a random source the adapter injects (the operating
 //! system's CSPRNG in production, a seeded generator in tests), as visible ASCII.
 
+use crate::alloc_prelude::*;
 /// A source of random bytes.
 ///
 /// Any `FnMut(&mut [u8])` is one.

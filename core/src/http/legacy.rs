@@ -2,6 +2,7 @@
 //! clients and servers): a GET opens an event stream whose first event, `endpoint`, names the
 //! URL to POST messages to; every reply travels on the stream.
 
+use crate::alloc_prelude::*;
 use crate::codec::{encode_event, SseEvent};
 
 /// The query parameter naming the session in the POST URL (`session_id` is accepted too).

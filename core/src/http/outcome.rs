@@ -3,6 +3,7 @@
 //! for other processes; a request whose stream was dropped unlogged is cancelled.
 
 use super::streams::Release;
+use crate::alloc_prelude::*;
 
 /// How a POST exchange ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

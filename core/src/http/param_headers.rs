@@ -8,7 +8,8 @@
 //! (case-insensitively) in the schema. A client over HTTP must not offer a tool whose
 //! annotations break these rules.
 
-use std::collections::BTreeMap;
+use crate::alloc_prelude::*;
+use alloc::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 

@@ -21,8 +21,9 @@
 //!                    '- head 200 -'   (a resumed stream is read up to the response)
 //! ```
 
-use std::collections::VecDeque;
-use std::time::Duration;
+use crate::alloc_prelude::*;
+use alloc::collections::VecDeque;
+use core::time::Duration;
 
 use crate::codec::SseEvent;
 use crate::jsonrpc::{ErrorObject, RequestId};
@@ -211,7 +212,7 @@ impl<'a> PostExchange<'a> {
     /// The head of the POST's answer (the link notes its session id, or forgets a lost
     /// session), or of a resumed GET ([`PostStep::Resume`]).
     pub fn head(&mut self, link: &mut ClientLink, head: &ResponseHead<'_>) {
-        match std::mem::replace(&mut self.state, State::Done) {
+        match core::mem::replace(&mut self.state, State::Done) {
             State::Sent => {
                 let answer = link.answer(self.message, head);
                 let (state, step) = match answer {
@@ -262,7 +263,7 @@ impl<'a> PostExchange<'a> {
     /// assert_eq!(post.poll_step(), None);
     /// ```
     pub fn body(&mut self, link: &mut ClientLink, body: Vec<u8>) {
-        match std::mem::replace(&mut self.state, State::Done) {
+        match core::mem::replace(&mut self.state, State::Done) {
             State::Reading => {
                 link.learn_version(&body);
                 link.learn_tools(self.message, &body);
@@ -285,7 +286,7 @@ impl<'a> PostExchange<'a> {
             }
             steps.push_back(PostStep::Event(event));
         });
-        match std::mem::replace(&mut self.state, State::Done) {
+        match core::mem::replace(&mut self.state, State::Done) {
             State::Resumed(_, reading) if reading.answered() => {}
             other => {
                 self.state = other;
@@ -297,7 +298,7 @@ impl<'a> PostExchange<'a> {
     /// The body a [`PostStep::Drain`] or a [`PostStep::ReadSse`] was reading ended, or broke
     /// off.
     pub fn body_end(&mut self, link: &ClientLink) {
-        match std::mem::replace(&mut self.state, State::Done) {
+        match core::mem::replace(&mut self.state, State::Done) {
             State::Draining { lost } => {
                 if lost {
                     self.steps.push_back(PostStep::SessionLost { why: SESSION_LOST });
@@ -339,7 +340,7 @@ impl<'a> PostExchange<'a> {
     /// assert_eq!(post.poll_step(), Some(PostStep::FailCalls { ids, why }));
     /// ```
     pub fn failed(&mut self, link: &ClientLink, why: String) {
-        match std::mem::replace(&mut self.state, State::Done) {
+        match core::mem::replace(&mut self.state, State::Done) {
             State::Sent | State::Reading => {
                 let ids = self.message.answers_due().to_vec();
                 if !ids.is_empty() {
@@ -442,7 +443,7 @@ mod tests {
     }
 
     fn steps(post: &mut PostExchange<'_>) -> Vec<PostStep> {
-        std::iter::from_fn(|| post.poll_step()).collect()
+        core::iter::from_fn(|| post.poll_step()).collect()
     }
 
     fn event(id: &str, data: &str) -> Vec<u8> {
@@ -590,13 +591,13 @@ mod tests {
         assert_eq!(steps(&mut post), vec![PostStep::ReadSse]);
         let mut body = event("1", PROGRESS);
         body.extend(b": keep-alive\n\n");
-        body.extend(event("3", std::str::from_utf8(ANSWER).unwrap()));
+        body.extend(event("3", core::str::from_utf8(ANSWER).unwrap()));
         let (first, rest) = body.split_at(10);
         post.sse(&mut link, first);
         assert_eq!(steps(&mut post), vec![PostStep::ReadSse], "nothing whole yet");
         post.sse(&mut link, rest);
         let (data, rest) = split(steps(&mut post));
-        assert_eq!(data, vec![PROGRESS, std::str::from_utf8(ANSWER).unwrap()]);
+        assert_eq!(data, vec![PROGRESS, core::str::from_utf8(ANSWER).unwrap()]);
         assert_eq!(rest, vec![PostStep::ReadSse], "the POST's stream is read to its end");
         post.body_end(&link);
         assert!(steps(&mut post).is_empty());
@@ -626,7 +627,7 @@ mod tests {
         // The third brings the response: reading stops there, though the stream may go on.
         post.head(&mut link, &head(200, SSE));
         let _ = steps(&mut post);
-        let mut body = event("e3", std::str::from_utf8(ANSWER).unwrap());
+        let mut body = event("e3", core::str::from_utf8(ANSWER).unwrap());
         body.extend(event("e4", PROGRESS));
         post.sse(&mut link, &body);
         let (data, rest) = split(steps(&mut post));

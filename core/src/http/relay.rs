@@ -14,7 +14,8 @@
 //! The core decides what is relayed ([`answers_only`], [`Notice`]); the relay (Redis pub/sub,
 //! say) only carries bytes.
 
-use std::time::Duration;
+use crate::alloc_prelude::*;
+use core::time::Duration;
 
 use crate::jsonrpc::{ErrorObject, ErrorResponse, Message, RequestId};
 use crate::session::Carries;
@@ -108,7 +109,7 @@ pub struct Claim {
     /// The requests the stream answers.
     pub requests: Vec<RequestId>,
     /// Whether the stream is the session's GET stream (taken over, not followed).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
     pub get: bool,
 }
 
@@ -205,7 +206,7 @@ pub fn abandoned(requests: &[RequestId]) -> Vec<Vec<u8>> {
 }
 
 /// Takes in frames published for a session (see [`Relay::subscribe`]).
-pub type Deliver = std::sync::Arc<dyn Fn(&str, &[u8]) + Send + Sync>;
+pub type Deliver = alloc::sync::Arc<dyn Fn(&str, &[u8]) + Send + Sync>;
 
 /// The session key under which a [`Notice`] is published: no session has it.
 pub const NOTICES: &str = "";
@@ -276,7 +277,7 @@ impl Notice {
     #[must_use]
     pub fn for_get_stream(session: &str, frame: &[u8], carries: &Carries) -> Option<Self> {
         let travels = matches!(carries, Carries::Request { .. }) || carries.cancels().is_some();
-        let frame = std::str::from_utf8(frame).ok().filter(|_| travels)?;
+        let frame = core::str::from_utf8(frame).ok().filter(|_| travels)?;
         Some(Self::ForGetStream { session: session.to_owned(), frame: frame.to_owned() })
     }
 

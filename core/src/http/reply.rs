@@ -5,6 +5,7 @@
 //! notification first (progress, logs, a server request) switches the reply to SSE, since a
 //! JSON body cannot carry them. In SSE mode every reply with frames is a stream.
 
+use crate::alloc_prelude::*;
 use crate::jsonrpc::ErrorCode;
 use crate::session::Carries;
 
@@ -151,7 +152,7 @@ impl Reply {
     /// assert!(reply.start_stream().is_empty());
     /// ```
     pub fn start_stream(&mut self) -> Vec<ReplyStep> {
-        match std::mem::replace(&mut self.state, State::Finished) {
+        match core::mem::replace(&mut self.state, State::Finished) {
             State::Waiting(held) => {
                 self.state = State::Streaming;
                 let mut steps = vec![ReplyStep::StartSse];
@@ -198,7 +199,7 @@ impl Reply {
     /// A frame the session routed to this POST's stream: `payload`, which carries `carries`
     /// (from [`Output::Transmit`](crate::session::Output::Transmit)).
     pub fn frame(&mut self, carries: &Carries, payload: Vec<u8>) -> Vec<ReplyStep> {
-        match std::mem::replace(&mut self.state, State::Finished) {
+        match core::mem::replace(&mut self.state, State::Finished) {
             State::Waiting(None)
                 if carries.is_response() && (self.mode == ReplyMode::Json || self.status_of(carries) != 200) =>
             {
@@ -223,7 +224,7 @@ impl Reply {
 
     /// The session is done with this stream (`Output::StreamDone`).
     pub fn done(&mut self) -> Vec<ReplyStep> {
-        match std::mem::replace(&mut self.state, State::Finished) {
+        match core::mem::replace(&mut self.state, State::Finished) {
             State::Waiting(None) => vec![ReplyStep::Accepted],
             State::Waiting(Some(Held { body, status })) => vec![ReplyStep::Json { status, body }],
             State::Streaming => vec![ReplyStep::End],

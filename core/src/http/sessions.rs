@@ -8,8 +8,9 @@
 //! used one if it has been idle for [`EVICTABLE_AFTER`]. So one peer that opens sessions by the
 //! thousand pushes out only its own, or sessions nobody uses.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use crate::alloc_prelude::*;
+use crate::time::{Duration, Instant};
+use alloc::collections::{BTreeMap, BTreeSet};
 
 /// How long a session that has been used must have been idle before a new session may take
 /// its place in a full table.
@@ -66,8 +67,8 @@ pub struct SessionTable<T> {
     per_owner: usize,
 }
 
-impl<T> std::fmt::Debug for SessionTable<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl<T> core::fmt::Debug for SessionTable<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("SessionTable").field("len", &self.entries.len()).field("idle", &self.idle).finish()
     }
 }

@@ -9,7 +9,8 @@
 //!
 //! [`EventStore`]: super::event_log::EventStore
 
-use std::collections::{BTreeMap, VecDeque};
+use crate::alloc_prelude::*;
+use alloc::collections::{BTreeMap, VecDeque};
 
 use crate::session::{Carries, StreamId};
 
@@ -335,7 +336,7 @@ impl StreamRoutes {
 
     /// Ends every stream (the session is gone): the writers to tell.
     pub fn close_all(&mut self) -> Vec<WriterId> {
-        let posts = std::mem::take(&mut self.posts).into_values().filter_map(|post| post.writer);
+        let posts = core::mem::take(&mut self.posts).into_values().filter_map(|post| post.writer);
         posts.chain(self.get.take()).collect()
     }
 }

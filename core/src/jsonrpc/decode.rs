@@ -4,6 +4,7 @@
 //! the slow path run: it re-reads the bytes as a `serde_json::Value` to tell "not JSON" (-32700)
 //! from "JSON but not a message" (-32600) and to recover the id for the error reply.
 
+use crate::alloc_prelude::*;
 use serde::de::Deserializer as _;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -243,7 +244,7 @@ impl Message {
     }
 }
 
-impl std::str::FromStr for Message {
+impl core::str::FromStr for Message {
     type Err = DecodeError;
 
     /// Decodes one JSON-RPC message from text; see [`Message::from_slice`].

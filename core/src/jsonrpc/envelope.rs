@@ -7,7 +7,8 @@
 //! (or `result` before `id`), which JSON allows but no SDK does, the payload is held raw and
 //! decoded when the envelope is complete.
 
-use std::fmt;
+use crate::alloc_prelude::*;
+use core::fmt;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};

@@ -4,7 +4,8 @@
 //! happened on this side (a timeout, a closed transport) is a [`LocalError`] and never takes the
 //! shape of a wire error, so the two cannot be mistaken for each other; [`CallError`] holds either.
 
-use std::fmt;
+use crate::alloc_prelude::*;
+use core::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -285,7 +286,7 @@ impl fmt::Display for ErrorObject {
     }
 }
 
-impl std::error::Error for ErrorObject {}
+impl core::error::Error for ErrorObject {}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -1,6 +1,7 @@
 //! Request identifiers.
 
-use std::fmt;
+use crate::alloc_prelude::*;
+use core::fmt;
 
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -4,6 +4,7 @@
 //! `result` stay as raw JSON text ([`RawValue`]) until a typed layer asks for them. That keeps
 //! decoding a message cheaper than building a `serde_json::Value` of it.
 
+use crate::alloc_prelude::*;
 use serde::de::DeserializeOwned;
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -244,8 +245,13 @@ impl Message {
     pub fn write_to(&self, out: &mut Vec<u8>) {
         // Invariant: every field serializes infallibly (string keys, raw JSON, `Value` data),
         // and writing to a `Vec` cannot fail.
+        #[cfg(feature = "std")]
         #[allow(clippy::expect_used)]
         serde_json::to_writer(out, self).expect("a JSON-RPC message always serializes");
+        // `serde_json` writes into a `Vec` of its own without `std` (no `io::Write`).
+        #[cfg(not(feature = "std"))]
+        #[allow(clippy::expect_used)]
+        out.extend_from_slice(&serde_json::to_vec(self).expect("a JSON-RPC message always serializes"));
     }
 }
 

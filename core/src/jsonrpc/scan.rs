@@ -1,9 +1,9 @@
 //! A textual pre-check that lets a reader skip a parse: whether a JSON text could hold a
 //! given key or string at all.
 
-use std::sync::OnceLock;
-
 use memchr::memmem::Finder;
+
+use crate::sync::OnceCell;
 
 /// A word to look for in JSON texts, its searcher built once (on first use).
 ///
@@ -12,13 +12,13 @@ use memchr::memmem::Finder;
 /// is with `\u` escapes.
 pub(crate) struct Word {
     word: &'static str,
-    finder: OnceLock<Finder<'static>>,
+    finder: OnceCell<Finder<'static>>,
 }
 
 impl Word {
     /// The word `word`.
     pub(crate) const fn new(word: &'static str) -> Self {
-        Self { word, finder: OnceLock::new() }
+        Self { word, finder: OnceCell::new() }
     }
 
     /// Whether the JSON text `json` could hold the word: it appears in the text literally, or

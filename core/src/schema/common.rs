@@ -1,7 +1,8 @@
 //! Types shared by every area: metadata, roles, annotations, icons, implementation info,
 //! pagination, result kinds and cache hints.
 
-use std::fmt;
+use crate::alloc_prelude::*;
+use core::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -134,7 +135,7 @@ impl fmt::Display for LoggingLevel {
     }
 }
 
-impl std::str::FromStr for LoggingLevel {
+impl core::str::FromStr for LoggingLevel {
     type Err = UnknownLevel;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {

@@ -1,7 +1,8 @@
 //! Argument completion (`completion/complete`) for prompt arguments and resource template
 //! variables.
 
-use std::collections::BTreeMap;
+use crate::alloc_prelude::*;
+use alloc::collections::BTreeMap;
 
 use super::common::{JsonObject, Meta, ResultType};
 use super::macros::{mcp_struct, tagged_union};

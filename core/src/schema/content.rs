@@ -3,6 +3,7 @@
 
 use super::common::{Annotations, Icon, Meta};
 use super::macros::{duplicate, mcp_struct, tagged_union, FromMap, Key, MapVisitor};
+use crate::alloc_prelude::*;
 use crate::version::{Feature, ProtocolVersion};
 
 mcp_struct! {
@@ -399,7 +400,7 @@ impl ContentBlock {
         if version.supports(Feature::ResourceLinks) {
             return;
         }
-        *blocks = std::mem::take(blocks).into_iter().map(|block| block.for_revision(version)).collect();
+        *blocks = core::mem::take(blocks).into_iter().map(|block| block.for_revision(version)).collect();
     }
 
     /// The text of a text block.

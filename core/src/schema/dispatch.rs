@@ -6,6 +6,7 @@
 //! answers. Methods this SDK does not know (extensions, experimental ones) keep their payload
 //! as raw JSON. [`McpPayloads`] plugs both into [`decode_with`](crate::jsonrpc::decode_with).
 
+use crate::alloc_prelude::*;
 use serde::de::{self, Deserialize, Deserializer};
 use serde_json::value::RawValue;
 

@@ -8,6 +8,7 @@ use super::common::{
 use super::macros::mcp_struct;
 use super::methods::{notification_method, request_method, Capability};
 use super::{adapt_cacheable, ForRevision};
+use crate::alloc_prelude::*;
 use crate::version::{Feature, ProtocolVersion};
 
 mcp_struct! {

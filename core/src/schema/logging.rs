@@ -1,5 +1,6 @@
 //! Logging: the client sets a level, the server sends log messages at or above it.
 
+use crate::alloc_prelude::*;
 use serde_json::Value;
 
 use super::common::{EmptyResult, LoggingLevel, Meta};

@@ -18,6 +18,7 @@
 //! An optional `@tag "type" = "text";` line makes the object carry a constant discriminator: it is
 //! written first, and reading checks it (absent is accepted, another value is an error).
 
+use crate::alloc_prelude::*;
 /// Writes an `f64` the way `JSON.stringify` does: integral values (within 2^53) without a
 /// fractional part.
 pub(crate) struct JsNumber(pub(crate) f64);
@@ -26,7 +27,7 @@ impl serde::Serialize for JsNumber {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
         let v = self.0;
-        if v.fract() == 0.0 && v.abs() <= EXACT {
+        if crate::float::is_integral(v) && v.abs() <= EXACT {
             // Invariant: integral and within ±2^53, so the conversion is exact.
             #[allow(clippy::cast_possible_truncation)]
             serializer.serialize_i64(v as i64)
@@ -37,24 +38,24 @@ impl serde::Serialize for JsNumber {
 }
 
 /// Reads a map key, borrowing it when the deserializer can.
-pub(crate) struct Key<'de>(pub(crate) std::borrow::Cow<'de, str>);
+pub(crate) struct Key<'de>(pub(crate) alloc::borrow::Cow<'de, str>);
 
 impl<'de> serde::Deserialize<'de> for Key<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> serde::de::Visitor<'de> for V {
             type Value = Key<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 f.write_str("a member name")
             }
             fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(std::borrow::Cow::Borrowed(v)))
+                Ok(Key(alloc::borrow::Cow::Borrowed(v)))
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(std::borrow::Cow::Owned(v.to_owned())))
+                Ok(Key(alloc::borrow::Cow::Owned(v.to_owned())))
             }
             fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Key<'de>, E> {
-                Ok(Key(std::borrow::Cow::Owned(v)))
+                Ok(Key(alloc::borrow::Cow::Owned(v)))
             }
         }
         deserializer.deserialize_str(V)
@@ -72,19 +73,19 @@ pub(crate) trait FromMap: Sized {
 /// The serde visitor of every `FromMap` type.
 pub(crate) struct MapVisitor<T> {
     expecting: &'static str,
-    marker: std::marker::PhantomData<T>,
+    marker: core::marker::PhantomData<T>,
 }
 
 impl<T> MapVisitor<T> {
     pub(crate) const fn new(expecting: &'static str) -> Self {
-        Self { expecting, marker: std::marker::PhantomData }
+        Self { expecting, marker: core::marker::PhantomData }
     }
 }
 
 impl<'de, T: FromMap> serde::de::Visitor<'de> for MapVisitor<T> {
     type Value = T;
 
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.expecting)
     }
 
@@ -259,7 +260,7 @@ macro_rules! mcp_struct {
                 while let Some(key) = map.next_key::<$crate::schema::macros::Key<'de>>()? {
                     match key.0.as_ref() {
                         $( $tag_wire => {
-                            let found: std::borrow::Cow<'de, str> = map.next_value::<$crate::schema::macros::Key<'de>>()?.0;
+                            let found: alloc::borrow::Cow<'de, str> = map.next_value::<$crate::schema::macros::Key<'de>>()?.0;
                             $crate::schema::macros::check_tag(&found, $tag_wire, $tag_value)?;
                         } )?
                         $( $wire => {
@@ -342,7 +343,7 @@ macro_rules! tagged_union {
                 struct V;
                 impl<'de> serde::de::Visitor<'de> for V {
                     type Value = $name;
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                         f.write_str(concat!("an object (", stringify!($name), ")"))
                     }
                     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$name, A::Error> {

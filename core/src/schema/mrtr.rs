@@ -14,7 +14,8 @@
 //!   | <-- resultType: complete -------------- |
 //! ```
 
-use std::collections::BTreeMap;
+use crate::alloc_prelude::*;
+use alloc::collections::BTreeMap;
 
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -273,7 +274,7 @@ impl<'de> Deserialize<'de> for ResultTypeProbe {
         struct V;
         impl<'de> serde::de::Visitor<'de> for V {
             type Value = ResultTypeProbe;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 f.write_str("a result object")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<ResultTypeProbe, A::Error> {

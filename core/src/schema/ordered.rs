@@ -2,7 +2,8 @@
 //! objects whose order means something to a person (an elicitation form's fields are asked in
 //! the order the server listed them).
 
-use std::fmt;
+use crate::alloc_prelude::*;
+use core::fmt;
 
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -49,7 +50,7 @@ impl<V> OrderedMap<V> {
     /// at the end.
     pub fn insert(&mut self, key: String, value: V) -> Option<V> {
         match self.entries.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, slot)) => Some(std::mem::replace(slot, value)),
+            Some((_, slot)) => Some(core::mem::replace(slot, value)),
             None => {
                 self.entries.push((key, value));
                 None
@@ -98,7 +99,7 @@ impl<V> OrderedMap<V> {
     }
 }
 
-impl<V> std::ops::Index<&str> for OrderedMap<V> {
+impl<V> core::ops::Index<&str> for OrderedMap<V> {
     type Output = V;
 
     /// # Panics
@@ -122,7 +123,7 @@ impl<V> FromIterator<(String, V)> for OrderedMap<V> {
 
 impl<'a, V> IntoIterator for &'a OrderedMap<V> {
     type Item = (&'a String, &'a V);
-    type IntoIter = std::iter::Map<std::slice::Iter<'a, (String, V)>, fn(&'a (String, V)) -> (&'a String, &'a V)>;
+    type IntoIter = core::iter::Map<core::slice::Iter<'a, (String, V)>, fn(&'a (String, V)) -> (&'a String, &'a V)>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.entries.iter().map(|(k, v)| (k, v))
@@ -141,7 +142,7 @@ impl<V: Serialize> Serialize for OrderedMap<V> {
 
 impl<'de, V: Deserialize<'de>> Deserialize<'de> for OrderedMap<V> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Entries<V>(std::marker::PhantomData<V>);
+        struct Entries<V>(core::marker::PhantomData<V>);
         impl<'de, V: Deserialize<'de>> Visitor<'de> for Entries<V> {
             type Value = OrderedMap<V>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -157,7 +158,7 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for OrderedMap<V> {
                 Ok(map)
             }
         }
-        deserializer.deserialize_map(Entries(std::marker::PhantomData))
+        deserializer.deserialize_map(Entries(core::marker::PhantomData))
     }
 }
 

@@ -1,6 +1,7 @@
 //! Prompts: templates the server offers, listing, getting, and list-change notifications.
 
-use std::collections::BTreeMap;
+use crate::alloc_prelude::*;
+use alloc::collections::BTreeMap;
 
 use super::common::{Icon, JsonObject, Meta, NotificationParams, PaginatedRequestParams, ResultType, Role};
 use super::content::ContentBlock;
@@ -286,7 +287,7 @@ impl ForRevision for GetPromptResult {
     fn adapt_to(&mut self, version: ProtocolVersion) {
         adapt_result_type(&mut self.result_type, version);
         for message in &mut self.messages {
-            let content = std::mem::replace(&mut message.content, ContentBlock::text(""));
+            let content = core::mem::replace(&mut message.content, ContentBlock::text(""));
             message.content = content.for_revision(version);
         }
     }

@@ -1,6 +1,7 @@
 //! Resources: definitions, templates, listing, reading, subscriptions and change
 //! notifications.
 
+use crate::alloc_prelude::*;
 use serde_json::json;
 
 use super::common::{

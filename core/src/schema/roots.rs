@@ -7,6 +7,7 @@
 use super::common::{ForRevision, JsonObject, Meta, NotificationParams, RequestParams};
 use super::macros::mcp_struct;
 use super::methods::{notification_method, request_method};
+use crate::alloc_prelude::*;
 use crate::version::ProtocolVersion;
 
 mcp_struct! {

@@ -5,8 +5,9 @@
 //! From 2025-11-25 on, messages may hold several content blocks and the model may use tools
 //! ([`ToolUseContent`], [`ToolResultContent`]).
 
-use std::fmt;
-use std::marker::PhantomData;
+use crate::alloc_prelude::*;
+use core::fmt;
+use core::marker::PhantomData;
 
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -141,13 +142,13 @@ impl<T> OneOrMany<T> {
     #[must_use]
     pub fn as_slice(&self) -> &[T] {
         match self {
-            Self::One(v) => std::slice::from_ref(v),
+            Self::One(v) => core::slice::from_ref(v),
             Self::Many(v) => v,
         }
     }
 
     /// Iterates over the values.
-    pub fn iter(&self) -> std::slice::Iter<'_, T> {
+    pub fn iter(&self) -> core::slice::Iter<'_, T> {
         self.as_slice().iter()
     }
 
@@ -186,7 +187,7 @@ impl<T> OneOrMany<T> {
 
 impl<'a, T> IntoIterator for &'a OneOrMany<T> {
     type Item = &'a T;
-    type IntoIter = std::slice::Iter<'a, T>;
+    type IntoIter = core::slice::Iter<'a, T>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.iter()

@@ -11,6 +11,7 @@
 use super::common::{adapt_result_type, ForRevision, JsonObject, Meta, ResultType};
 use super::macros::mcp_struct;
 use super::methods::{notification_method, request_method};
+use crate::alloc_prelude::*;
 use crate::version::ProtocolVersion;
 
 mcp_struct! {

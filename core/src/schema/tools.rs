@@ -1,5 +1,6 @@
 //! Tools: definitions, listing, calling, and list-change notifications.
 
+use crate::alloc_prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::common::{Icon, JsonObject, Meta, NotificationParams, PaginatedRequestParams, ResultType};

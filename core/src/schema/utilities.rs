@@ -3,6 +3,7 @@
 use super::common::{EmptyResult, Meta, ProgressToken, RequestParams};
 use super::macros::mcp_struct;
 use super::methods::{notification_method, request_method};
+use crate::alloc_prelude::*;
 use crate::jsonrpc::RequestId;
 
 mcp_struct! {

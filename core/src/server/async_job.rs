@@ -5,14 +5,17 @@
 //! The future owns its job, so the job holds its call's deferred reply behind a lock that the
 //! runner takes back when the future ends (a job kept past that does nothing more).
 
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context as TaskContext, Poll, Wake, Waker};
+use crate::alloc_prelude::*;
+use alloc::sync::Arc;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context as TaskContext, Poll};
+
+use crate::sync::Mutex;
 
 use serde::de::DeserializeOwned;
 
-use std::collections::BTreeMap;
+use alloc::collections::BTreeMap;
 
 use super::builder::RouterBuilder;
 use super::context::Context;
@@ -78,8 +81,8 @@ pub struct AsyncJob {
     rounds: Option<Arc<Rounds>>,
 }
 
-impl std::fmt::Debug for AsyncJob {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for AsyncJob {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("AsyncJob").field("cancelled", &self.cancel.is_cancelled()).finish_non_exhaustive()
     }
 }
@@ -87,7 +90,7 @@ impl std::fmt::Debug for AsyncJob {
 impl AsyncJob {
     /// The blocking [`Job`] view of this job, for what needs no waiting.
     fn with_job<R>(&self, f: impl FnOnce(&Job<'_>) -> R) -> R {
-        let deferred = self.deferred.lock().unwrap_or_else(PoisonError::into_inner);
+        let deferred = self.deferred.lock();
         let job = Job {
             deferred: deferred.as_ref(),
             cancel: self.cancel.clone(),
@@ -175,7 +178,7 @@ pub(super) async fn run_async(deferred: Deferred, work: AsyncWork, rounds: Optio
     let slot = Arc::new(Mutex::new(Some(deferred)));
     let job = AsyncJob { deferred: Arc::clone(&slot), cancel, link: Some(Arc::clone(&link)), rounds: rounds.clone() };
     let outcome = settle(work(job).await, rounds.as_deref());
-    let deferred = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let deferred = slot.lock().take();
     if let Some(deferred) = deferred {
         link.complete(deferred, outcome);
     }
@@ -194,7 +197,11 @@ pub(super) fn run_inline(
 
 /// Polls `future` to its end on this thread, parking it between wake-ups: for a thread that
 /// runs one task's work and would block on it anyway.
+#[cfg(feature = "std")]
 pub(super) fn block_on<F: Future>(future: F) -> F::Output {
+    use alloc::task::Wake;
+    use core::task::Waker;
+
     struct Unpark(std::thread::Thread);
     impl Wake for Unpark {
         fn wake(self: Arc<Self>) {
@@ -206,12 +213,26 @@ pub(super) fn block_on<F: Future>(future: F) -> F::Output {
     }
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut cx = TaskContext::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
+    let mut future = core::pin::pin!(future);
     loop {
         if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
             return output;
         }
         std::thread::park();
+    }
+}
+
+/// Polls `future` to its end on this thread. Without `std` there is no thread to park: it
+/// polls again at once, so a host without `std` should run async work on its own executor.
+#[cfg(not(feature = "std"))]
+pub(super) fn block_on<F: Future>(future: F) -> F::Output {
+    let mut cx = TaskContext::from_waker(core::task::Waker::noop());
+    let mut future = core::pin::pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        core::hint::spin_loop();
     }
 }
 
@@ -399,7 +420,7 @@ mod tests {
     #[test]
     fn block_on_polls_again_after_a_wake() {
         let mut polls = 0;
-        let value = block_on(std::future::poll_fn(|cx| {
+        let value = block_on(core::future::poll_fn(|cx| {
             polls += 1;
             if polls < 3 {
                 cx.waker().wake_by_ref();

@@ -1,7 +1,8 @@
 //! Building a [`Router`].
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use crate::alloc_prelude::*;
+use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -462,7 +463,7 @@ mod tests {
         client: Session<Client>,
         server: Session<Server>,
         router: Router<()>,
-        now: std::time::Instant,
+        now: crate::time::Instant,
         events: Vec<Event>,
     }
 

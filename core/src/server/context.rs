@@ -2,6 +2,7 @@
 
 use super::extras::{CancelFlag, Extras, TransportInfo};
 use super::router::Deferred;
+use crate::alloc_prelude::*;
 use crate::jsonrpc::RequestId;
 use crate::schema::lifecycle::{ClientCapabilities, RequestMeta};
 use crate::schema::mrtr::{InputRequests, InputRequiredResult, InputResponses};

@@ -2,6 +2,7 @@
 //! the end of its SSE stream), taken in by the endpoint: the inputs a [`Link`](super::Link)
 //! carries, so that no adapter reaches into the session for them.
 
+use crate::alloc_prelude::*;
 use serde_json::value::RawValue;
 
 use super::endpoint::Endpoint;

@@ -2,9 +2,10 @@
 //! bookkeeping between them and the router (cancellation flags, subscriptions, requests to
 //! the client).
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
-use std::time::Instant;
+use crate::alloc_prelude::*;
+use crate::time::Instant;
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::sync::Arc;
 
 use serde_json::value::RawValue;
 
@@ -145,8 +146,8 @@ fn with_related_task(params: Option<Box<RawValue>>, task_id: &str) -> Option<Box
     serde_json::value::to_raw_value(&object).ok().or(params)
 }
 
-impl<S> std::fmt::Debug for Endpoint<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl<S> core::fmt::Debug for Endpoint<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Endpoint")
             .field("session", &self.session)
             .field("running", &self.running.len())
@@ -384,7 +385,7 @@ impl<S> Endpoint<S> {
                 None => Some(Event::Response { id, outcome }),
             },
             Event::Closed { reason } => {
-                for flag in std::mem::take(&mut self.running).into_values() {
+                for flag in core::mem::take(&mut self.running).into_values() {
                     flag.cancel();
                 }
                 self.tasks.cancel_all();

@@ -10,6 +10,7 @@
 //! is better served by the call it made. A client without the extension calling a tool that
 //! must run as a task is refused with -32021 naming the extension, as are its task requests.
 
+use crate::alloc_prelude::*;
 use serde_json::value::RawValue;
 
 use super::endpoint::Endpoint;

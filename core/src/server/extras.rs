@@ -1,8 +1,9 @@
 //! What the adapter knows about a request beyond its JSON: the transport it came over, and
 //! whether the client has cancelled it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use crate::alloc_prelude::*;
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::task::Spawn;
 use super::Headers;
@@ -118,8 +119,8 @@ pub(crate) struct Extras {
     pub(crate) task_run: Option<super::task_board::TaskRun>,
 }
 
-impl std::fmt::Debug for Extras {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for Extras {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Extras")
             .field("cancel", &self.cancel)
             .field("transport", &self.transport)

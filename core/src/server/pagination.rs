@@ -25,6 +25,7 @@
 //! assert_eq!((second.items, second.next_cursor), (&["c"][..], None));
 //! ```
 
+use crate::alloc_prelude::*;
 use crate::jsonrpc::ErrorObject;
 
 /// What every cursor starts with.

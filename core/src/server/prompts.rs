@@ -1,6 +1,7 @@
 //! Prompt registrations.
 
-use std::collections::BTreeMap;
+use crate::alloc_prelude::*;
+use alloc::collections::BTreeMap;
 
 use super::context::Context;
 use super::tools::ToolError;

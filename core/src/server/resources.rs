@@ -1,6 +1,7 @@
 //! Resource registrations: fixed URIs and URI templates.
 
-use std::collections::BTreeMap;
+use crate::alloc_prelude::*;
+use alloc::collections::BTreeMap;
 
 use super::context::Context;
 use super::tools::ToolError;

@@ -17,8 +17,9 @@
 //! round 3: ask#0 = A0, ask#1 = A1    -> the tool's result
 //! ```
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use crate::alloc_prelude::*;
+use crate::sync::Mutex;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -92,7 +93,7 @@ impl Rounds {
         let needed = method_info(method).and_then(|info| info.capability).into_iter();
         for capability in needed.chain(params_capability(method, params)) {
             if !self.capabilities.as_ref().is_some_and(|c| c.has(capability)) {
-                self.undeclared.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(capability);
+                self.undeclared.lock().get_or_insert(capability);
                 let why = format!("the client did not declare the capability {method} needs ({capability:?})");
                 return Err(CallError::Local(LocalError::NotSent(why)));
             }
@@ -105,7 +106,7 @@ impl Rounds {
         let request = serde_json::json!({ "method": method, "params": params });
         let request: InputRequest = serde_json::from_value(request)
             .map_err(|e| CallError::Local(LocalError::NotSent(format!("cannot ask {method}: {e}"))))?;
-        self.missing.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(ask_key(index), request);
+        self.missing.lock().insert(ask_key(index), request);
         Err(CallError::Local(LocalError::InputRequired(method.to_owned())))
     }
 
@@ -113,7 +114,7 @@ impl Rounds {
     /// declare the capability for: -32021 with `requiredCapabilities` naming it, whatever the
     /// job made of the failed ask.
     pub(super) fn undeclared_capability(&self) -> Option<ErrorObject> {
-        let capability = (*self.undeclared.lock().unwrap_or_else(std::sync::PoisonError::into_inner))?;
+        let capability = (*self.undeclared.lock())?;
         let required = required_capabilities(capability);
         let message = format!("This request requires the client capability {required}");
         Some(ErrorObject::missing_required_client_capability(message, required))
@@ -122,7 +123,7 @@ impl Rounds {
     /// The `input_required` answer the call ends with, if the job asked for anything the
     /// client has not answered.
     pub(super) fn input_required(&self) -> Option<InputRequiredResult> {
-        let missing = std::mem::take(&mut *self.missing.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        let missing = core::mem::take(&mut *self.missing.lock());
         if missing.is_empty() {
             return None;
         }

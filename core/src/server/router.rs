@@ -1,7 +1,8 @@
 //! The router: what the server offers, and how requests reach it.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use crate::alloc_prelude::*;
+use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;

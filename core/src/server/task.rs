@@ -7,9 +7,10 @@
 //! runs tasks and the [`Link`] that carries a running task's progress, questions and outcome
 //! back to its connection.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
+use crate::alloc_prelude::*;
+use alloc::sync::Arc;
+use core::future::Future;
+use core::pin::Pin;
 
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -47,7 +48,7 @@ pub trait Link: Send + Sync {
     /// adapters that run async work on an executor give a real wait.
     fn ask_async(&self, deferred: &Deferred, method: &str, params: Box<RawValue>) -> Answer {
         let answer = self.ask(deferred, method, params);
-        Box::pin(std::future::ready(answer))
+        Box::pin(core::future::ready(answer))
     }
     /// Ends the deferred request's SSE response stream early so the client reconnects for the
     /// rest (see `Session::close_sse_stream`); returns whether it was ended. The default does
@@ -101,8 +102,8 @@ pub struct Task {
     task_run: Option<TaskRun>,
 }
 
-impl std::fmt::Debug for Task {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for Task {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Task").field("deferred", &self.deferred).finish_non_exhaustive()
     }
 }
@@ -204,8 +205,8 @@ pub struct Job<'a> {
     pub(super) rounds: Option<&'a Rounds>,
 }
 
-impl std::fmt::Debug for Job<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for Job<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Job").field("cancelled", &self.cancel.is_cancelled()).finish_non_exhaustive()
     }
 }

@@ -15,11 +15,11 @@
 //! The board reads no clock of its own: wall time comes from the [`WallClock`] the adapter
 //! sets, and task ids from the entropy it sets (sequential ids without it, fit only for tests).
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use crate::alloc_prelude::*;
+use crate::time::{Duration, SystemTime};
+use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -37,6 +37,7 @@ use crate::schema::tasks::TaskStatus;
 use crate::schema::tools::CallToolResult;
 use crate::schema::{ForRevision, LoggingLevel};
 use crate::session::{CallError, LocalError};
+use crate::sync::{one_value, Mutex, MutexGuard, ValueReceiver, ValueSender};
 use crate::version::ProtocolVersion;
 
 /// How long a task is kept, in milliseconds from its creation (1 hour).
@@ -149,8 +150,8 @@ impl MemoryTaskStore {
         Self { tasks: Mutex::new(BTreeMap::new()), capacity }
     }
 
-    fn tasks(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, StoredTask>> {
-        self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
+    fn tasks(&self) -> MutexGuard<'_, BTreeMap<String, StoredTask>> {
+        self.tasks.lock()
     }
 }
 
@@ -186,7 +187,7 @@ impl TaskStore for MemoryTaskStore {
 struct Running {
     cancel: CancelFlag,
     /// The questions the job waits on, by input request key.
-    asks: BTreeMap<String, SyncSender<Value>>,
+    asks: BTreeMap<String, ValueSender<Value>>,
 }
 
 /// Told each task state that changed: the task as `tasks/get` would now answer.
@@ -206,13 +207,14 @@ pub struct TaskBoard {
     running: Mutex<BTreeMap<String, Running>>,
     wall: Mutex<Option<WallClock>>,
     entropy: Mutex<Option<Entropy>>,
-    next_id: AtomicU64,
-    next_key: AtomicU64,
+    /// Counters (`usize`: targets without 64-bit atomics have them too).
+    next_id: AtomicUsize,
+    next_key: AtomicUsize,
     watchers: Mutex<Vec<Arc<Watcher>>>,
 }
 
-impl std::fmt::Debug for TaskBoard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for TaskBoard {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("TaskBoard").field("running", &self.lock_running().len()).finish_non_exhaustive()
     }
 }
@@ -227,45 +229,45 @@ impl TaskBoard {
             running: Mutex::new(BTreeMap::new()),
             wall: Mutex::new(None),
             entropy: Mutex::new(None),
-            next_id: AtomicU64::new(0),
-            next_key: AtomicU64::new(0),
+            next_id: AtomicUsize::new(0),
+            next_key: AtomicUsize::new(0),
             watchers: Mutex::new(Vec::new()),
         }
     }
 
     /// Sets the wall clock task timestamps and expiry are read from.
     pub fn set_wall_clock(&self, wall: WallClock) {
-        *self.wall.lock().unwrap_or_else(PoisonError::into_inner) = Some(wall);
+        *self.wall.lock() = Some(wall);
     }
 
     /// Sets the random source task ids are drawn from (128 bits each); it returns `false`
     /// when it has no randomness to give, and no task is created then. Without it, ids are
     /// sequential and guessable: set it wherever several clients share a server.
     pub fn set_entropy(&self, entropy: impl FnMut(&mut [u8]) -> bool + Send + 'static) {
-        *self.entropy.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(entropy));
+        *self.entropy.lock() = Some(Box::new(entropy));
     }
 
     /// Calls `watcher` with every task whose state changes, from whichever thread changed it
     /// (a request's, or a running tool's): deliver `notifications/tasks` from it without
     /// waiting on the thread that called.
     pub fn watch(&self, watcher: impl Fn(&DetailedTask) + Send + Sync + 'static) {
-        self.watchers.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::new(Box::new(watcher)));
+        self.watchers.lock().push(Arc::new(Box::new(watcher)));
     }
 
-    fn lock_edit(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.edit.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock_edit(&self) -> MutexGuard<'_, ()> {
+        self.edit.lock()
     }
 
-    fn lock_running(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Running>> {
-        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock_running(&self) -> MutexGuard<'_, BTreeMap<String, Running>> {
+        self.running.lock()
     }
 
     fn now(&self) -> SystemTime {
-        self.wall.lock().unwrap_or_else(PoisonError::into_inner).as_ref().map_or(SystemTime::UNIX_EPOCH, |wall| wall())
+        self.wall.lock().as_ref().map_or(SystemTime::UNIX_EPOCH, |wall| wall())
     }
 
     fn fresh_id(&self) -> Option<String> {
-        let mut entropy = self.entropy.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut entropy = self.entropy.lock();
         let Some(fill) = entropy.as_mut() else {
             return Some(format!("task-{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1));
         };
@@ -275,7 +277,7 @@ impl TaskBoard {
     }
 
     fn tell(&self, task: &DetailedTask) {
-        let watchers: Vec<Arc<Watcher>> = self.watchers.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let watchers: Vec<Arc<Watcher>> = self.watchers.lock().clone();
         for watcher in watchers {
             watcher(task);
         }
@@ -466,7 +468,7 @@ impl TaskBoard {
 
     /// The task's tool asks the client `method` with `params`: the question is posted under a
     /// fresh key and the task turns `input_required`. The receiver gets the answer.
-    fn ask(&self, id: &str, method: &str, params: &RawValue) -> Result<Receiver<Value>, CallError> {
+    fn ask(&self, id: &str, method: &str, params: &RawValue) -> Result<ValueReceiver<Value>, CallError> {
         let not_sent = |why: String| CallError::Local(LocalError::NotSent(why));
         let edit = self.lock_edit();
         let request: InputRequest =
@@ -477,7 +479,7 @@ impl TaskBoard {
             return Err(CallError::Local(LocalError::Cancelled { reason: Some("the task ended".into()) }));
         }
         let key = format!("input-{}", self.next_key.fetch_add(1, Ordering::Relaxed) + 1);
-        let (answer, answered) = sync_channel(1);
+        let (answer, answered) = one_value();
         {
             let mut running = self.lock_running();
             let run = running.get_mut(id).ok_or_else(|| not_sent("the task is not running here".into()))?;
@@ -527,8 +529,8 @@ pub(crate) struct TaskRun {
     cancel: CancelFlag,
 }
 
-impl std::fmt::Debug for TaskRun {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for TaskRun {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("TaskRun").field("id", &self.id).finish_non_exhaustive()
     }
 }
@@ -563,7 +565,7 @@ impl Link for TaskRun {
         let answered = self.board.ask(&self.id, method, &params)?;
         let answer = answered
             .recv()
-            .map_err(|_| CallError::Local(LocalError::Cancelled { reason: Some("the task ended".into()) }))?;
+            .ok_or_else(|| CallError::Local(LocalError::Cancelled { reason: Some("the task ended".into()) }))?;
         serde_json::value::to_raw_value(&answer)
             .map_err(|e| CallError::Local(LocalError::MalformedResponse(format!("{method} answer: {e}"))))
     }
@@ -578,11 +580,11 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::schema::mrtr::InputResponse;
-    use std::sync::atomic::AtomicUsize;
+    use core::sync::atomic::AtomicUsize;
 
     fn board() -> Arc<TaskBoard> {
         let board = Arc::new(TaskBoard::new(Arc::new(MemoryTaskStore::default())));
-        let clock = Arc::new(AtomicU64::new(1_785_232_800_000));
+        let clock = Arc::new(core::sync::atomic::AtomicU64::new(1_785_232_800_000));
         board.set_wall_clock(Arc::new(move || {
             SystemTime::UNIX_EPOCH + Duration::from_millis(clock.fetch_add(1, Ordering::Relaxed))
         }));

@@ -10,8 +10,9 @@
 //! The table reads no clock: the endpoint passes the monotonic `now` of each step, and wall
 //! times (`createdAt`, `lastUpdatedAt`) come from the [`WallClock`] the adapter provides.
 
-use std::collections::BTreeMap;
-use std::time::{Duration, Instant, SystemTime};
+use crate::alloc_prelude::*;
+use crate::time::{Duration, Instant, SystemTime};
+use alloc::collections::BTreeMap;
 
 use serde_json::value::RawValue;
 
@@ -21,7 +22,7 @@ use crate::schema::tasks::{Task, TaskStatus};
 use crate::session::ReplyToken;
 
 /// The wall clock the task timestamps are read from (the adapter's, e.g. `SystemTime::now`).
-pub type WallClock = std::sync::Arc<dyn Fn() -> SystemTime + Send + Sync>;
+pub type WallClock = alloc::sync::Arc<dyn Fn() -> SystemTime + Send + Sync>;
 
 /// How long a task is kept when the client asks for no TTL, in milliseconds (1 hour).
 pub const DEFAULT_TASK_TTL_MS: u64 = 60 * 60 * 1000;
@@ -64,8 +65,8 @@ pub(super) struct TaskTable {
     wall: Option<WallClock>,
 }
 
-impl std::fmt::Debug for TaskTable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for TaskTable {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("TaskTable").field("tasks", &self.records.len()).finish_non_exhaustive()
     }
 }
@@ -162,7 +163,7 @@ impl TaskTable {
         record.task.status = if failed || outcome.is_err() { TaskStatus::Failed } else { TaskStatus::Completed };
         record.task.last_updated_at = stamp;
         record.outcome = Some(outcome.clone());
-        Some(Ended { task: record.task.clone(), outcome, waiters: std::mem::take(&mut record.waiters) })
+        Some(Ended { task: record.task.clone(), outcome, waiters: core::mem::take(&mut record.waiters) })
     }
 
     /// Cancels the task `id`: its tool is told, its waiters get `outcome`.
@@ -185,7 +186,7 @@ impl TaskTable {
         record.task.last_updated_at = stamp;
         let outcome: TaskOutcome = Err(ErrorObject::server_error("Task cancelled"));
         record.outcome = Some(outcome.clone());
-        Ok(Ended { task: record.task.clone(), outcome, waiters: std::mem::take(&mut record.waiters) })
+        Ok(Ended { task: record.task.clone(), outcome, waiters: core::mem::take(&mut record.waiters) })
     }
 
     /// Moves a running task to `status` (`input_required` while its tool waits on the client,
@@ -263,7 +264,7 @@ mod tests {
 
     fn table() -> TaskTable {
         let mut table = TaskTable::new();
-        table.set_wall_clock(std::sync::Arc::new(|| SystemTime::UNIX_EPOCH + Duration::from_secs(86_400 * 365)));
+        table.set_wall_clock(alloc::sync::Arc::new(|| SystemTime::UNIX_EPOCH + Duration::from_secs(86_400 * 365)));
         table
     }
 

@@ -1,5 +1,6 @@
 //! Tool registrations: typed handlers behind one erased signature.
 
+use crate::alloc_prelude::*;
 use crate::http::param_headers::{annotations, ParamHeader};
 use serde::de::DeserializeOwned;
 use serde::Serialize;

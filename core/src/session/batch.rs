@@ -5,8 +5,9 @@
 //! of them later: replies are collected until the last one is in. A batch in any other
 //! revision, or before the handshake, is refused with a single -32600.
 
-use std::collections::BTreeMap;
-use std::time::Instant;
+use crate::alloc_prelude::*;
+use crate::time::Instant;
+use alloc::collections::BTreeMap;
 
 use serde_json::value::RawValue;
 

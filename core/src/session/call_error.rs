@@ -1,5 +1,6 @@
 //! How a request this side sent failed: the peer's error, or a failure on this side.
 
+use crate::alloc_prelude::*;
 use crate::jsonrpc::ErrorObject;
 
 /// A failure that happened on this side of the connection, not an error the peer sent.

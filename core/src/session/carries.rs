@@ -1,6 +1,7 @@
 //! What a transmitted frame carries, as the session built it, so that a transport never parses
 //! its own outgoing bytes again to learn what they are.
 
+use crate::alloc_prelude::*;
 use crate::jsonrpc::{ErrorCode, Message, RequestId};
 
 /// The `notifications/cancelled` method.
@@ -166,7 +167,7 @@ impl Carries {
     pub fn answers(&self) -> impl Iterator<Item = (&RequestId, bool)> {
         let items = match self {
             Self::Batch(items) => items.as_slice(),
-            one => std::slice::from_ref(one),
+            one => core::slice::from_ref(one),
         };
         items.iter().filter_map(|item| match item {
             Self::Result { id } => Some((id, true)),

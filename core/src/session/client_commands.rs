@@ -2,7 +2,8 @@
 //! forgot the session, the exchange failed, the server refused a request with an HTTP error)
 //! and the log level every stateless request asks for.
 
-use std::time::Instant;
+use crate::alloc_prelude::*;
+use crate::time::Instant;
 
 use super::lifecycle::Transition;
 use super::outbound::Purpose;

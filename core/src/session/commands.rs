@@ -1,6 +1,7 @@
 //! Commands: what the application asks the session to do.
 
-use std::time::Instant;
+use crate::alloc_prelude::*;
+use crate::time::Instant;
 
 use serde::Serialize;
 use serde_json::value::RawValue;

@@ -1,6 +1,7 @@
 //! Session configuration, with documented defaults.
 
-use std::time::Duration;
+use crate::alloc_prelude::*;
+use core::time::Duration;
 
 use crate::codec::DEFAULT_MAX_FRAME_LEN;
 use crate::schema::lifecycle::{ClientCapabilities, ServerCapabilities};

@@ -1,5 +1,6 @@
 //! The two kinds of session errors: local misuse and peer misbehaviour.
 
+use crate::alloc_prelude::*;
 use crate::jsonrpc::RequestId;
 use crate::schema::Capability;
 use crate::version::ProtocolVersion;
@@ -142,7 +143,7 @@ pub enum ProtocolError {
     #[error("no handshake within {after:?}")]
     HandshakeTimedOut {
         /// How long the client waited.
-        after: std::time::Duration,
+        after: core::time::Duration,
     },
     /// A batch arrived outside 2025-03-26.
     #[error("batch refused: batches exist only in 2025-03-26")]

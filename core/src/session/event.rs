@@ -1,5 +1,6 @@
 //! What a session hands back: outputs to transmit, and events for the application.
 
+use crate::alloc_prelude::*;
 use serde_json::value::RawValue;
 
 use super::carries::Carries;
@@ -193,8 +194,8 @@ pub type FrameObserver = Box<dyn FnMut(FrameDirection, &[u8]) + Send>;
 #[derive(Default)]
 pub(super) struct Observer(pub(super) Option<FrameObserver>);
 
-impl std::fmt::Debug for Observer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(if self.0.is_some() { "Observer(installed)" } else { "Observer(none)" })
     }
 }

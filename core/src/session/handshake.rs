@@ -1,7 +1,8 @@
 //! The lifecycle exchanges: `initialize` / `notifications/initialized` (legacy era) and
 //! `server/discover` (stateless era, and the Auto probe).
 
-use std::time::Instant;
+use crate::alloc_prelude::*;
+use crate::time::Instant;
 
 use serde_json::value::RawValue;
 
@@ -100,8 +101,8 @@ impl<R: Role> Session<R> {
     }
 
     /// What is left of the handshake's time at `now`.
-    fn handshake_left(&self, now: Instant) -> std::time::Duration {
-        self.handshake_deadline.map_or(std::time::Duration::MAX, |deadline| deadline.saturating_duration_since(now))
+    fn handshake_left(&self, now: Instant) -> core::time::Duration {
+        self.handshake_deadline.map_or(core::time::Duration::MAX, |deadline| deadline.saturating_duration_since(now))
     }
 
     /// The handshake's own request timed out: an Auto probe falls back to `initialize`;

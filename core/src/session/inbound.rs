@@ -1,6 +1,7 @@
 //! Requests from the peer that have not been answered yet.
 
-use std::collections::BTreeMap;
+use crate::alloc_prelude::*;
+use alloc::collections::BTreeMap;
 
 use super::event::{Route, StreamId};
 use crate::jsonrpc::RequestId;

@@ -1,6 +1,7 @@
 //! Inputs: what arrives from the transport, and what the peer sent.
 
-use std::time::Instant;
+use crate::alloc_prelude::*;
+use crate::time::Instant;
 
 use serde_json::value::RawValue;
 
@@ -25,7 +26,7 @@ impl<R: Role> Session<R> {
         if self.phase == Phase::Closed {
             return;
         }
-        let mut lines = std::mem::take(&mut self.lines);
+        let mut lines = core::mem::take(&mut self.lines);
         lines.decode(bytes, |frame| self.on_line(now, &frame));
         self.lines = lines;
     }
@@ -107,7 +108,7 @@ impl<R: Role> Session<R> {
         if self.phase == Phase::Closed {
             return;
         }
-        let mut lines = std::mem::take(&mut self.lines);
+        let mut lines = core::mem::take(&mut self.lines);
         lines.finish(|frame| self.on_line(now, &frame));
         self.lines = lines;
         self.shutdown(CloseReason::TransportClosed);

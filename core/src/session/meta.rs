@@ -1,5 +1,6 @@
 //! Reading and writing `_meta` in raw params and results without decoding the rest.
 
+use crate::alloc_prelude::*;
 use serde::de::{self, Deserializer as _, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -27,13 +28,13 @@ struct MetaProbe;
 impl<'de> Visitor<'de> for MetaProbe {
     type Value = Option<RequestMeta>;
 
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("a params object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut meta = None;
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+        while let Some(key) = map.next_key::<alloc::borrow::Cow<'de, str>>()? {
             if key == "_meta" {
                 if meta.is_some() {
                     return Err(de::Error::custom("duplicate member \"_meta\""));
@@ -52,12 +53,12 @@ fn has_member(raw: &RawValue, name: &str) -> bool {
     struct Probe<'a>(&'a str);
     impl<'de> Visitor<'de> for Probe<'_> {
         type Value = bool;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
             f.write_str("an object")
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
             let mut found = false;
-            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            while let Some(key) = map.next_key::<alloc::borrow::Cow<'de, str>>()? {
                 found |= key == self.0;
                 map.next_value::<IgnoredAny>()?;
             }

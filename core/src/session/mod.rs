@@ -66,6 +66,7 @@
 //! assert!(answered);
 //! ```
 
+use crate::alloc_prelude::*;
 mod batch;
 mod call_error;
 mod carries;
@@ -82,9 +83,9 @@ mod meta;
 mod outbound;
 mod snapshot;
 
-use std::collections::VecDeque;
-use std::marker::PhantomData;
-use std::time::Instant;
+use crate::time::Instant;
+use alloc::collections::VecDeque;
+use core::marker::PhantomData;
 
 pub use batch::BatchItem;
 pub use call_error::{CallError, LocalError};
@@ -150,9 +151,9 @@ mod private {
 #[non_exhaustive]
 pub struct RequestOptions {
     /// Overrides the configured request timeout.
-    pub timeout: Option<std::time::Duration>,
+    pub timeout: Option<core::time::Duration>,
     /// Overrides the configured cap on total time.
-    pub max_time: Option<std::time::Duration>,
+    pub max_time: Option<core::time::Duration>,
     /// Ask the peer for progress (a token goes into `_meta.progressToken`).
     pub progress: bool,
 }
@@ -160,14 +161,14 @@ pub struct RequestOptions {
 impl RequestOptions {
     /// Overrides the request timeout.
     #[must_use]
-    pub const fn with_timeout(mut self, timeout: std::time::Duration) -> Self {
+    pub const fn with_timeout(mut self, timeout: core::time::Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
     /// Overrides the cap on total time.
     #[must_use]
-    pub const fn with_max_time(mut self, max_time: std::time::Duration) -> Self {
+    pub const fn with_max_time(mut self, max_time: core::time::Duration) -> Self {
         self.max_time = Some(max_time);
         self
     }
@@ -218,7 +219,7 @@ impl PeerCaps {
 enum Local {
     Client(Box<ClientConfig>),
     /// Shared: every session of a server reads the same configuration.
-    Server(std::sync::Arc<ServerConfig>),
+    Server(alloc::sync::Arc<ServerConfig>),
 }
 
 /// An MCP session, one per connection (or per stateless exchange), for role `R`.
@@ -451,7 +452,7 @@ impl Session<Server> {
     /// A server session, waiting for its client. A server with many sessions passes one
     /// `Arc<ServerConfig>` to them all, so that each does not hold a copy.
     #[must_use]
-    pub fn new(config: impl Into<std::sync::Arc<ServerConfig>>) -> Self {
+    pub fn new(config: impl Into<alloc::sync::Arc<ServerConfig>>) -> Self {
         Self::with_local(Local::Server(config.into()))
     }
 }

@@ -1,7 +1,8 @@
 //! Requests this side sent: ids, deadlines and progress tokens.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use crate::alloc_prelude::*;
+use crate::time::{Duration, Instant};
+use alloc::collections::{BTreeMap, BTreeSet};
 
 use crate::jsonrpc::RequestId;
 use crate::schema::ProgressToken;

@@ -1,6 +1,7 @@
 //! A legacy server session as a record: what it needs to go on in another process (behind a
 //! load balancer, after a restart) without replaying `initialize` through the application.
 
+use crate::alloc_prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::lifecycle::{Phase, Transition};
@@ -58,7 +59,7 @@ pub struct SessionSnapshot {
     /// `initialize` was answered but `notifications/initialized` has not arrived yet: a
     /// session is stored from its first exchange on, since behind a load balancer the
     /// handshake's second message may reach another process.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
     pub handshake_pending: bool,
     /// Legacy era: the resource URIs the client subscribed to (`resources/subscribe`), filled
     /// in by the server endpoint ([`crate::server::Endpoint::snapshot`]).
@@ -93,7 +94,7 @@ impl Session<Server> {
 
     /// A session that goes on from `snapshot`, ready for requests, served with `config`.
     #[must_use]
-    pub fn restore(config: impl Into<std::sync::Arc<ServerConfig>>, snapshot: SessionSnapshot) -> Self {
+    pub fn restore(config: impl Into<alloc::sync::Arc<ServerConfig>>, snapshot: SessionSnapshot) -> Self {
         let mut session = Self::new(config);
         session.transition(Transition::HandshakeStarted);
         if !snapshot.handshake_pending {

@@ -2,7 +2,7 @@
 //! `talaria-tests` crate.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::time::{Duration, Instant};
+use crate::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 

@@ -1,6 +1,7 @@
 //! What a client is and how it authorizes: its metadata, its registration, its grant.
 
-use std::sync::Arc;
+use crate::alloc_prelude::*;
+use alloc::sync::Arc;
 
 use crate::auth::jwt::JwtSigner;
 use crate::auth::registration::{ClientInformation, ClientMetadata};

@@ -4,7 +4,8 @@
 //! told ([`Step::Wait`]: `authorization_pending` at the interval, `slow_down` 5 s more each
 //! time), until the user approves, refuses, or the code expires.
 
-use std::time::Duration;
+use crate::alloc_prelude::*;
+use core::time::Duration;
 
 use serde::Deserialize;
 

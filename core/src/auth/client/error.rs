@@ -1,5 +1,6 @@
 //! Why an authorization failed.
 
+use crate::alloc_prelude::*;
 use crate::auth::flow::{CallbackError, OAuthError};
 use crate::auth::jwt::SignError;
 use crate::auth::metadata::MetadataError;

@@ -1,5 +1,6 @@
 //! The Server-Sent Events encoder: [`encode_event`] and [`encode_comment`].
 
+use crate::alloc_prelude::*;
 use memchr::memchr2;
 
 use crate::codec::sse::SseEvent;

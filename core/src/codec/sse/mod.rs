@@ -5,6 +5,7 @@
 //! [`encode_comment`] write events and keep-alive comments in a fixed, byte-exact layout that the
 //! decoder (or any conforming client) reads back unchanged.
 
+use crate::alloc_prelude::*;
 mod decode;
 mod encode;
 

@@ -1,6 +1,7 @@
 //! The in-memory [`EventStore`].
 
-use std::collections::{BTreeMap, VecDeque};
+use crate::alloc_prelude::*;
+use alloc::collections::{BTreeMap, VecDeque};
 
 use super::{EventId, EventStore, EventStoreError, Replay, Retention, StoredEvent};
 

@@ -1,7 +1,8 @@
 //! Session records behind an id: the [`SessionStore`] trait and its in-memory default.
 
-use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use crate::alloc_prelude::*;
+use crate::time::{Duration, Instant};
+use alloc::collections::BTreeMap;
 
 /// One stored session: the opaque bytes of its snapshot and when it was last used.
 ///
@@ -82,7 +83,7 @@ impl SessionRecord {
 pub enum SessionStoreError {
     /// The backing store failed (a network error, a corrupt record).
     #[error("session store backend: {0}")]
-    Backend(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
+    Backend(#[source] Box<dyn core::error::Error + Send + Sync + 'static>),
 }
 
 /// Session records by session id: what lets a session continue in another server process.

@@ -1,5 +1,6 @@
 //! The schemas of elicitation form fields: the members of an [`ElicitationSchema`](super::ElicitationSchema).
 
+use crate::alloc_prelude::*;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::super::common::JsonObject;

@@ -6,7 +6,8 @@
 //! 2025-11-25 this is a JSON-RPC request from server to client; in 2026-07-28 it is an input
 //! request carried by an [`InputRequiredResult`](super::mrtr::InputRequiredResult).
 
-use std::collections::BTreeMap;
+use crate::alloc_prelude::*;
+use alloc::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 

@@ -36,6 +36,7 @@ use super::super::common::{EmptyResult, ForRevision, JsonObject, Meta, ResultTyp
 use super::super::macros::mcp_struct;
 use super::super::methods::{notification_method, request_method, MethodInfo, MethodKind, SentBy};
 use super::super::mrtr::{InputRequests, InputResponses};
+use crate::alloc_prelude::*;
 
 pub use super::TaskStatus;
 use crate::version::ProtocolVersion;

@@ -8,6 +8,7 @@
 //! 2026-07-28 removes tasks from the core protocol. The `io.modelcontextprotocol/tasks`
 //! extension (SEP-2663) replaces them with a different wire shape, described in [`ext`].
 
+use crate::alloc_prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::common::{Cursor, ForRevision, JsonObject, Meta, PaginatedRequestParams};

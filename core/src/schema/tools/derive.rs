@@ -1,5 +1,6 @@
 //! Tool schemas derived from Rust types with [`schemars`] (feature `schemars`).
 
+use crate::alloc_prelude::*;
 use schemars::{generate::SchemaSettings, JsonSchema};
 
 use super::Tool;
@@ -105,7 +106,7 @@ fn derived_object_schema<T: JsonSchema + ?Sized>(settings: SchemaSettings) -> Js
     let root = schema.ensure_object();
     root.remove("$schema");
     root.insert("type".into(), serde_json::Value::String("object".into()));
-    std::mem::take(root)
+    core::mem::take(root)
 }
 
 #[cfg(test)]

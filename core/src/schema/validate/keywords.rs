@@ -1,9 +1,10 @@
 //! The leaf checks of the validator (type, const/enum, numbers, strings, uniqueness) and the
 //! JSON value helpers they share.
 
-use std::cmp::Ordering;
-use std::collections::BTreeMap;
-use std::fmt::{self, Write as _};
+use crate::alloc_prelude::*;
+use alloc::collections::BTreeMap;
+use core::cmp::Ordering;
+use core::fmt::{self, Write as _};
 
 use serde_json::{Map, Number, Value};
 
@@ -12,7 +13,7 @@ use super::{Depth, Sink, I128_LIMIT, MAX_LISTED, MAX_VALUE_DEPTH};
 /// Checks `type`; returns whether the value has one of the types (or `type` does not apply).
 pub(super) fn check_type(schema: &Map<String, Value>, value: &Value, at: &str, sink: &mut Sink) -> bool {
     match schema.get("type") {
-        Some(name @ Value::String(_)) => check_type_names(std::slice::from_ref(name).iter(), value, at, sink),
+        Some(name @ Value::String(_)) => check_type_names(core::slice::from_ref(name).iter(), value, at, sink),
         Some(Value::Array(names)) => check_type_names(names.iter(), value, at, sink),
         _ => true,
     }
@@ -200,7 +201,7 @@ pub(super) fn count(schema: &Map<String, Value>, keyword: &str) -> Option<u64> {
     let number = schema.get(keyword)?.as_number()?;
     number.as_u64().or_else(|| {
         // The cast saturates; an integral non-negative f64 past u64::MAX is no practical bound.
-        number.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)
+        number.as_f64().filter(|f| crate::float::is_integral(*f) && *f >= 0.0).map(|f| f as u64)
     })
 }
 
@@ -255,7 +256,7 @@ pub(super) fn has_type(name: &str, value: &Value) -> bool {
 
 /// Whether a number has no fractional part.
 pub(super) fn is_integer(number: &Number) -> bool {
-    number.is_i64() || number.is_u64() || number.as_f64().is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+    number.is_i64() || number.is_u64() || number.as_f64().is_some_and(crate::float::is_integral)
 }
 
 /// A JSON number, classified for exact comparison.
@@ -277,7 +278,7 @@ impl Num {
             return Some(Self::Int(u.into()));
         }
         let f = number.as_f64()?;
-        if f.fract() == 0.0 && f.abs() < I128_LIMIT {
+        if crate::float::is_integral(f) && f.abs() < I128_LIMIT {
             // Exact: `f` is integral and within the range of i128.
             Some(Self::Int(f as i128))
         } else {
@@ -302,7 +303,7 @@ pub(super) fn compare_int_real(int: i128, real: f64) -> Option<Ordering> {
         None
     } else if real.abs() < I128_LIMIT {
         // `real` is fractional, so it lies strictly between its floor and the next integer.
-        Some(if int <= real.floor() as i128 { Ordering::Less } else { Ordering::Greater })
+        Some(if int <= crate::float::floor(real) as i128 { Ordering::Less } else { Ordering::Greater })
     } else {
         Some(if real > 0.0 { Ordering::Less } else { Ordering::Greater })
     }

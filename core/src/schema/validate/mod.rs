@@ -63,7 +63,8 @@
 //! );
 //! ```
 
-use std::fmt::{self, Write as _};
+use crate::alloc_prelude::*;
+use core::fmt::{self, Write as _};
 
 use serde_json::{Map, Value};
 

@@ -24,9 +24,10 @@
 //! assert_eq!(template.match_uri(&uri), Some(vars));
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
-use std::str::FromStr;
+use crate::alloc_prelude::*;
+use alloc::collections::{BTreeMap, BTreeSet};
+use core::fmt;
+use core::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

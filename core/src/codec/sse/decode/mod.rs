@@ -1,7 +1,8 @@
 //! The Server-Sent Events decoder: [`SseDecoder`] and its error, [`SseError`].
 
-use std::borrow::Cow;
-use std::mem;
+use crate::alloc_prelude::*;
+use alloc::borrow::Cow;
+use core::mem;
 
 use memchr::{memchr, memchr2};
 
