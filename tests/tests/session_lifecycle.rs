@@ -11,7 +11,7 @@ use serde_json::json;
 use talaria_core::jsonrpc::{ErrorCode, RequestId};
 use talaria_core::schema::lifecycle::{ClientCapabilities, ListChangedCapability, ServerCapabilities};
 use talaria_core::session::{
-    CallError, CloseReason, Event, LocalError, Phase, ProtocolError, RequestOptions, SendError,
+    CallError, CloseReason, Event, LocalError, NotSentReason, Phase, ProtocolError, RequestOptions, SendError,
 };
 use talaria_core::version::ProtocolVersion;
 use talaria_tests::sim::{method_of, params_of, request_frame, stateless_meta, Dir, Fate, Pair, Setup, SimConfig};
@@ -291,7 +291,12 @@ fn a_queued_request_the_server_cannot_take_ends_as_not_sent() {
         let id = pair.client_request("tools/call", Some(json!({"name": "x"})), RequestOptions::default()).unwrap();
         pair.run_until_quiet();
         assert!(
-            matches!(pair.client.error(&id), Some(CallError::Local(LocalError::NotSent(_)))),
+            matches!(
+                pair.client.error(&id),
+                Some(CallError::Local(LocalError::NotSent(NotSentReason::Refused(
+                    SendError::MissingCapability { .. }
+                ))))
+            ),
             "{setup}: {:?}",
             pair.client.outcome(&id)
         );

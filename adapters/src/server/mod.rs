@@ -502,7 +502,7 @@ impl<S: Send + 'static> ConnLink<S> {
             let answer = Box::new(move |r| tx.send(r));
             s.endpoint.ask_raw(now, Some(deferred.reply()), method, Some(params), RequestOptions::default(), answer)
         })
-        .map_err(|e| CallError::Local(LocalError::NotSent(e.to_string())))?;
+        .map_err(|e| CallError::Local(LocalError::from(e)))?;
         Ok(rx)
     }
 }

@@ -704,7 +704,7 @@ impl Endpoint {
             next_round(&retry.method, &retry.params, raw, &self.handlers, retry.rounds, self.max_input_rounds)?;
         self.session
             .send(self.now, &retry.method, &params, retry.options)
-            .map_err(|e| CallError::Local(LocalError::NotSent(e.to_string())))
+            .map_err(|e| CallError::Local(LocalError::from(e)))
     }
 
     /// Learns the output schemas of a `tools/list` page. Only where the revision has

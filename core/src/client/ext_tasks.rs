@@ -197,7 +197,7 @@ impl Endpoint {
                         call.next_poll = None;
                     }
                 }
-                Err(e) => self.end_task_call(&task_id, Err(CallError::Local(LocalError::NotSent(e.to_string())))),
+                Err(e) => self.end_task_call(&task_id, Err(CallError::Local(LocalError::from(e)))),
             }
         }
     }
@@ -291,7 +291,7 @@ impl Endpoint {
             Ok(sent) => {
                 self.tasks.requests.insert(sent, TaskRequest::Update(id));
             }
-            Err(e) => self.end_task_call(&id, Err(CallError::Local(LocalError::NotSent(e.to_string())))),
+            Err(e) => self.end_task_call(&id, Err(CallError::Local(LocalError::from(e)))),
         }
     }
 

@@ -101,7 +101,7 @@ where
                 self.current = Some(call);
                 ListStep::Continue
             }
-            Err(e) => ListStep::Failed(CallError::Local(LocalError::NotSent(e.to_string()))),
+            Err(e) => ListStep::Failed(CallError::Local(LocalError::from(e))),
         }
     }
 }

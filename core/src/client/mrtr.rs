@@ -109,7 +109,7 @@ impl MrtrCall {
                 self.current = next;
                 MrtrStep::Retrying
             }
-            Err(e) => MrtrStep::Done(Err(CallError::Local(LocalError::NotSent(e.to_string())))),
+            Err(e) => MrtrStep::Done(Err(CallError::Local(LocalError::from(e)))),
         }
     }
 }

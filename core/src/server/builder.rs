@@ -8,11 +8,12 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::context::Context;
+use super::error::{PromptError, ResourceError, ToolError};
 use super::prompts::PromptEntry;
 use super::resources::{ResourceEntry, TemplateEntry};
 use super::router::{CompleteFn, Router, SubscribeFn};
 use super::task_board::{MemoryTaskStore, TaskBoard, TaskStore};
-use super::tools::{register, structured, typed, upsert, PromptError, ResourceError, ToolEntry, ToolError};
+use super::tools::{register, structured, typed, upsert, ToolEntry};
 use super::uri_template::{TemplateError, UriTemplate};
 use crate::schema::completion::{CompleteRequestParams, Completion};
 use crate::schema::lifecycle::{check_extension_id, ExtensionIdError};

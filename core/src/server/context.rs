@@ -1,7 +1,8 @@
 //! What a handler sees of its request and session.
 
-use super::extras::{CancelFlag, Extras, TransportInfo};
-use super::router::Deferred;
+use super::cancel::CancelFlag;
+use super::deferred::Deferred;
+use super::extras::{Extras, TransportInfo};
 use crate::alloc_prelude::*;
 use crate::jsonrpc::RequestId;
 use crate::schema::lifecycle::{ClientCapabilities, RequestMeta};

@@ -5,8 +5,8 @@
 use crate::alloc_prelude::*;
 use serde_json::value::RawValue;
 
+use super::deferred::Deferred;
 use super::endpoint::Endpoint;
-use super::router::Deferred;
 use crate::schema::LoggingLevel;
 use crate::session::SendError;
 

@@ -9,11 +9,13 @@ use alloc::sync::Arc;
 
 use serde_json::value::RawValue;
 
-use super::extras::{CancelFlag, Extras, TransportInfo};
-use super::router::{task_outcome, Deferred, ListChanged, Router, ToolRun};
+use super::cancel::CancelFlag;
+use super::deferred::Deferred;
+use super::error::ToolError;
+use super::extras::{Extras, TransportInfo};
+use super::router::{task_outcome, ListChanged, Router, ToolRun};
 use super::task::Spawn;
 use super::tasks::{unknown_task, Ended, TaskOutcome, TaskTable, WallClock, MAX_TASKS};
-use super::tools::ToolError;
 use crate::jsonrpc::{ErrorCode, ErrorObject, RequestId};
 use crate::schema::resources::{ResourceUpdatedNotificationParams, SubscribeRequestParams};
 use crate::schema::subscriptions::{

@@ -33,11 +33,17 @@
 
 mod async_job;
 mod builder;
+mod cancel;
 mod context;
+mod deferred;
 mod deferred_reports;
 mod endpoint;
+mod error;
 mod ext_task_requests;
 mod extras;
+mod job;
+mod link;
+mod offload;
 pub mod pagination;
 mod prompts;
 mod resources;
@@ -55,19 +61,23 @@ pub use crate::schema::validate;
 /// A request's headers: an HTTP type ([`crate::http::Headers`]), re-exported here where
 /// handlers meet it ([`TransportInfo::headers`]).
 pub use crate::http::{HeaderIter, Headers};
-pub use async_job::{AsyncJob, LaterAnswer, ToolFuture};
+pub use async_job::{AsyncJob, ToolFuture};
 pub use builder::RouterBuilder;
+pub use cancel::CancelFlag;
 pub use context::Context;
+pub use deferred::Deferred;
 pub use endpoint::{ClientAnswer, Endpoint};
-pub use extras::{CancelFlag, TransportInfo};
-pub use router::{Deferred, ListChanged, Router};
-pub use task::{Answer, Job, Link, Spawn, Task};
+pub use error::{PromptError, ResourceError, ToolError};
+pub use extras::TransportInfo;
+pub use job::Job;
+pub use link::{Answer, LaterAnswer, Link};
+pub use router::{ListChanged, Router};
+pub use task::{Spawn, Task};
 pub use task_board::{
     MemoryTaskStore, StoredTask, TaskBoard, TaskStore, TaskStoreError, EXT_POLL_INTERVAL_MS, EXT_TASK_TTL_MS,
     MEMORY_STORE_CAPACITY,
 };
 pub use tasks::{iso8601, WallClock, DEFAULT_TASK_TTL_MS, MAX_TASKS, MAX_TASK_TTL_MS, POLL_INTERVAL_MS};
-pub use tools::{PromptError, ResourceError, ToolError};
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,7 @@ use crate::alloc_prelude::*;
 use alloc::collections::BTreeMap;
 
 use super::context::Context;
-use super::tools::ToolError;
+use super::error::ToolError;
 use crate::jsonrpc::ErrorObject;
 use crate::schema::prompts::{GetPromptResult, Prompt};
 

@@ -4,7 +4,7 @@ use crate::alloc_prelude::*;
 use alloc::collections::BTreeMap;
 
 use super::context::Context;
-use super::tools::ToolError;
+use super::error::ToolError;
 use super::uri_template::UriTemplate;
 use crate::schema::resources::{Resource, ResourceTemplate};
 use crate::schema::ResourceContents;

@@ -28,7 +28,7 @@ use crate::jsonrpc::ErrorObject;
 use crate::schema::lifecycle::ClientCapabilities;
 use crate::schema::mrtr::{InputRequest, InputRequests, InputRequiredResult, InputResponses};
 use crate::schema::{method_info, params_capability, Capability};
-use crate::session::{required_capabilities, CallError, LocalError};
+use crate::session::{required_capabilities, CallError, LocalError, NotSentReason};
 
 /// What `requestState` carries between a job's rounds.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -94,7 +94,7 @@ impl Rounds {
         for capability in needed.chain(params_capability(method, params)) {
             if !self.capabilities.as_ref().is_some_and(|c| c.has(capability)) {
                 self.undeclared.lock().get_or_insert(capability);
-                let why = format!("the client did not declare the capability {method} needs ({capability:?})");
+                let why = NotSentReason::CapabilityUndeclared { method: method.to_owned(), capability };
                 return Err(CallError::Local(LocalError::NotSent(why)));
             }
         }
@@ -104,8 +104,8 @@ impl Rounds {
             page.remove("elicitationId");
         }
         let request = serde_json::json!({ "method": method, "params": params });
-        let request: InputRequest = serde_json::from_value(request)
-            .map_err(|e| CallError::Local(LocalError::NotSent(format!("cannot ask {method}: {e}"))))?;
+        let request: InputRequest =
+            serde_json::from_value(request).map_err(|e| super::link::unencodable(method, &e))?;
         self.missing.lock().insert(ask_key(index), request);
         Err(CallError::Local(LocalError::InputRequired(method.to_owned())))
     }
@@ -204,7 +204,14 @@ mod tests {
     fn undeclared_capability_is_not_asked() {
         let rounds = Rounds::start(None, None, None).unwrap();
         let e = rounds.ask::<ListRootsResult>("roots/list", &json!({})).unwrap_err();
-        assert!(matches!(e, CallError::Local(LocalError::NotSent(_))));
+        assert!(
+            matches!(
+                &e,
+                CallError::Local(LocalError::NotSent(NotSentReason::CapabilityUndeclared { method, capability: Capability::Roots }))
+                    if method == "roots/list"
+            ),
+            "{e:?}"
+        );
         assert!(rounds.input_required().is_none());
     }
 }

@@ -8,12 +8,14 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::context::Context;
-use super::extras::{CancelFlag, Extras};
+use super::deferred::Deferred;
+use super::error::ToolError;
+use super::extras::Extras;
 use super::pagination::paginate;
 use super::prompts::{error_of, PromptEntry};
 use super::resources::{find, ResourceEntry, TemplateEntry};
 use super::task_board::TaskBoard;
-use super::tools::{register, typed, upsert, ToolEntry, ToolError};
+use super::tools::{register, typed, upsert, ToolEntry};
 use crate::http::param_headers::check_param_headers;
 use crate::jsonrpc::ErrorObject;
 use crate::schema::completion::{CompleteRequestParams, CompleteResult, Completion, CompletionReference};
@@ -94,35 +96,6 @@ impl ListChanged {
             Err(SendError::MissingCapability { .. } | SendError::NotReady) => Ok(()),
             other => other,
         }
-    }
-}
-
-/// An answer the handler chose to give later (see [`Context::defer`]).
-#[derive(Debug)]
-#[must_use = "a deferred request must be completed with `Router::complete_tool`"]
-pub struct Deferred {
-    pub(super) reply: ReplyToken,
-    pub(super) tool: String,
-    pub(super) cancel: CancelFlag,
-}
-
-impl Deferred {
-    /// The reply token, for progress and logs through the session while the work goes on.
-    pub const fn reply(&self) -> &ReplyToken {
-        &self.reply
-    }
-
-    /// The name of the tool being run.
-    #[must_use]
-    pub fn tool(&self) -> &str {
-        &self.tool
-    }
-
-    /// Set when the client cancels the request (through an
-    /// [`Endpoint`](super::Endpoint), which watches for `notifications/cancelled`).
-    #[must_use]
-    pub const fn cancel_flag(&self) -> &CancelFlag {
-        &self.cancel
     }
 }
 

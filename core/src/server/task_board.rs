@@ -25,18 +25,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::extras::CancelFlag;
-use super::router::Deferred;
-use super::task::Link;
+use super::cancel::CancelFlag;
+use super::deferred::Deferred;
+use super::error::ToolError;
+use super::link::{unencodable, Link};
 use super::tasks::{iso8601, WallClock};
-use super::tools::ToolError;
 use crate::jsonrpc::ErrorObject;
 use crate::schema::mrtr::{InputRequest, InputResponses};
 use crate::schema::tasks::ext::{CreateTaskResult, DetailedTask, Task, EXTENSION_ID};
 use crate::schema::tasks::TaskStatus;
 use crate::schema::tools::CallToolResult;
 use crate::schema::{ForRevision, LoggingLevel};
-use crate::session::{CallError, LocalError};
+use crate::session::{CallError, LocalError, NotSentReason};
 use crate::sync::{one_value, Mutex, MutexGuard, ValueReceiver, ValueSender};
 use crate::version::ProtocolVersion;
 
@@ -469,12 +469,12 @@ impl TaskBoard {
     /// The task's tool asks the client `method` with `params`: the question is posted under a
     /// fresh key and the task turns `input_required`. The receiver gets the answer.
     fn ask(&self, id: &str, method: &str, params: &RawValue) -> Result<ValueReceiver<Value>, CallError> {
-        let not_sent = |why: String| CallError::Local(LocalError::NotSent(why));
+        let not_running = || CallError::Local(LocalError::NotSent(NotSentReason::TaskNotRunning));
         let edit = self.lock_edit();
         let request: InputRequest =
             serde_json::from_str(&format!(r#"{{"method":{},"params":{}}}"#, json_str(method), params.get()))
-                .map_err(|e| not_sent(format!("{method} cannot be asked through a task: {e}")))?;
-        let mut stored = self.store.get(id).ok_or_else(|| not_sent("the task is gone".into()))?;
+                .map_err(|e| unencodable(method, &e))?;
+        let mut stored = self.store.get(id).ok_or_else(not_running)?;
         if stored.task.status.is_terminal() {
             return Err(CallError::Local(LocalError::Cancelled { reason: Some("the task ended".into()) }));
         }
@@ -482,7 +482,7 @@ impl TaskBoard {
         let (answer, answered) = one_value();
         {
             let mut running = self.lock_running();
-            let run = running.get_mut(id).ok_or_else(|| not_sent("the task is not running here".into()))?;
+            let run = running.get_mut(id).ok_or_else(not_running)?;
             run.asks.insert(key.clone(), answer);
         }
         stored.task.input_requests.get_or_insert_with(BTreeMap::new).insert(key, request);

@@ -16,7 +16,7 @@ use alloc::collections::BTreeMap;
 
 use serde_json::value::RawValue;
 
-use super::extras::CancelFlag;
+use super::cancel::CancelFlag;
 use crate::jsonrpc::ErrorObject;
 use crate::schema::tasks::{Task, TaskStatus};
 use crate::session::ReplyToken;

@@ -154,7 +154,7 @@ impl<R: Role> Session<R> {
                 Ok(Message::Response(resp)) => self.on_response(now, resp.id, Ok(resp.result)),
                 Ok(Message::Error(e)) => match e.id {
                     Some(id) => self.on_response(now, id, Err(e.error)),
-                    None => self.emit(super::Event::PeerMisbehaved(ProtocolError::Decode(e.error.to_string()))),
+                    None => self.emit(super::Event::PeerMisbehaved(ProtocolError::PeerError(e.error))),
                 },
                 Err(e) => {
                     if let Some(reply) = e.to_response() {

@@ -1,7 +1,61 @@
 //! How a request this side sent failed: the peer's error, or a failure on this side.
 
+use super::SendError;
 use crate::alloc_prelude::*;
 use crate::jsonrpc::ErrorObject;
+use crate::schema::Capability;
+
+/// Why a request was never sent ([`LocalError::NotSent`]).
+///
+/// # Examples
+///
+/// ```
+/// use talaria_core::session::{LocalError, NotSentReason, SendError};
+///
+/// let e = LocalError::from(SendError::NotReady);
+/// assert!(matches!(e, LocalError::NotSent(NotSentReason::Refused(SendError::NotReady))));
+/// assert_eq!(e.to_string(), "request not sent: the session is not initialized yet");
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotSentReason {
+    /// The session refused to send it: closed, not in the negotiated revision, the peer did
+    /// not advertise the capability, too many pending, not initialized yet.
+    #[error(transparent)]
+    Refused(#[from] SendError),
+    /// The client did not declare the capability the request needs (2026-07-28 rounds: the
+    /// call is answered with -32021).
+    #[error("the client did not declare the capability {method} needs ({capability:?})")]
+    CapabilityUndeclared {
+        /// The method.
+        method: String,
+        /// The capability it needs.
+        capability: Capability,
+    },
+    /// Its params could not be encoded as the method's params.
+    #[error("cannot encode {method}: {detail}")]
+    Unencodable {
+        /// The method.
+        method: String,
+        /// What the encoder said.
+        detail: String,
+    },
+    /// There is no connection to send it through (a job run inline, with no adapter).
+    #[error("no connection to ask through")]
+    NoConnection,
+    /// There is no request it could be about (a job without a deferred request).
+    #[error("no request to ask about")]
+    NoRequest,
+    /// The task it asks for is gone, or is not running in this process.
+    #[error("the task is gone or not running here")]
+    TaskNotRunning,
+}
+
+impl From<SendError> for LocalError {
+    fn from(e: SendError) -> Self {
+        Self::NotSent(NotSentReason::Refused(e))
+    }
+}
 
 /// A failure that happened on this side of the connection, not an error the peer sent.
 ///
@@ -36,10 +90,10 @@ pub enum LocalError {
     /// Another transport failure (I/O error, HTTP status, broken pipe).
     #[error("transport error: {0}")]
     Transport(String),
-    /// The request was never sent: the negotiated revision or the peer's capabilities turned
-    /// out not to allow it.
+    /// The request was never sent: the session refused it, the peer lacks what it needs, or
+    /// there was nothing to send it through.
     #[error("request not sent: {0}")]
-    NotSent(String),
+    NotSent(NotSentReason),
     /// The peer's answer could not be understood (malformed response or result).
     #[error("malformed response: {0}")]
     MalformedResponse(String),

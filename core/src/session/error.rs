@@ -1,7 +1,7 @@
 //! The two kinds of session errors: local misuse and peer misbehaviour.
 
 use crate::alloc_prelude::*;
-use crate::jsonrpc::RequestId;
+use crate::jsonrpc::{DecodeError, ErrorObject, RequestId};
 use crate::schema::Capability;
 use crate::version::ProtocolVersion;
 
@@ -99,12 +99,16 @@ pub enum SendError {
 /// let e = ProtocolError::UnexpectedResponse { id: 7.into() };
 /// assert!(e.to_string().contains("7"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProtocolError {
-    /// A frame could not be decoded.
+    /// A frame could not be decoded as JSON-RPC (the session answered it where it could).
     #[error("undecodable frame: {0}")]
-    Decode(String),
+    Decode(DecodeError),
+    /// The peer sent an error response with no id: it could not read something this side
+    /// sent, and no request can be told.
+    #[error("the peer reported an error for no request: {0}")]
+    PeerError(ErrorObject),
     /// A frame exceeded the configured size limit.
     #[error("frame of {len} bytes exceeds the limit of {max}")]
     FrameTooLong {
@@ -161,7 +165,7 @@ pub enum ProtocolError {
 /// let refused = CloseReason::Handshake(ProtocolError::Handshake("no common revision".into()));
 /// assert!(refused.to_string().contains("no common revision"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CloseReason {
     /// This side closed it (`close`).

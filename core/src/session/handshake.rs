@@ -207,7 +207,7 @@ impl<R: Role> Session<R> {
                 Ok(params) => self.transmit(Route::Connection, Request { id, method, params }.into()),
                 Err(e) => {
                     self.outbound.remove(&id);
-                    self.finish(id, Err(CallError::Local(LocalError::NotSent(e.to_string()))));
+                    self.finish(id, Err(CallError::Local(LocalError::from(e))));
                 }
             }
         }

@@ -56,14 +56,14 @@ impl<R: Role> Session<R> {
                 Ok(Message::Error(e)) => match e.id {
                     Some(id) => self.on_response(now, id, Err(e.error)),
                     None => {
-                        self.emit(Event::PeerMisbehaved(ProtocolError::Decode(format!("peer reported: {}", e.error))));
+                        self.emit(Event::PeerMisbehaved(ProtocolError::PeerError(e.error)));
                     }
                 },
                 Err(e) => {
                     if let Some(reply) = e.to_response() {
                         self.transmit(route, reply.into());
                     }
-                    self.emit(Event::PeerMisbehaved(ProtocolError::Decode(e.to_string())));
+                    self.emit(Event::PeerMisbehaved(ProtocolError::Decode(e)));
                 }
             }
         }

@@ -88,7 +88,7 @@ use alloc::collections::VecDeque;
 use core::marker::PhantomData;
 
 pub use batch::BatchItem;
-pub use call_error::{CallError, LocalError};
+pub use call_error::{CallError, LocalError, NotSentReason};
 pub use carries::Carries;
 pub(crate) use commands::required_capabilities;
 pub use config::{ClientConfig, ClientMode, ServerConfig, SessionConfig};

@@ -337,3 +337,31 @@ fn a_stateless_handler_can_demand_a_client_capability() {
     assert_eq!(err.data.unwrap()["requiredCapabilities"], json!({"elicitation": {}}));
     assert!(s.require_client_capability(&req, Capability::Tools).is_ok(), "not a client capability");
 }
+
+/// What the peer broke is typed: an undecodable frame carries the decoder's error (and is
+/// answered -32700), an error response with no id carries the peer's error object.
+#[test]
+fn misbehaviour_is_reported_with_typed_reasons() {
+    let now = t0();
+    let mut s = initialized_server("2025-06-18", ServerCapabilities::default(), now);
+    s.handle_bytes(now, b"{\"jsonrpc\":\"2.0\",\"method\":\n");
+    let (sent, events) = drain(&mut s);
+    assert_eq!(sent[0]["error"]["code"], -32700);
+    assert!(
+        matches!(
+            events.as_slice(),
+            [Event::PeerMisbehaved(ProtocolError::Decode(crate::jsonrpc::DecodeError::Parse { .. }))]
+        ),
+        "{events:?}"
+    );
+
+    feed(&mut s, now, &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}));
+    let (sent, events) = drain(&mut s);
+    assert!(sent.is_empty(), "an error response is never answered: {sent:?}");
+    match events.as_slice() {
+        [Event::PeerMisbehaved(ProtocolError::PeerError(e))] => {
+            assert_eq!((e.code.0, e.message.as_str()), (-32700, "Parse error"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
