@@ -9,7 +9,7 @@
 use std::process::Command;
 
 const TALARIA: &str = env!("CARGO_BIN_EXE_talaria");
-const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/cli_pty_test.py");
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/cli_pty_test.py");
 
 fn scenario(name: &str) {
     let Ok(output) = Command::new("python3").arg(SCRIPT).arg(TALARIA).arg(name).output() else {

@@ -4,7 +4,7 @@
 //! token without signing in.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs, unreachable_pub, dead_code)]
 
-#[path = "../../examples/tests/test_as/mod.rs"]
+#[path = "../../../examples/tests/test_as/mod.rs"]
 mod test_as;
 
 use std::io::{BufRead, BufReader};
