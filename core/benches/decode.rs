@@ -390,7 +390,20 @@ fn main() {
     println!("  {:<20} {:>9} {:>14} {:>14}", "kind", "Message", "typed 1 pass", "typed 2 passes");
     let whole = |i: usize| v / rows[i].time.as_secs_f64();
     println!("  {:<20} {:>8.2}x {:>13.2}x {:>13.2}x", "whole corpus", whole(2), whole(3), whole(4));
+    // `TALARIA_BENCH_ROWS=<file>` (scripts/bench-all.sh): the typed ratios, one tab-separated
+    // line each: bench, what, one pass and two passes against `Value`.
+    let mut rows_file = std::env::var("TALARIA_BENCH_ROWS")
+        .ok()
+        .map(|path| std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap());
+    if let Some(file) = rows_file.as_mut() {
+        use std::io::Write as _;
+        writeln!(file, "decode\twhole corpus\t{:.2}\t{:.2}", whole(3), whole(4)).unwrap();
+    }
     for (kind, m, t1, t2) in summary {
         println!("  {:<20} {:>8.2}x {:>13.2}x {:>13.2}x", format!("{kind:?}"), m, t1, t2);
+        if let Some(file) = rows_file.as_mut() {
+            use std::io::Write as _;
+            writeln!(file, "decode\t{kind:?}\t{t1:.2}\t{t2:.2}").unwrap();
+        }
     }
 }

@@ -54,11 +54,18 @@ const FLOOR: &str = env!("CARGO_BIN_EXE_json-echo");
 const BUFFER: usize = 64 * 1024;
 
 fn main() {
+    // `TALARIA_BENCH_SERVER=json-echo`: the SDK's client talks to the floor's server, so the
+    // ratio is the client's own cost.
+    let server = match std::env::var("TALARIA_BENCH_SERVER").as_deref() {
+        Ok("json-echo") => FLOOR,
+        Ok("everything-server") | Err(_) => SERVER,
+        Ok(other) => panic!("TALARIA_BENCH_SERVER={other}: everything-server or json-echo"),
+    };
     let bench = Bench::start("stdio", "pipes", "json-echo");
     let mut floor = Floor::start();
-    let sdk = Sdk::connect(bench.options());
+    let sdk = Sdk::connect(server, bench.options());
     let results = bench.measure(&mut floor, &sdk.client);
-    let peaks = [("everything-server", peak_rss_kib(sdk.pid)), ("json-echo", peak_rss_kib(floor.child.id()))];
+    let peaks = [("SDK's server", peak_rss_kib(sdk.pid)), ("json-echo", peak_rss_kib(floor.child.id()))];
     sdk.client.close();
     floor.stop();
     bench.report(&results, &peaks);
@@ -183,7 +190,7 @@ fn answer_id(line: &str, text: &str) -> u64 {
 
 // ---- the SDK ----------------------------------------------------------------------------
 
-/// A client connected to an `everything-server` child, and the child's pid.
+/// A client connected to a server child (`everything-server`, or `json-echo`), and its pid.
 struct Sdk {
     client: Client,
     pid: u32,
@@ -192,17 +199,18 @@ struct Sdk {
 impl Sdk {
     /// Starts the server through `sh`, which prints its own pid and then `exec`s the server
     /// (so the pid is the server's), and checks `/proc/<pid>/exe` is the server.
-    fn connect(options: ClientOptions) -> Self {
+    fn connect(server: &str, options: ClientOptions) -> Self {
         let pid = Arc::new(Mutex::new(None));
         let seen = Arc::clone(&pid);
         let stderr = StderrMode::Capture(Arc::new(move |line: &str| {
             let mut pid = seen.lock().unwrap();
             match line.trim().parse::<u32>() {
                 Ok(n) if pid.is_none() => *pid = Some(n),
-                _ => eprintln!("everything-server: {line}"),
+                _ => eprintln!("server: {line}"),
             }
         }));
-        let script = format!("echo $$ >&2; exec '{SERVER}' --transport stdio");
+        let args = if server == SERVER { " --transport stdio" } else { "" };
+        let script = format!("echo $$ >&2; exec '{server}'{args}");
         let command = StdioCommand::new("sh").args(["-c", &script]).stderr(stderr);
         let client = Client::stdio(command, options).unwrap();
         assert_eq!(client.protocol_version(), VERSION);
@@ -216,7 +224,7 @@ impl Sdk {
             std::thread::sleep(Duration::from_millis(1));
         };
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
-        assert_eq!(exe, std::fs::canonicalize(SERVER).unwrap(), "pid {pid} is the server");
+        assert_eq!(exe, std::fs::canonicalize(server).unwrap(), "pid {pid} is the server");
         Self { client, pid }
     }
 }

@@ -240,6 +240,8 @@ struct Run {
 
 /// One bench: its settings from the environment and when it began.
 pub(crate) struct Bench {
+    /// The bench's name in the rows file: the transport, or `TALARIA_BENCH_TAG` if set.
+    tag: String,
     calls: usize,
     rounds: usize,
     depths: Vec<usize>,
@@ -281,7 +283,8 @@ impl Bench {
         println!(
             "  SDK: everything-server --transport {transport}, legacy handshake, protocol {VERSION}; floor: {floor}"
         );
-        Self { calls, rounds, depths, payloads, began }
+        let tag = std::env::var("TALARIA_BENCH_TAG").unwrap_or_else(|_| transport.to_owned());
+        Self { tag, calls, rounds, depths, payloads, began }
     }
 
     /// The SDK client's options: legacy handshake at [`VERSION`], and room for the deepest
@@ -389,6 +392,7 @@ impl Bench {
                 );
             }
         }
+        self.append_rows(results);
         println!();
         let Some(&small) = self.payloads.iter().min() else { return };
         println!("  targets (issue), at payload {}:", bytes(small));
@@ -416,6 +420,37 @@ impl Bench {
         let peaks: Vec<String> = peaks.iter().map(|(name, kib)| format!("{name} {} KiB", show(*kib))).collect();
         println!("  peak RSS (VmHWM): {}", peaks.join(", "));
         println!("  took {:.1} s", self.began.elapsed().as_secs_f64());
+    }
+}
+
+impl Bench {
+    /// With `TALARIA_BENCH_ROWS=<file>` (as `scripts/bench-all.sh` sets it), appends one
+    /// tab-separated line per SDK run to the file: bench, payload, run, in flight, calls/s,
+    /// the floor's calls/s, the ratio, p50 and the floor's p50 (us).
+    fn append_rows(&self, results: &Results) {
+        use std::io::Write as _;
+        let Ok(path) = std::env::var("TALARIA_BENCH_ROWS") else { return };
+        let Results { runs, summaries, .. } = results;
+        let floor_of =
+            |cell: Cell| runs.iter().position(|r| r.cell == cell && r.kind == Kind::Floor).map(|i| &summaries[i]);
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).unwrap();
+        for (run, s) in runs.iter().zip(summaries).filter(|(r, _)| r.kind != Kind::Floor) {
+            let Some(f) = floor_of(run.cell) else { continue };
+            writeln!(
+                file,
+                "{}\t{}\t{}\t{}\t{:.0}\t{:.0}\t{:.2}\t{:.1}\t{:.1}",
+                self.tag,
+                run.cell.payload,
+                run.kind.key(),
+                run.cell.depth,
+                s.calls_per_sec,
+                f.calls_per_sec,
+                s.calls_per_sec / f.calls_per_sec,
+                s.p50_us,
+                f.p50_us
+            )
+            .unwrap();
+        }
     }
 }
 

@@ -8,7 +8,8 @@
 //! Each line on stdin is parsed as a JSON-RPC request; a request with an id gets
 //! `{"jsonrpc":"2.0","id":<id>,"result":{"content":[{"type":"text","text":<params.arguments.text>}]}}`
 //! on stdout, one line. Lines without an id (notifications) get nothing, lines that are not JSON
-//! get a parse error. Output is flushed when the input buffer holds no further complete line,
+//! get a parse error; `initialize` gets a minimal result (its revision back, the tools
+//! capability), so that an SDK client can be measured against it. Output is flushed when the input buffer holds no further complete line,
 //! that is just before reading would block, so a burst of requests is answered with one write.
 //! It exits when stdin ends.
 
@@ -63,6 +64,13 @@ fn answer(line: &str) -> Option<Value> {
         return Some(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error"}}));
     };
     let id = request.get_mut("id").map(Value::take)?;
+    if request["method"] == "initialize" {
+        // Just enough of a handshake for an SDK client to talk to it (the stdio bench's
+        // `TALARIA_BENCH_SERVER=json-echo`): its revision back, the tools capability.
+        let version = request.pointer_mut("/params/protocolVersion").map_or(Value::Null, Value::take);
+        return Some(json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": version,
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "json-echo", "version": "1"}}}));
+    }
     let text = request.pointer_mut("/params/arguments/text").map_or(Value::Null, Value::take);
     Some(json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}}))
 }
