@@ -24,7 +24,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use common::{Bench, Sample, Window};
+use common::{read_answers, Bench, Sample, Window};
 use serde_json::{json, Value};
 
 /// Frames in transit each way before a sender waits: the memory transport's own bound.
@@ -110,21 +110,7 @@ impl common::Floor for Floor {
                 }
             });
             let reader = scope.spawn(move || {
-                let mut sent: Vec<Option<Instant>> = vec![None; calls];
-                let mut latencies = Vec::with_capacity(calls);
-                for _ in 0..calls {
-                    let answer = answers.recv().unwrap();
-                    let id = answer_id(&answer, text);
-                    let done = Instant::now();
-                    let slot = usize::try_from(id - base).unwrap();
-                    while sent[slot].is_none() {
-                        let (id, at) = sent_rx.recv().unwrap();
-                        sent[usize::try_from(id - base).unwrap()] = Some(at);
-                    }
-                    latencies.push(done - sent[slot].unwrap());
-                    let _ = room_tx.send(done);
-                }
-                latencies
+                read_answers(calls, base, &sent_rx, &room_tx, || answer_id(&answers.recv().unwrap(), text))
             });
             reader.join().unwrap()
         });

@@ -43,7 +43,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{peak_rss_kib, Bench, Sample, Window, VERSION};
+use common::{peak_rss_kib, read_answers, Bench, Sample, Window, VERSION};
 use serde_json::{json, Value};
 use talaria::client::{Client, ClientOptions};
 use talaria::stdio::{StderrMode, StdioCommand};
@@ -146,23 +146,12 @@ impl common::Floor for Floor {
                 input.flush().unwrap();
             });
             let reader = scope.spawn(move || {
-                let mut sent: Vec<Option<Instant>> = vec![None; calls];
-                let mut latencies = Vec::with_capacity(calls);
                 let mut line = String::new();
-                for _ in 0..calls {
+                read_answers(calls, base, &sent_rx, &room_tx, || {
                     line.clear();
                     output.read_line(&mut line).unwrap();
-                    let id = answer_id(&line, text);
-                    let done = Instant::now();
-                    let slot = usize::try_from(id - base).unwrap();
-                    while sent[slot].is_none() {
-                        let (id, at) = sent_rx.recv().unwrap();
-                        sent[usize::try_from(id - base).unwrap()] = Some(at);
-                    }
-                    latencies.push(done - sent[slot].unwrap());
-                    let _ = room_tx.send(done);
-                }
-                latencies
+                    answer_id(&line, text)
+                })
             });
             reader.join().unwrap()
         });

@@ -34,7 +34,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use common::{peak_rss_kib, Bench, Sample, Window, VERSION};
+use common::{peak_rss_kib, read_answers, Bench, Sample, Window, VERSION};
 use serde_json::{json, Value};
 use talaria::client::{Client, ClientOptions};
 use tungstenite::protocol::{Role, WebSocketConfig};
@@ -197,20 +197,7 @@ impl common::Floor for Floor {
                 writer.flush().unwrap();
             });
             let reader = scope.spawn(move || {
-                let mut sent: Vec<Option<Instant>> = vec![None; calls];
-                let mut latencies = Vec::with_capacity(calls);
-                for _ in 0..calls {
-                    let id = answer_id(&reader.read().unwrap(), text);
-                    let done = Instant::now();
-                    let slot = usize::try_from(id - base).unwrap();
-                    while sent[slot].is_none() {
-                        let (id, at) = sent_rx.recv().unwrap();
-                        sent[usize::try_from(id - base).unwrap()] = Some(at);
-                    }
-                    latencies.push(done - sent[slot].unwrap());
-                    let _ = room_tx.send(done);
-                }
-                latencies
+                read_answers(calls, base, &sent_rx, &room_tx, || answer_id(&reader.read().unwrap(), text))
             });
             reader.join().unwrap()
         });

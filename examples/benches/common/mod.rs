@@ -184,6 +184,33 @@ impl Kind {
     }
 }
 
+/// The reader's side of a floor's deep run: takes `calls` answers (`next_id` reads one and
+/// returns its id; ids run from `base`), matches each with when its request counted as sent
+/// (`sent`, from the writer's [`Window`]), tells the writer each answer made room (`room`), and
+/// returns the latencies.
+pub(crate) fn read_answers(
+    calls: usize,
+    base: u64,
+    sent: &mpsc::Receiver<(u64, Instant)>,
+    room: &mpsc::Sender<Instant>,
+    mut next_id: impl FnMut() -> u64,
+) -> Vec<Duration> {
+    let slot = |id: u64| usize::try_from(id - base).unwrap();
+    let mut sent_at: Vec<Option<Instant>> = vec![None; calls];
+    let mut latencies = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        let id = next_id();
+        let done = Instant::now();
+        while sent_at[slot(id)].is_none() {
+            let (id, at) = sent.recv().unwrap();
+            sent_at[slot(id)] = Some(at);
+        }
+        latencies.push(done - sent_at[slot(id)].unwrap());
+        let _ = room.send(done);
+    }
+    latencies
+}
+
 /// One run's round: throughput and latency percentiles.
 #[derive(Clone, Copy)]
 pub(crate) struct Sample {
