@@ -96,12 +96,17 @@ mod no_std_impl {
     }
 
     impl<T> ValueSender<T> {
-        /// Hands `value` over; `false` if the receiver is gone.
+        /// Hands `value` over; `false` if the receiver is gone or a value already waits (as
+        /// `try_send` on std's one-slot channel).
         pub(crate) fn send(&self, value: T) -> bool {
             if Arc::strong_count(&self.0) < 2 {
                 return false;
             }
-            *self.0.lock() = Some(value);
+            let mut slot = self.0.lock();
+            if slot.is_some() {
+                return false;
+            }
+            *slot = Some(value);
             true
         }
     }

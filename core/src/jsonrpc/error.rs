@@ -157,7 +157,7 @@ pub enum ErrorKind {
 /// assert_eq!(err.code, ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
 /// assert_eq!(err.data.unwrap()["requested"], "1900-01-01");
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorObject {
     /// The error code.
     pub code: ErrorCode,

@@ -67,6 +67,15 @@ pub enum LaterAnswer {
     Resource(Result<Vec<ResourceContents>, ResourceError>),
 }
 
+/// The error of an ask that is not an input request a server may send (`method` with its
+/// params did not read as one).
+pub(super) fn not_askable(method: &str, e: &serde_json::Error) -> CallError {
+    CallError::Local(LocalError::NotSent(NotSentReason::NotAskable {
+        method: method.to_owned(),
+        detail: e.to_string(),
+    }))
+}
+
 /// The error of an ask whose params do not encode.
 pub(super) fn unencodable(method: &str, e: &serde_json::Error) -> CallError {
     CallError::Local(LocalError::NotSent(NotSentReason::Unencodable {

@@ -105,7 +105,7 @@ impl Rounds {
         }
         let request = serde_json::json!({ "method": method, "params": params });
         let request: InputRequest =
-            serde_json::from_value(request).map_err(|e| super::link::unencodable(method, &e))?;
+            serde_json::from_value(request).map_err(|e| super::link::not_askable(method, &e))?;
         self.missing.lock().insert(ask_key(index), request);
         Err(CallError::Local(LocalError::InputRequired(method.to_owned())))
     }

@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::cancel::CancelFlag;
 use super::deferred::Deferred;
 use super::error::ToolError;
-use super::link::{unencodable, Link};
+use super::link::{not_askable, Link};
 use super::tasks::{iso8601, WallClock};
 use crate::jsonrpc::ErrorObject;
 use crate::schema::mrtr::{InputRequest, InputResponses};
@@ -473,7 +473,7 @@ impl TaskBoard {
         let edit = self.lock_edit();
         let request: InputRequest =
             serde_json::from_str(&format!(r#"{{"method":{},"params":{}}}"#, json_str(method), params.get()))
-                .map_err(|e| unencodable(method, &e))?;
+                .map_err(|e| not_askable(method, &e))?;
         let mut stored = self.store.get(id).ok_or_else(not_running)?;
         if stored.task.status.is_terminal() {
             return Err(CallError::Local(LocalError::Cancelled { reason: Some("the task ended".into()) }));

@@ -40,6 +40,15 @@ pub enum NotSentReason {
         /// What the encoder said.
         detail: String,
     },
+    /// It cannot be asked as an input request (2026-07-28 rounds, or a task's question): the
+    /// method or its params are not those of a request a server may ask the client.
+    #[error("{method} cannot be asked as an input request: {detail}")]
+    NotAskable {
+        /// The method.
+        method: String,
+        /// Why not.
+        detail: String,
+    },
     /// There is no connection to send it through (a job run inline, with no adapter).
     #[error("no connection to ask through")]
     NoConnection,

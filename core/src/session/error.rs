@@ -99,7 +99,7 @@ pub enum SendError {
 /// let e = ProtocolError::UnexpectedResponse { id: 7.into() };
 /// assert!(e.to_string().contains("7"));
 /// ```
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProtocolError {
     /// A frame could not be decoded as JSON-RPC (the session answered it where it could).
@@ -165,7 +165,7 @@ pub enum ProtocolError {
 /// let refused = CloseReason::Handshake(ProtocolError::Handshake("no common revision".into()));
 /// assert!(refused.to_string().contains("no common revision"));
 /// ```
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CloseReason {
     /// This side closed it (`close`).
