@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Checks that `talaria` builds warning-free (clippy, -D warnings) in each feature combination
 # CI checks: no features, each feature alone, the default set and all of them; and
-# `talaria-core` with and without its features, and with no `std` on a target that has none.
+# `talaria-core` with and without its features, and with no `std` on a target that has none;
+# and `talaria-redis` with each runtime of its async store alone (the workspace's own builds
+# turn both on), its tokio-only test run.
 #
 #   scripts/features.sh            # every combination
 #   scripts/features.sh http tls   # only these features alone
@@ -30,4 +32,7 @@ done
 check -p talaria
 check -p talaria --all-features
 check -p talaria-cli --all-targets
+check -p talaria-redis --all-targets --features smol
+check -p talaria-redis --all-targets --features tokio
+cargo test --quiet -p talaria-redis --features tokio --test async_sessions_tokio
 echo "features: every combination builds without warnings"

@@ -604,6 +604,11 @@ mod tests {
         let sink = Tried { room: 2, kept: Vec::new(), log: Arc::clone(&log) };
         let outbox = Outbox::new(Box::new(sink), 1 << 20, Box::new(|| {})).unwrap();
         let me = std::thread::current().id();
+        // A writer thread just started takes whatever it finds queued before it first waits;
+        // once waiting, only a hand-over wakes it.
+        while !outbox.shared.lock().idle {
+            std::thread::yield_now();
+        }
         outbox.push([frame("a")]);
         outbox.pump();
         assert_eq!(*log.lock().unwrap(), vec![("a".to_owned(), me)], "written by the producer, at once");

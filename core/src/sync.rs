@@ -1,5 +1,6 @@
 //! The few shared-state tools the core needs, with or without an OS: a lock that ignores
-//! poisoning, a one-value channel with a blocking receive, and a cell set once.
+//! poisoning, a one-value channel with a blocking receive, a cell set once, and a
+//! `block_on` for a future a thread would wait on anyway.
 //!
 //! With `std` they are the standard library's; without it the lock and the cell spin (the
 //! `spin` crate) and a blocking receive polls, which is all a `#![no_std]` target offers.
@@ -142,6 +143,48 @@ mod no_std_impl {
     }
 }
 
+/// Polls `future` to its end on this thread, parking it between wake-ups: for a thread that
+/// runs one task's work and would block on it anyway.
+#[cfg(feature = "std")]
+pub(crate) fn block_on<F: core::future::Future>(future: F) -> F::Output {
+    use alloc::sync::Arc;
+    use alloc::task::Wake;
+    use core::task::Waker;
+
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = core::task::Context::from_waker(&waker);
+    let mut future = core::pin::pin!(future);
+    loop {
+        if let core::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
+/// Polls `future` to its end on this thread. Without `std` there is no thread to park: it
+/// polls again at once, so a host without `std` should run async work on its own executor.
+#[cfg(not(feature = "std"))]
+pub(crate) fn block_on<F: core::future::Future>(future: F) -> F::Output {
+    let mut cx = core::task::Context::from_waker(core::task::Waker::noop());
+    let mut future = core::pin::pin!(future);
+    loop {
+        if let core::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        core::hint::spin_loop();
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::panic)] // tests cross real threads
 mod tests {
@@ -169,5 +212,19 @@ mod tests {
         .join();
         *lock.lock() += 1;
         assert_eq!(*lock.lock(), 2);
+    }
+
+    #[test]
+    fn block_on_polls_again_after_a_wake() {
+        let mut polls = 0;
+        let value = block_on(core::future::poll_fn(|cx| {
+            polls += 1;
+            if polls < 3 {
+                cx.waker().wake_by_ref();
+                return core::task::Poll::Pending;
+            }
+            core::task::Poll::Ready(7)
+        }));
+        assert_eq!((value, polls), (7, 3));
     }
 }

@@ -46,6 +46,10 @@ pub struct Options {
     /// Share sessions, SSE event logs and tasks with other processes through the Redis at
     /// this URL (`--redis redis://127.0.0.1:6379`).
     pub redis: Option<String>,
+    /// With `--redis`: the session store's client, async (the default: awaited on the server's
+    /// executors) or blocking (`--redis-store blocking`: a pool of connections called from
+    /// smol's blocking pool).
+    pub redis_async: bool,
 }
 
 impl Options {
@@ -72,6 +76,7 @@ impl Options {
             smol: false,
             reply_mode: ReplyMode::Json,
             redis: None,
+            redis_async: true,
         };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
@@ -88,6 +93,13 @@ impl Options {
                 }
                 "--host" => options.host = value()?,
                 "--redis" => options.redis = Some(value()?),
+                "--redis-store" => {
+                    options.redis_async = match value()?.as_str() {
+                        "async" => true,
+                        "blocking" => false,
+                        other => return Err(format!("unknown Redis store {other:?} (async or blocking)")),
+                    }
+                }
                 "--runtime" => options.smol = crate::parse_runtime(&value()?)?,
                 "--port" => options.port = value()?.parse().map_err(|e| format!("bad --port: {e}"))?,
                 "--reply-mode" => {
@@ -127,7 +139,7 @@ pub fn run(options: &Options) -> std::io::Result<()> {
             // One server: Streamable HTTP at /mcp, the legacy transport at /sse and /messages.
             let mut http_options = talaria::http::HttpServerOptions::default().reply_mode(options.reply_mode);
             if let Some(url) = &options.redis {
-                http_options = shared_through_redis(http_options, url)?;
+                http_options = shared_through_redis(http_options, url, options.redis_async)?;
             }
             let path = if options.transport == Transport::Sse { "sse" } else { "mcp" };
             crate::serve_http(&server, (options.host.as_str(), options.port), http_options, options.smol, |addr| {
@@ -313,11 +325,18 @@ pub fn server_on_redis(url: &str) -> std::io::Result<Server<Calls>> {
     let router = everything_router(Some(std::sync::Arc::new(tasks)));
     Ok(Server::new("everything-server", env!("CARGO_PKG_VERSION"), router)
         .instructions("A test server exposing every MCP feature. Try the echo tool first.")
-        .session_state(|calls: &Calls| Some(serde_json::json!(calls.0)), |saved| saved.as_u64().map(Calls)))
+        .session_state(|calls: &Calls| Some(serde_json::json!(calls.0)), |saved| saved.as_u64().map(Calls))
+        // Two processes that served the session at once each counted their own calls.
+        .merge_session_state(|base, ours, theirs| {
+            let count = |state: Option<&Value>| state.and_then(Value::as_u64).unwrap_or(0);
+            let mine = count(ours.as_ref()).saturating_sub(count(base));
+            Some(serde_json::json!(count(theirs.as_ref()) + mine))
+        }))
 }
 
 /// `options` with sessions and SSE event logs in the Redis at `url`, and answers relayed
-/// through it to the process that asked.
+/// through it to the process that asked. Sessions go through the async store if `async_store`
+/// (one multiplexed connection, awaited), else through a pool of blocking ones.
 ///
 /// # Errors
 ///
@@ -325,17 +344,25 @@ pub fn server_on_redis(url: &str) -> std::io::Result<Server<Calls>> {
 pub fn shared_through_redis(
     options: talaria::http::HttpServerOptions,
     url: &str,
+    async_store: bool,
 ) -> std::io::Result<talaria::http::HttpServerOptions> {
     use talaria::http::{SharedEventStore, SharedSessionStore};
     let redis = talaria_redis::RedisOptions::default;
-    // Several connections each, so that requests wait for Redis side by side.
-    let sessions: Result<Vec<_>, _> = (0..8).map(|_| talaria_redis::RedisSessionStore::connect(url, redis())).collect();
+    let sessions = if async_store {
+        let store = smol::block_on(talaria_redis::AsyncRedisSessionStore::connect(url, redis()));
+        SharedSessionStore::from_async(store.map_err(std::io::Error::other)?)
+    } else {
+        // Several connections, so that requests wait for Redis side by side.
+        let stores: Result<Vec<_>, _> =
+            (0..8).map(|_| talaria_redis::RedisSessionStore::connect(url, redis())).collect();
+        SharedSessionStore::pool(stores.map_err(std::io::Error::other)?)
+    };
     let retention = talaria::core::http::event_log::Retention::default;
     let events: Result<Vec<_>, _> =
         (0..4).map(|_| talaria_redis::RedisEventStore::connect(url, redis(), retention())).collect();
     let relay = talaria_redis::RedisRelay::connect(url, redis()).map_err(std::io::Error::other)?;
     Ok(options
-        .session_store(SharedSessionStore::pool(sessions.map_err(std::io::Error::other)?))
+        .session_store(sessions)
         .event_store(SharedEventStore::pool(events.map_err(std::io::Error::other)?))
         .relay(std::sync::Arc::new(relay)))
 }

@@ -18,7 +18,10 @@
 //! - no session is lost: no client ever re-initializes (no 404), whichever process it reaches;
 //! - the per-session state (a call count, kept through the session-state hook) goes on;
 //! - in the stateless era, the second round of a multi-round request (`input_required`)
-//!   reaches another process and succeeds.
+//!   reaches another process and succeeds;
+//! - past the comfortable: 1 MiB payloads each way, and 1,000 calls in flight on one session
+//!   (`TALARIA_SCALE_IN_FLIGHT`; 10,000 passes too), each answered once with its own text and
+//!   counted once in the session's state, though the three processes store its record at once.
 //!
 //! CI runs a short version; `TALARIA_SCALE_KILLS=40 TALARIA_SCALE_CLIENTS=8 cargo test -p
 //! talaria-examples --test scale_out -- --nocapture` (or `scripts/scale-out.sh`) the long one.
@@ -167,6 +170,16 @@ fn call(client: &Client, wire: &Mutex<Wire>, tally: &mut Tally, n: u64, i: u64) 
     }
 }
 
+/// The session store of process `i`: the processes mix the async store and the blocking one,
+/// which share their records.
+fn store_of(i: usize) -> &'static str {
+    if i % 2 == 0 {
+        "async"
+    } else {
+        "blocking"
+    }
+}
+
 #[test]
 fn sessions_survive_processes_killed_behind_a_load_balancer() {
     let (kills, clients, seed) =
@@ -174,8 +187,9 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
     let redis = RedisServer::start();
     let url = redis.url();
     let ports = [free_port(), free_port(), free_port()];
-    let processes: Arc<Mutex<Vec<Process>>> =
-        Arc::new(Mutex::new(ports.iter().map(|port| Process::start(*port, Some(&url))).collect()));
+    let processes: Arc<Mutex<Vec<Process>>> = Arc::new(Mutex::new(
+        ports.iter().enumerate().map(|(i, port)| Process::start_with(*port, Some(&url), store_of(i))).collect(),
+    ));
     let front = free_port();
     let _nginx = Nginx::start(front, &ports);
     let endpoint = format!("http://127.0.0.1:{front}/mcp");
@@ -194,7 +208,7 @@ fn sessions_survive_processes_killed_behind_a_load_balancer() {
                 let mut all = processes.lock().unwrap();
                 all[victim].kill();
                 killed.fetch_add(1, Ordering::SeqCst);
-                all[victim] = Process::start(ports[victim], Some(&url));
+                all[victim] = Process::start_with(ports[victim], Some(&url), store_of(victim));
             }
             killing.store(false, Ordering::SeqCst);
         })
@@ -306,4 +320,47 @@ fn a_multi_round_request_goes_on_on_another_process() {
         let result = client.call_tool("roots", json!({})).unwrap();
         assert_eq!(result.content[0].as_text(), Some("file:///work"));
     }
+}
+
+/// Past the comfortable, through the shared store: one legacy session behind nginx, its calls
+/// round-robined over three processes (async and blocking stores mixed), with payloads larger
+/// than a socket's buffer each way, then `TALARIA_SCALE_IN_FLIGHT` calls (default 1,000) in
+/// flight at once. Every call is answered exactly once, with its own text, and the session's
+/// state (the count of `echo` calls, kept through the session-state hook) counts them all.
+#[test]
+fn big_payloads_and_a_thousand_calls_in_flight_go_through_three_processes() {
+    let in_flight = usize::try_from(setting("TALARIA_SCALE_IN_FLIGHT", 1_000)).unwrap();
+    let redis = RedisServer::start();
+    let ports = [free_port(), free_port(), free_port()];
+    let _processes: Vec<Process> =
+        ports.iter().enumerate().map(|(i, port)| Process::start_with(*port, Some(&redis.url()), store_of(i))).collect();
+    let front = free_port();
+    let _nginx = Nginx::start(front, &ports);
+    let options = ClientOptions::new("big", "1")
+        .mode(ClientMode::Legacy)
+        .request_timeout(Duration::from_secs(60))
+        .max_pending(in_flight + 16);
+    let client = Client::http(&format!("http://127.0.0.1:{front}/mcp"), &[], options).unwrap();
+
+    // 1 MiB each way, past any loopback socket buffer; each text differs from the others.
+    for i in 0..6_u8 {
+        let text: String =
+            (0..1 << 20).map(|n: usize| char::from(b'a' + u8::try_from((n + usize::from(i)) % 26).unwrap())).collect();
+        let result = client.call_tool("echo", json!({"text": text})).unwrap();
+        let echoed = result.content.first().and_then(|c| c.as_text()).unwrap_or_default();
+        assert!(echoed == text, "call {i}: echoed {} bytes, not the {} sent", echoed.len(), text.len());
+    }
+
+    let started = Instant::now();
+    let nonblocking = client.to_async();
+    let calls: Vec<_> =
+        (0..in_flight).map(|i| (i, nonblocking.call_tool("echo", json!({"text": format!("call {i}")})))).collect();
+    for (i, call) in calls {
+        let result = call.wait().unwrap_or_else(|e| panic!("call {i} of {in_flight} in flight: {e}"));
+        assert_eq!(result.content.first().and_then(|c| c.as_text()), Some(format!("call {i}").as_str()));
+    }
+    eprintln!("{in_flight} calls in flight over three processes: {:?}", started.elapsed());
+    // Every echo counted once in the session's state, whichever process served it.
+    let count = client.call_tool("calls", json!({})).unwrap();
+    assert_eq!(count.content[0].as_text(), Some((in_flight + 6).to_string().as_str()));
 }

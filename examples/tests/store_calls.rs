@@ -1,6 +1,7 @@
 //! How often the HTTP server calls its session store: never for a stateless (2026-07-28)
 //! request, once per legacy request (a refresh: was the session deleted or changed by another
-//! process?), plus one write when the session's record changed.
+//! process?), plus one write when the session's record changed. The same for a blocking store
+//! and an async one, whose calls run on the server's executor threads.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,8 +9,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use std::sync::Mutex;
 use talaria::client::{Client, ClientOptions};
-use talaria::core::http::event_log::{MemorySessionStore, Refresh, SessionRecord, SessionStore, SessionStoreError};
+use talaria::core::http::event_log::{
+    AsyncSessionStore, MemorySessionStore, Refresh, SessionRecord, SessionStore, SessionStoreError, StoreFuture,
+    StoreIf,
+};
 use talaria::core::schema::tools::{CallToolResult, Tool};
 use talaria::core::server::Router;
 use talaria::core::session::ClientMode;
@@ -47,12 +52,94 @@ impl SessionStore for Counting {
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.inner.refresh(session, now, known)
     }
+    /// One write, as a shared store answers it (the memory store's own load, then store).
+    fn store_if(
+        &mut self,
+        session: &str,
+        data: Vec<u8>,
+        expected: &[u8],
+        now: Instant,
+    ) -> Result<StoreIf, SessionStoreError> {
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        self.inner.store_if(session, data, expected, now)
+    }
 }
 
-fn serve() -> (HttpServer, Arc<AtomicUsize>, Arc<AtomicUsize>) {
+/// [`Counting`] behind the async contract, noting the threads its calls run on.
+struct AsyncCounting {
+    inner: Mutex<Counting>,
+    threads: Arc<Mutex<Vec<String>>>,
+}
+
+impl AsyncCounting {
+    fn call<T: Send + 'static>(&self, f: impl FnOnce(&mut Counting) -> T) -> StoreFuture<'_, T> {
+        let name = std::thread::current().name().unwrap_or("unnamed").to_owned();
+        self.threads.lock().unwrap().push(name);
+        let answer = f(&mut self.inner.lock().unwrap());
+        // Answered later, as a network store would: the request waits without a thread.
+        Box::pin(async move {
+            smol::Timer::after(Duration::from_micros(100)).await;
+            Ok(answer)
+        })
+    }
+}
+
+impl AsyncSessionStore for AsyncCounting {
+    fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<SessionRecord>> {
+        let got = self.call(|s| s.load(id));
+        Box::pin(async move { got.await? })
+    }
+    fn store<'a>(&'a self, id: &'a str, data: Vec<u8>, now: Instant) -> StoreFuture<'a, ()> {
+        let got = self.call(|s| s.store(id, data, now));
+        Box::pin(async move { got.await? })
+    }
+    fn touch<'a>(&'a self, id: &'a str, now: Instant) -> StoreFuture<'a, bool> {
+        let got = self.call(|s| s.touch(id, now));
+        Box::pin(async move { got.await? })
+    }
+    fn delete<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        let got = self.call(|s| s.delete(id));
+        Box::pin(async move { got.await? })
+    }
+    fn expired(&self, now: Instant, idle: Duration) -> StoreFuture<'_, Vec<String>> {
+        let got = self.call(|s| s.expired(now, idle));
+        Box::pin(async move { got.await? })
+    }
+    fn refresh<'a>(&'a self, id: &'a str, now: Instant, known: &'a [u8]) -> StoreFuture<'a, Refresh> {
+        let got = self.call(|s| s.refresh(id, now, known));
+        Box::pin(async move { got.await? })
+    }
+    fn store_if<'a>(
+        &'a self,
+        id: &'a str,
+        data: Vec<u8>,
+        expected: &'a [u8],
+        now: Instant,
+    ) -> StoreFuture<'a, StoreIf> {
+        let got = self.call(|s| s.store_if(id, data, expected, now));
+        Box::pin(async move { got.await? })
+    }
+}
+
+/// Counters of a served store: (reads and touches, writes), and the threads an async store's
+/// calls ran on.
+struct Served {
+    server: HttpServer,
+    calls: Arc<AtomicUsize>,
+    writes: Arc<AtomicUsize>,
+    threads: Arc<Mutex<Vec<String>>>,
+}
+
+fn serve(is_async: bool) -> Served {
     let (calls, writes) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let threads = Arc::new(Mutex::new(Vec::new()));
     let store = Counting { inner: MemorySessionStore::new(), calls: Arc::clone(&calls), writes: Arc::clone(&writes) };
-    let options = HttpServerOptions::default().session_store(SharedSessionStore::new(store));
+    let store = if is_async {
+        SharedSessionStore::from_async(AsyncCounting { inner: Mutex::new(store), threads: Arc::clone(&threads) })
+    } else {
+        SharedSessionStore::new(store)
+    };
+    let options = HttpServerOptions::default().session_store(store);
     let schema = json!({"type": "object"}).as_object().cloned().unwrap();
     let router = Router::<()>::builder()
         .tool(Tool::new("echo", schema), |_ctx, args: Value| Ok(CallToolResult::text(args.to_string())))
@@ -63,33 +150,143 @@ fn serve() -> (HttpServer, Arc<AtomicUsize>, Arc<AtomicUsize>) {
         .with_capabilities(capabilities);
     let server = talaria::server::Server::with_config(config, router, || ());
     let server = HttpServer::bind(&server, "127.0.0.1:0", options).unwrap();
-    (server, calls, writes)
+    Served { server, calls, writes, threads }
 }
 
 #[test]
 fn stateless_requests_make_no_store_calls() {
-    let (server, calls, writes) = serve();
-    let options = ClientOptions::new("c", "1").mode(ClientMode::Stateless);
-    let client = Client::http(&format!("http://{}/mcp", server.local_addr()), &[], options).unwrap();
-    for _ in 0..10 {
-        client.call_tool("echo", json!({})).unwrap();
+    for is_async in [false, true] {
+        let Served { server, calls, writes, .. } = serve(is_async);
+        let options = ClientOptions::new("c", "1").mode(ClientMode::Stateless);
+        let client = Client::http(&format!("http://{}/mcp", server.local_addr()), &[], options).unwrap();
+        for _ in 0..10 {
+            client.call_tool("echo", json!({})).unwrap();
+        }
+        assert_eq!((calls.load(Ordering::SeqCst), writes.load(Ordering::SeqCst)), (0, 0), "async: {is_async}");
     }
-    assert_eq!((calls.load(Ordering::SeqCst), writes.load(Ordering::SeqCst)), (0, 0));
 }
 
 #[test]
 fn a_legacy_request_makes_one_store_call_and_writes_only_changes() {
-    let (server, calls, writes) = serve();
+    for is_async in [false, true] {
+        let Served { server, calls, writes, threads } = serve(is_async);
+        let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
+        let client = Client::http(&format!("http://{}/mcp", server.local_addr()), &[], options).unwrap();
+        client.call_tool("echo", json!({})).unwrap();
+        let (calls_before, writes_before) = (calls.load(Ordering::SeqCst), writes.load(Ordering::SeqCst));
+        assert_eq!(writes_before, 2, "the record is written at initialize, and once the handshake has ended");
+        for _ in 0..10 {
+            client.call_tool("echo", json!({})).unwrap();
+        }
+        assert_eq!(calls.load(Ordering::SeqCst) - calls_before, 10, "one check per request (async: {is_async})");
+        assert_eq!(writes.load(Ordering::SeqCst), writes_before, "nothing changed: nothing written");
+        client.set_log_level(talaria::core::schema::LoggingLevel::Error).unwrap();
+        assert_eq!(writes.load(Ordering::SeqCst), writes_before + 1, "a changed record is written");
+        client.close();
+        let threads = threads.lock().unwrap();
+        if is_async {
+            // Every call the counters saw went through the async store, on an executor thread.
+            let counted = calls.load(Ordering::SeqCst) + writes.load(Ordering::SeqCst);
+            assert_eq!(threads.len(), counted, "{threads:?}");
+            assert!(threads.iter().all(|name| name.starts_with("talaria-http-")), "{threads:?}");
+        }
+    }
+}
+
+/// A memory store whose next `store_if` writes, then reports a failure, as a store whose
+/// answer timed out after its script ran would.
+struct LandsButFails {
+    inner: MemorySessionStore,
+    fail_next: Arc<std::sync::atomic::AtomicBool>,
+    /// The next `store` fails without writing.
+    lose_next_store: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl SessionStore for LandsButFails {
+    fn load(&mut self, session: &str) -> Result<Option<SessionRecord>, SessionStoreError> {
+        self.inner.load(session)
+    }
+    fn store(&mut self, session: &str, data: Vec<u8>, now: Instant) -> Result<(), SessionStoreError> {
+        if self.lose_next_store.swap(false, Ordering::SeqCst) {
+            return Err(SessionStoreError::Backend("refused".into()));
+        }
+        self.inner.store(session, data, now)
+    }
+    fn touch(&mut self, session: &str, now: Instant) -> Result<bool, SessionStoreError> {
+        self.inner.touch(session, now)
+    }
+    fn delete(&mut self, session: &str) -> Result<bool, SessionStoreError> {
+        self.inner.delete(session)
+    }
+    fn expired(&mut self, now: Instant, idle: Duration) -> Result<Vec<String>, SessionStoreError> {
+        self.inner.expired(now, idle)
+    }
+    fn store_if(
+        &mut self,
+        session: &str,
+        data: Vec<u8>,
+        expected: &[u8],
+        now: Instant,
+    ) -> Result<StoreIf, SessionStoreError> {
+        let done = self.inner.store_if(session, data, expected, now)?;
+        if self.fail_next.swap(false, Ordering::SeqCst) {
+            return Err(SessionStoreError::Backend("timed out after the write".into()));
+        }
+        Ok(done)
+    }
+}
+
+/// A write that seemed to fail but landed is this process's own when the next request finds
+/// it: taken as it is, not merged as another process's (which would count its change twice).
+/// A counting server on `store`.
+fn counting_server(store: LandsButFails) -> HttpServer {
+    let options = HttpServerOptions::default().session_store(SharedSessionStore::new(store));
+    let schema = json!({"type": "object"}).as_object().cloned().unwrap();
+    let router = Router::<u64>::builder()
+        .tool(Tool::new("count", schema), |ctx, _: Value| {
+            *ctx.state() += 1;
+            Ok(CallToolResult::text(ctx.state().to_string()))
+        })
+        .build();
+    let server = talaria::server::Server::new("s", "1", router)
+        .session_state(|n: &u64| Some(json!(n)), |saved| saved.as_u64())
+        .merge_session_state(|base, ours, theirs| {
+            let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+            Some(json!(n(theirs.as_ref()) + n(ours.as_ref()).saturating_sub(n(base))))
+        });
+    HttpServer::bind(&server, "127.0.0.1:0", options).unwrap()
+}
+
+#[test]
+fn a_write_that_seemed_to_fail_but_landed_is_not_merged_again() {
+    let fail_next = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let lose_next_store = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let store = LandsButFails { inner: MemorySessionStore::new(), fail_next: Arc::clone(&fail_next), lose_next_store };
+    let server = counting_server(store);
     let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
     let client = Client::http(&format!("http://{}/mcp", server.local_addr()), &[], options).unwrap();
-    client.call_tool("echo", json!({})).unwrap();
-    let (calls_before, writes_before) = (calls.load(Ordering::SeqCst), writes.load(Ordering::SeqCst));
-    assert_eq!(writes_before, 2, "the record is written at initialize, and once the handshake has ended");
-    for _ in 0..10 {
-        client.call_tool("echo", json!({})).unwrap();
+    let count = || client.call_tool("count", json!({})).unwrap().content[0].as_text().unwrap().to_owned();
+    assert_eq!(count(), "1");
+    assert_eq!(count(), "2");
+    fail_next.store(true, Ordering::SeqCst);
+    assert_eq!(count(), "3", "the answer goes out; the record of 3 landed, though its write failed");
+    assert_eq!(count(), "4", "3 was this process's own record, not another's change to add");
+    assert_eq!(count(), "5");
+}
+
+/// A session whose first write failed without landing is written by its next save, and
+/// goes on (a write in doubt is not taken for a record the store holds).
+#[test]
+fn a_first_write_that_failed_is_made_by_the_next_save() {
+    let fail_next = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let lose_next_store = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let store =
+        LandsButFails { inner: MemorySessionStore::new(), fail_next, lose_next_store: Arc::clone(&lose_next_store) };
+    let server = counting_server(store);
+    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
+    let client = Client::http(&format!("http://{}/mcp", server.local_addr()), &[], options).unwrap();
+    assert!(!lose_next_store.load(Ordering::SeqCst), "the initialize's write was refused");
+    for n in 1..=3 {
+        assert_eq!(client.call_tool("count", json!({})).unwrap().content[0].as_text(), Some(n.to_string().as_str()));
     }
-    assert_eq!(calls.load(Ordering::SeqCst) - calls_before, 10, "one check per request");
-    assert_eq!(writes.load(Ordering::SeqCst), writes_before, "nothing changed: nothing written");
-    client.set_log_level(talaria::core::schema::LoggingLevel::Error).unwrap();
-    assert_eq!(writes.load(Ordering::SeqCst), writes_before + 1, "a changed record is written");
 }

@@ -25,53 +25,68 @@ local function state(n)
 end
 ";
 
-/// ARGV: base, max streams, claim (empty: none). Returns the new stream id.
-const OPEN: &str = "
-local streams = base .. 'streams'
-local max = tonumber(ARGV[2])
-while redis.call('ZCARD', streams) >= max do
-  local ids = redis.call('ZRANGE', streams, 0, -1)
-  local victim = nil
-  for _, id in ipairs(ids) do
-    if redis.call('HGET', base .. id, 'closed') == '1' then victim = id break end
+/// The scripts that open or append share these: `open(max, claim)` makes a stream (evicting
+/// closed streams first, then the oldest, past `max`) and returns its id; `append(n, data,
+/// max events, max bytes, close)` returns {0, seq} or {error}.
+const WRITE: &str = "
+local function open(max, claim)
+  local streams = base .. 'streams'
+  while redis.call('ZCARD', streams) >= max do
+    local ids = redis.call('ZRANGE', streams, 0, -1)
+    local victim = nil
+    for _, id in ipairs(ids) do
+      if redis.call('HGET', base .. id, 'closed') == '1' then victim = id break end
+    end
+    victim = victim or ids[1]
+    if not victim then break end
+    redis.call('DEL', base .. victim, base .. victim .. ':data')
+    redis.call('ZREM', streams, victim)
   end
-  victim = victim or ids[1]
-  if not victim then break end
-  redis.call('DEL', base .. victim, base .. victim .. ':data')
-  redis.call('ZREM', streams, victim)
+  local n = redis.call('HINCRBY', KEYS[1], 'last', 1)
+  redis.call('HSET', base .. n, 'seq', 0, 'bytes', 0, 'closed', 0)
+  if claim ~= '' then redis.call('HSET', base .. n, 'claim', claim) end
+  redis.call('ZADD', streams, n, n)
+  return n
 end
-local n = redis.call('HINCRBY', KEYS[1], 'last', 1)
-redis.call('HSET', base .. n, 'seq', 0, 'bytes', 0, 'closed', 0)
-if ARGV[3] ~= '' then redis.call('HSET', base .. n, 'claim', ARGV[3]) end
-redis.call('ZADD', streams, n, n)
-return n";
+local function append(n, data, max_events, max_bytes, close)
+  local s = state(n)
+  if s ~= 0 then return {s} end
+  local key = base .. n
+  if redis.call('HGET', key, 'closed') == '1' then return {-3} end
+  local seq = redis.call('HINCRBY', key, 'seq', 1)
+  local list = key .. ':data'
+  if #data > max_bytes or max_events == 0 then
+    redis.call('DEL', list)
+    redis.call('HSET', key, 'bytes', 0)
+  else
+    local bytes = tonumber(redis.call('HGET', key, 'bytes'))
+    while redis.call('LLEN', list) >= max_events or bytes + #data > max_bytes do
+      local old = redis.call('LPOP', list)
+      if not old then break end
+      bytes = bytes - #old
+    end
+    redis.call('RPUSH', list, data)
+    redis.call('HSET', key, 'bytes', bytes + #data)
+  end
+  if close == '1' then redis.call('HSET', key, 'closed', 1) end
+  return {0, seq}
+end
+";
+
+/// ARGV: base, max streams, claim (empty: none). Returns the new stream id.
+const OPEN: &str = "return open(tonumber(ARGV[2]), ARGV[3])";
 
 /// ARGV: base, stream, data, max events, max bytes, close after (1) or not (0). Returns
 /// {0, seq} or {error}.
-const APPEND: &str = "
-local n = tonumber(ARGV[2])
-local s = state(n)
-if s ~= 0 then return {s} end
-local key = base .. n
-if redis.call('HGET', key, 'closed') == '1' then return {-3} end
-local seq = redis.call('HINCRBY', key, 'seq', 1)
-local data, list = ARGV[3], key .. ':data'
-local max_events, max_bytes = tonumber(ARGV[4]), tonumber(ARGV[5])
-if #data > max_bytes or max_events == 0 then
-  redis.call('DEL', list)
-  redis.call('HSET', key, 'bytes', 0)
-else
-  local bytes = tonumber(redis.call('HGET', key, 'bytes'))
-  while redis.call('LLEN', list) >= max_events or bytes + #data > max_bytes do
-    local old = redis.call('LPOP', list)
-    if not old then break end
-    bytes = bytes - #old
-  end
-  redis.call('RPUSH', list, data)
-  redis.call('HSET', key, 'bytes', bytes + #data)
-end
-if ARGV[6] == '1' then redis.call('HSET', key, 'closed', 1) end
-return {0, seq}";
+const APPEND: &str = "return append(tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])";
+
+/// ARGV: base, max streams, claim (empty: none), data, max events, max bytes, close after (1)
+/// or not (0). Returns {0, seq, stream} or {error}.
+const OPEN_APPEND: &str = "
+local n = open(tonumber(ARGV[2]), ARGV[3])
+local answer = append(n, ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7])
+if answer[1] ~= 0 then return answer end
+return {0, answer[2], n}";
 
 /// ARGV: base, stream, after seq. Returns {0, first seq returned, missed, closed, data...} or
 /// {error}.
@@ -138,6 +153,7 @@ pub struct RedisEventStore {
 struct Scripts {
     open: redis::Script,
     append: redis::Script,
+    open_append: redis::Script,
     replay: redis::Script,
     close: redis::Script,
     drop: redis::Script,
@@ -151,9 +167,11 @@ impl RedisEventStore {
     /// [`RedisError`] if the URL is wrong or Redis cannot be reached.
     pub fn connect(url: &str, options: RedisOptions, retention: Retention) -> Result<Self, RedisError> {
         let script = |body: &str| redis::Script::new(&format!("{STATE}{body}"));
+        let writing = |body: &str| redis::Script::new(&format!("{STATE}{WRITE}{body}"));
         let scripts = Scripts {
-            open: script(OPEN),
-            append: script(APPEND),
+            open: writing(OPEN),
+            append: writing(APPEND),
+            open_append: writing(OPEN_APPEND),
             replay: script(REPLAY),
             close: script(CLOSE),
             drop: script(DROP),
@@ -174,6 +192,7 @@ impl RedisEventStore {
         let script = match script {
             Which::Open => &self.scripts.open,
             Which::Append => &self.scripts.append,
+            Which::OpenAppend => &self.scripts.open_append,
             Which::Replay => &self.scripts.replay,
             Which::Close => &self.scripts.close,
             Which::Drop => &self.scripts.drop,
@@ -194,6 +213,7 @@ impl RedisEventStore {
 enum Which {
     Open,
     Append,
+    OpenAppend,
     Replay,
     Close,
     Drop,
@@ -202,6 +222,11 @@ enum Which {
 enum Arg<'a> {
     Number(u64),
     Bytes(&'a [u8]),
+}
+
+/// A retention limit as a script argument.
+fn limit(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
 }
 
 fn backend(error: RedisError) -> EventStoreError {
@@ -244,7 +269,7 @@ impl EventStore for RedisEventStore {
 
     /// The claim is kept in the stream's record, and goes with it.
     fn open_claimed_stream(&mut self, session: &str, claim: &[u8]) -> Result<u64, EventStoreError> {
-        let max = u64::try_from(self.retention.max_streams()).unwrap_or(u64::MAX);
+        let max = limit(self.retention.max_streams());
         let value = self.call(Which::Open, session, &[Arg::Number(max), Arg::Bytes(claim)])?;
         int(&value).and_then(|n| u64::try_from(n).ok()).ok_or_else(|| malformed("open_stream"))
     }
@@ -284,6 +309,28 @@ impl EventStore for RedisEventStore {
     fn append_last(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
         self.append_closing(session, stream, data, true)
     }
+
+    /// One script (one round trip): the stream is opened with its first event.
+    fn open_with_event(
+        &mut self,
+        session: &str,
+        claim: Option<&[u8]>,
+        data: &[u8],
+        last: bool,
+    ) -> Result<EventId, EventStoreError> {
+        let args = [
+            Arg::Number(limit(self.retention.max_streams())),
+            Arg::Bytes(claim.unwrap_or_default()),
+            Arg::Bytes(data),
+            Arg::Number(limit(self.retention.max_events())),
+            Arg::Number(limit(self.retention.max_bytes())),
+            Arg::Number(u64::from(last)),
+        ];
+        // The stream is new: an error is the store's, never a stream state.
+        let rest = answer(self.call(Which::OpenAppend, session, &args)?, 0, None)?;
+        let (seq, stream) = (count(rest.first(), "open_with_event")?, count(rest.get(1), "open_with_event")?);
+        Ok(EventId::new(stream, seq))
+    }
 }
 
 impl RedisEventStore {
@@ -295,7 +342,6 @@ impl RedisEventStore {
         data: &[u8],
         close: bool,
     ) -> Result<EventId, EventStoreError> {
-        let limit = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
         let (events, bytes) = (limit(self.retention.max_events()), limit(self.retention.max_bytes()));
         let args = [
             Arg::Number(stream),

@@ -80,6 +80,11 @@ pub enum RedisError {
     /// A record in Redis could not be read.
     #[error("malformed record in redis: {0}")]
     Malformed(String),
+    /// An async store was called outside a tokio runtime with only the `tokio` feature on
+    /// (redis would panic there): call it inside one, or turn on the `smol` feature too.
+    #[cfg(feature = "tokio")]
+    #[error("redis: no tokio runtime on this thread to open the connection on")]
+    NoRuntime,
 }
 
 /// A connection, or the means to open one.
@@ -125,10 +130,16 @@ impl Link {
             return Err(RedisError::Malformed("no connection".into()));
         };
         commands(connection).map_err(|e| {
-            if e.is_io_error() || e.is_connection_dropped() || e.is_timeout() || e.is_connection_refusal() {
+            if is_lost(&e) {
                 self.connection = None;
             }
             RedisError::from(e)
         })
     }
+}
+
+/// Whether `error` leaves the connection unusable (or in doubt: an answer that did not come in
+/// time), so that the next call opens another.
+pub(crate) fn is_lost(error: &redis::RedisError) -> bool {
+    error.is_io_error() || error.is_connection_dropped() || error.is_timeout() || error.is_connection_refusal()
 }

@@ -1,62 +1,31 @@
 //! Two HTTP servers (two processes' worth) sharing sessions through Redis: a legacy session
-//! made on one is served on the other.
+//! made on one is served on the other. With the `smol` feature, the servers of each test
+//! alternate the async session store and the blocking one (the first async), which keep the
+//! same records.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod common;
+mod http_common;
 
 use std::sync::Arc;
 
 use common::{unique_prefix, RedisServer};
+use http_common::{legacy_client, open_stream, post, post_streaming, sessions};
 use serde_json::{json, Value};
 use talaria::client::{Client, ClientOptions};
 use talaria::core::schema::tools::{CallToolResult, Tool};
 use talaria::core::server::Router;
 use talaria::core::session::ClientMode;
-use talaria::http::{HttpServer, HttpServerOptions, SharedEventStore, SharedSessionStore};
-use talaria_redis::{RedisOptions, RedisSessionStore};
+use talaria::http::{HttpServer, HttpServerOptions, SharedEventStore};
+use talaria_redis::RedisOptions;
 
 fn server(redis: &RedisServer, prefix: &str) -> HttpServer {
-    let store = RedisSessionStore::connect(&redis.url(), RedisOptions::default().prefix(prefix)).unwrap();
-    let options = HttpServerOptions::default().session_store(SharedSessionStore::new(store));
+    let options = HttpServerOptions::default().session_store(sessions(redis, prefix));
     let schema = json!({"type": "object"}).as_object().cloned().unwrap();
     let router = Router::<()>::builder()
         .tool(Tool::new("echo", schema), |_ctx, args: Value| Ok(CallToolResult::text(args.to_string())))
         .build();
     HttpServer::bind(&talaria::server::Server::new("shared", "1", router), "127.0.0.1:0", options).unwrap()
-}
-
-fn post(addr: std::net::SocketAddr, session: &str, body: &Value) -> (u16, String) {
-    let response = ureq::post(&format!("http://{addr}/mcp"))
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .header("Mcp-Session-Id", session)
-        .header("Mcp-Protocol-Version", "2025-11-25")
-        .config()
-        .http_status_as_error(false)
-        .build()
-        .send(body.to_string())
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.into_body().read_to_string().unwrap())
-}
-
-/// An HTTP agent answering every status (reads time out after `seconds`).
-fn agent(seconds: u64) -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(std::time::Duration::from_secs(seconds)))
-        .build()
-        .into()
-}
-
-/// A legacy client of the server at `addr`, its handshake handled there (a call went through
-/// after it), and its session id.
-fn legacy_client(addr: std::net::SocketAddr) -> (Client, String) {
-    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
-    let client = Client::http(&format!("http://{addr}/mcp"), &[], options).unwrap();
-    client.list_all_tools().unwrap();
-    let session = client.session_id().expect("a legacy session");
-    (client, session)
 }
 
 #[test]
@@ -70,25 +39,6 @@ fn a_session_made_on_one_server_is_served_by_another() {
     let (status, body) = post(second.local_addr(), &session, &call);
     assert_eq!(status, 200, "{body}");
     assert!(body.contains(r#"\"x\":1"#) || body.contains(r#"{\"x\":1}"#), "{body}");
-}
-
-/// A GET stream of `session` at `addr`, resuming after `last_event_id` if given (reads time
-/// out after 5 s).
-fn open_stream(
-    addr: std::net::SocketAddr,
-    session: &str,
-    last_event_id: Option<&str>,
-) -> ureq::http::Response<ureq::Body> {
-    let agent = agent(5);
-    let mut request = agent
-        .get(&format!("http://{addr}/mcp"))
-        .header("Accept", "text/event-stream")
-        .header("Mcp-Session-Id", session)
-        .header("Mcp-Protocol-Version", "2025-11-25");
-    if let Some(id) = last_event_id {
-        request = request.header("Last-Event-ID", id);
-    }
-    request.call().unwrap()
 }
 
 fn delete(addr: std::net::SocketAddr, session: &str) -> u16 {
@@ -162,8 +112,7 @@ fn a_get_stream_opens_on_a_server_that_did_not_make_the_session() {
 fn counting_server(redis: &RedisServer, prefix: &str, relay: bool) -> (HttpServer, talaria::server::Server<u64>) {
     use talaria::core::schema::resources::Resource;
     use talaria::core::schema::TextResourceContents;
-    let store = RedisSessionStore::connect(&redis.url(), RedisOptions::default().prefix(prefix)).unwrap();
-    let mut options = HttpServerOptions::default().session_store(SharedSessionStore::new(store));
+    let mut options = HttpServerOptions::default().session_store(sessions(redis, prefix));
     if relay {
         let relay = talaria_redis::RedisRelay::connect(&redis.url(), RedisOptions::default().prefix(prefix)).unwrap();
         let retention = talaria_core::http::event_log::Retention::default();
@@ -241,7 +190,7 @@ fn a_response_stream_resumes_with_last_event_id_on_another_process() {
     let redis = RedisServer::start();
     let prefix = unique_prefix();
     let serve = || {
-        let sessions = RedisSessionStore::connect(&redis.url(), RedisOptions::default().prefix(&prefix)).unwrap();
+        let shared_sessions = sessions(&redis, &prefix);
         let events = talaria_redis::RedisEventStore::connect(
             &redis.url(),
             RedisOptions::default().prefix(&prefix),
@@ -250,7 +199,7 @@ fn a_response_stream_resumes_with_last_event_id_on_another_process() {
         .unwrap();
         let options = HttpServerOptions::default()
             .reply_mode(ReplyMode::Sse)
-            .session_store(SharedSessionStore::new(sessions))
+            .session_store(shared_sessions)
             .event_store(SharedEventStore::new(events));
         let schema = json!({"type": "object"}).as_object().cloned().unwrap();
         let router = Router::<()>::builder()
@@ -294,20 +243,6 @@ fn a_response_stream_resumes_with_last_event_id_on_another_process() {
     assert!(!text.contains(&format!("id: {first_id}\n")), "events up to Last-Event-ID are not sent again: {text}");
 }
 
-/// A POST of `body` to session `session` at `addr`, with SSE accepted; the response.
-fn post_streaming(addr: std::net::SocketAddr, session: Option<&str>, body: &Value) -> ureq::http::Response<ureq::Body> {
-    let agent = agent(10);
-    let mut request = agent
-        .post(&format!("http://{addr}/mcp"))
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .header("Mcp-Protocol-Version", "2025-11-25");
-    if let Some(session) = session {
-        request = request.header("Mcp-Session-Id", session);
-    }
-    request.send(body.to_string()).unwrap()
-}
-
 #[test]
 fn an_answer_posted_to_another_process_reaches_the_process_that_asked() {
     use std::io::BufRead as _;
@@ -315,9 +250,9 @@ fn an_answer_posted_to_another_process_reaches_the_process_that_asked() {
     let redis = RedisServer::start();
     let prefix = unique_prefix();
     let serve = || {
-        let store = RedisSessionStore::connect(&redis.url(), RedisOptions::default().prefix(&prefix)).unwrap();
+        let store = sessions(&redis, &prefix);
         let relay = talaria_redis::RedisRelay::connect(&redis.url(), RedisOptions::default().prefix(&prefix)).unwrap();
-        let options = HttpServerOptions::default().session_store(SharedSessionStore::new(store)).relay(Arc::new(relay));
+        let options = HttpServerOptions::default().session_store(store).relay(Arc::new(relay));
         let schema = json!({"type": "object"}).as_object().cloned().unwrap();
         let router = Router::<()>::builder()
             .blocking_tool(Tool::new("ask", schema), |job, _: Value| {
@@ -440,12 +375,11 @@ fn waiting_server(redis: &RedisServer, prefix: &str, release: &Arc<std::sync::at
     use talaria::core::http::reply::ReplyMode;
     use talaria_core::http::event_log::Retention;
     let options = || RedisOptions::default().prefix(prefix);
-    let sessions = RedisSessionStore::connect(&redis.url(), options()).unwrap();
     let events = talaria_redis::RedisEventStore::connect(&redis.url(), options(), Retention::default()).unwrap();
     let relay = talaria_redis::RedisRelay::connect(&redis.url(), options()).unwrap();
     let options = HttpServerOptions::default()
         .reply_mode(ReplyMode::Sse)
-        .session_store(SharedSessionStore::new(sessions))
+        .session_store(sessions(redis, prefix))
         .event_store(SharedEventStore::new(events))
         .relay(Arc::new(relay))
         .lease(std::time::Duration::from_millis(600));

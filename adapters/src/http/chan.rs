@@ -131,6 +131,11 @@ impl<T> Receiver<T> {
         }
     }
 
+    /// Whether the next value, left queued, is one `is` accepts.
+    pub(crate) fn next_is(&self, is: impl FnOnce(&T) -> bool) -> bool {
+        self.0.lock().queue.front().is_some_and(|(value, _)| is(value))
+    }
+
     /// Waits for the next value; an error once the sender is gone and everything was taken.
     #[cfg(test)]
     pub(crate) fn recv(&self) -> Result<T, RecvError> {

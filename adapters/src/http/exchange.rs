@@ -23,15 +23,16 @@ use talaria_core::http::headers::SESSION_ID;
 use talaria_core::http::outcome::PostEnd;
 use talaria_core::http::relay::Follow;
 use talaria_core::http::reply::{Reply, ReplyStep};
+use talaria_core::http::stream_start::{primes_streams, EarlyEnd, LogOpening, Opening, StreamStart};
 use talaria_core::server::Headers;
 use talaria_core::session::StreamId;
 
 use super::body::{Body, BodyWriter};
-use super::chan::Receiver;
+use super::chan::{channel, Receiver};
 use super::processes::{claim_of_stream, follows_others, look_at_followed};
 use super::shared::{
-    changed_record, feed_post, finish_post, legacy_closed, legacy_message, legacy_session, plan, supports_polling,
-    target, Plan, Session, Shared, Target, Visit,
+    feed_post, finish_post, legacy_closed, legacy_message, legacy_session, plan, save, target, version_of, Plan,
+    Session, Shared, Target, Visit,
 };
 use super::sse_out::{keepalive_interval, Ending, SseBytes, OPENED};
 use super::streams::{Log, StreamMsg};
@@ -136,13 +137,8 @@ where
         });
     }
     let method = HttpMethod::parse(parts.method.as_str());
-    // A session store (Redis, say) is called over the network: not on the executor's threads.
-    let planned = if shared.options.session_store.is_some() {
-        let (shared, body) = (Arc::clone(shared), body.clone());
-        smol::unblock(move || plan(&shared, method, headers, &body, identity, peer)).await
-    } else {
-        plan(shared, method, headers, &body, identity, peer)
-    };
+    // A session store's calls are awaited (a blocking one's run on smol's blocking pool).
+    let planned = plan(shared, method, headers, &body, identity, peer).await;
     Ok(match planned {
         Plan::Refuse(refusal) => refuse(refusal),
         Plan::Ended => respond(200, &[], Body::empty()),
@@ -246,24 +242,28 @@ struct PostStream<S: Send + 'static> {
     session_id: Option<String>,
     /// The log stream its events went to, once it is an SSE stream with a log.
     log_stream: Option<u64>,
+    /// Runs the store's round trip of a stream dropped before its answer.
+    spawner: Spawner,
     ended: bool,
 }
 
 impl<S: Send + 'static> PostStream<S> {
-    /// The request is answered: the session is finished (stored, or ended if stateless).
-    fn finish(mut self) {
+    /// The request is answered: the session is finished (stored, or ended if stateless), the
+    /// store's round trip (if the record changed) awaited, never run on the executor's threads
+    /// by a blocking store.
+    async fn finish(mut self) {
         self.ended = true;
-        finish_post(&self.shared, &self.session, self.stream, self.session_id.as_deref(), PostEnd::Answered);
-    }
-
-    /// [`PostStream::finish`], the session store's round trip (if the record changed) off the
-    /// executor's threads.
-    async fn finish_off_executor(self) {
-        let stores = self.shared.options.session_store.is_some() && self.session_id.is_some();
-        if stores && changed_record(&self.session).is_some() {
-            smol::unblock(move || self.finish()).await;
-        } else {
-            self.finish();
+        let saves = finish_post(&self.session, self.stream, self.session_id.as_deref(), PostEnd::Answered);
+        if let (true, Some(id)) = (saves, self.session_id.clone()) {
+            let (shared, session) = (Arc::clone(&self.shared), self.session.clone());
+            let (saved, stored) = channel::<()>();
+            // A task of its own, so that an exchange dropped meanwhile (the client hung up)
+            // still stores the session; awaited, so that the reply goes out after it.
+            self.spawner.detach(async move {
+                save(&shared, &session, &id).await;
+                let _ = saved.send(());
+            });
+            let _ = stored.recv_async().await;
         }
     }
 
@@ -275,7 +275,11 @@ impl<S: Send + 'static> PostStream<S> {
 
     fn detach(&self) {
         let end = PostEnd::Left(self.session.streams.release_post(self.stream, &self.frames, self.log_stream));
-        finish_post(&self.shared, &self.session, self.stream, self.session_id.as_deref(), end);
+        let saves = finish_post(&self.session, self.stream, self.session_id.as_deref(), end);
+        if let (true, Some(id)) = (saves, &self.session_id) {
+            let (shared, session, id) = (Arc::clone(&self.shared), self.session.clone(), id.clone());
+            self.spawner.detach(async move { save(&shared, &session, &id).await });
+        }
     }
 }
 
@@ -297,6 +301,16 @@ enum Early {
     Cut(Option<u64>),
 }
 
+impl Early {
+    /// The core's name for it.
+    const fn as_core(self) -> EarlyEnd {
+        match self {
+            Self::Disconnect => EarlyEnd::Disconnected,
+            Self::Cut(_) => EarlyEnd::Cut,
+        }
+    }
+}
+
 /// Feeds one POST body to the session and answers with its reply: 202, a JSON body, or an SSE
 /// stream (logged, primed and resumable when the session has an event log). The session is
 /// finished before the reply's last bytes go out, so a client that goes on at once (to another
@@ -310,8 +324,16 @@ async fn post<S: Send + 'static>(
 ) -> Response<Body> {
     let shared = &context.shared;
     let (stream, frames) = feed_post(shared, &session, visit, body);
-    let mut pending =
-        PostStream { shared: Arc::clone(shared), session, stream, frames, session_id, log_stream: None, ended: false };
+    let mut pending = PostStream {
+        shared: Arc::clone(shared),
+        session,
+        stream,
+        frames,
+        session_id,
+        log_stream: None,
+        spawner: context.spawner.clone(),
+        ended: false,
+    };
     // Only a stateless exchange has no session id.
     let mut reply = match pending.session_id {
         None => Reply::stateless(shared.options.reply_mode),
@@ -338,13 +360,13 @@ async fn post<S: Send + 'static>(
             None => {}
             Some(ReplyStep::Accepted) => {
                 let response = answer(202, pending.session_id.as_deref(), None, Body::empty());
-                pending.finish_off_executor().await;
+                pending.finish().await;
                 return response;
             }
             Some(ReplyStep::Json { status, body }) => {
                 let json = Some(HeaderValue::from_static("application/json"));
                 let response = answer(*status, pending.session_id.as_deref(), json, Body::whole(body.clone()));
-                pending.finish_off_executor().await;
+                pending.finish().await;
                 return response;
             }
             Some(_) => break (steps, early),
@@ -354,27 +376,31 @@ async fn post<S: Send + 'static>(
     // With a relay, the log notes whose stream this is, for a process the client may resume
     // it on.
     let claim = pending.session_id.as_ref().and_then(|_| claim_of_stream(shared, session, stream));
-    let log_stream = match early {
-        Some(Early::Cut(log_stream)) => log_stream,
-        _ if session.streams.log().is_some_and(Log::is_remote) => {
+    let start = StreamStart::for_post(version_of(session), early.map(Early::as_core));
+    let log_stream = match (start.log, early) {
+        (LogOpening::Opened, Some(Early::Cut(log_stream))) => log_stream,
+        (LogOpening::Now, _) if session.streams.log().is_some_and(Log::is_remote) => {
             let streams = session.streams.clone();
+            let claim = claim.clone();
             smol::unblock(move || streams.log_post(stream, claim.as_deref())).await
         }
-        _ => session.streams.log_post(stream, claim.as_deref()),
+        (LogOpening::Now, _) => session.streams.log_post(stream, claim.as_deref()),
+        _ => None,
     };
     let log = log_stream.and_then(|id| Some((session.streams.log()?.clone(), id)));
     pending.log_stream = log_stream;
-    let cut = matches!(early, Some(Early::Cut(_)));
-    let priming = if supports_polling(session) {
-        SseBytes::new(log.clone()).prime(shared.options.sse_retry)
-    } else if cut {
-        // Cut before its first event, for a client that knows no priming event: the first
-        // event the stream logged gives it an id to resume from.
-        pending.log_stream.and_then(|id| session.streams.first_logged(id)).map(|event| SseBytes::replayed(&event))
-    } else {
-        None
+    let priming = match start.opening {
+        Opening::Priming => SseBytes::new(log.clone()).prime(shared.options.sse_retry),
+        Opening::FirstLogged => {
+            pending.log_stream.and_then(|id| session.streams.first_logged(id)).map(|event| SseBytes::replayed(&event))
+        }
+        _ => None,
     };
-    let bytes = SseBytes::new(log);
+    let bytes = if start.log == LogOpening::WithFirstEvent && session.streams.log().is_some() {
+        SseBytes::with_first_event(session.streams.clone(), stream, claim)
+    } else {
+        SseBytes::new(log)
+    };
     let (body, out) = Body::streamed();
     let response = event_stream(pending.session_id.as_deref(), body);
     let keepalive = shared.options.sse_keepalive;
@@ -383,13 +409,28 @@ async fn post<S: Send + 'static>(
         if let Some(priming) = priming {
             ok = out.write(priming).await;
         }
-        for step in first {
-            if let ReplyStep::Event(payload) = step {
-                ok = ok && out.write(bytes.event(&payload).await).await;
-            }
+        let mut events: Vec<Vec<u8>> = first
+            .into_iter()
+            .filter_map(|step| if let ReplyStep::Event(payload) = step { Some(payload) } else { None })
+            .collect();
+        let last = events.pop();
+        // Every event is logged, even once the client is gone: the stream is resumable.
+        for payload in events {
+            let event = bytes.event(&payload).await;
+            ok = ok && out.write(event).await;
+        }
+        // The answer in the first steps, its end already queued: logged and the log closed in
+        // one step, as `pump` does.
+        let mut complete = false;
+        if let Some(payload) = last {
+            complete = ok && early.is_none() && pending.frames.next_is(|msg| matches!(msg, StreamMsg::Done));
+            let event = if complete { bytes.last_event(&payload).await } else { bytes.event(&payload).await };
+            ok = ok && out.write(event).await;
         }
         let ending = if !ok {
             Ending::Gone
+        } else if complete {
+            Ending::Finished
         } else if early.is_some() {
             Ending::Disconnected
         } else {
@@ -397,15 +438,18 @@ async fn post<S: Send + 'static>(
         };
         match ending {
             Ending::Finished => {
-                pending.finish_off_executor().await;
+                pending.finish().await;
                 bytes.close_log().await;
             }
-            // The response ends (the writer is dropped) before the stream is detached.
-            Ending::Disconnected => {
+            // The response ends (the writer is dropped) before the stream is detached; what the
+            // stream carries from then on goes to its log. A log that was to open with a first
+            // event that never came stays unopened: the client has no id to resume from, and
+            // its request goes on (only the stateless era cancels on a closed stream).
+            Ending::Disconnected | Ending::Gone => {
                 drop(out);
+                pending.log_stream = pending.log_stream.or_else(|| bytes.log_stream());
                 pending.leave();
             }
-            Ending::Gone => pending.leave(),
         }
     });
     response
@@ -476,7 +520,8 @@ async fn open_stream<S: Send + 'static>(
                 (_, Some(stream)) => {
                     drop(out);
                     let end = PostEnd::ResumedLeft(session.streams.release_post(stream, &frames, Some(resumed.log)));
-                    finish_post(&shared, &session, stream, None, end);
+                    // Not the POST's own exchange (no session id): nothing to store.
+                    let _ = finish_post(&session, stream, None, end);
                 }
                 // The GET stream is never complete; this one was replaced or the session ended.
                 (_, None) => {}
@@ -506,7 +551,8 @@ async fn open_stream<S: Send + 'static>(
     let bytes = SseBytes::new(get_log.and_then(|id| Some((session.streams.log()?.clone(), id))));
     // 2025-11-25: a priming event (an id, no data) lets the client resume even before the
     // first message arrives.
-    let priming = if supports_polling(session) { bytes.prime(context.shared.options.sse_retry) } else { None };
+    let priming =
+        if primes_streams(version_of(session)) { bytes.prime(context.shared.options.sse_retry) } else { None };
     context.spawner.detach(async move {
         let mut ok = out.write(OPENED).await;
         if let Some(priming) = priming {
@@ -573,14 +619,8 @@ async fn pump(
     closes_log: bool,
 ) -> Ending {
     let keepalive = keepalive_interval(keepalive);
-    let mut held = None;
     loop {
-        let waiting = async {
-            match held.take() {
-                Some(msg) => Wake::Frame(Ok(msg)),
-                None => Wake::Frame(frames.recv_async().await),
-            }
-        };
+        let waiting = async { Wake::Frame(frames.recv_async().await) };
         let next = smol::future::or(waiting, async {
             smol::future::or(
                 async {
@@ -598,12 +638,11 @@ async fn pump(
         let written = match next {
             Wake::Frame(Ok(StreamMsg::Frame(payload, _))) if payload.is_empty() => true,
             Wake::Frame(Ok(StreamMsg::Frame(payload, _))) => {
-                let after = if closes_log { frames.try_recv().ok() } else { None };
-                if matches!(after, Some(StreamMsg::Done)) {
+                // The end left queued: a stream detached now still finds it.
+                if closes_log && frames.next_is(|msg| matches!(msg, StreamMsg::Done)) {
                     let written = out.write(bytes.last_event(&payload).await).await;
                     return if written { Ending::Finished } else { Ending::Gone };
                 }
-                held = after;
                 out.write(bytes.event(&payload).await).await
             }
             Wake::Quiet => out.write(SseBytes::keepalive()).await,

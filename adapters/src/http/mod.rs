@@ -13,6 +13,8 @@ mod processes;
 mod server;
 #[cfg(feature = "tower")]
 mod service;
+mod session_log;
+mod session_store;
 mod shared;
 #[cfg(all(feature = "smol", feature = "stdio", unix))]
 pub(crate) mod smol_client;
@@ -24,7 +26,8 @@ mod streams;
 mod traced;
 
 pub use options::{Authorize, HttpServerOptions, VerifyToken};
-pub use store_pool::{SharedEventStore, SharedSessionStore, StorePool};
+pub use session_store::SharedSessionStore;
+pub use store_pool::{SharedEventStore, StorePool};
 
 /// The largest JSON reply a client reads (the session enforces its own frame limit on what it
 /// decodes); a larger one fails its call as a transport error.

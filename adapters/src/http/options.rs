@@ -9,7 +9,8 @@ use talaria_core::http::exchange::EndpointConfig;
 use talaria_core::http::exchange::Refusal;
 use talaria_core::http::reply::ReplyMode;
 
-use super::store_pool::{SharedEventStore, SharedSessionStore};
+use super::session_store::SharedSessionStore;
+use super::store_pool::SharedEventStore;
 #[cfg(doc)]
 use talaria_core::http::event_log::Retention;
 use talaria_core::server::Headers;

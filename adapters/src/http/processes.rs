@@ -10,6 +10,8 @@ use talaria_core::http::relay::{follow, Claim, Follow, GetStreamOrder, Notice, R
 use talaria_core::jsonrpc::{Message, RequestId};
 use talaria_core::session::{Carries, Route, StreamId};
 
+use super::chan::channel;
+use super::exchange::Spawner;
 use super::options::HttpServerOptions;
 use super::shared::{lookup, refresh, Session, Shared};
 use super::streams::Log;
@@ -17,9 +19,10 @@ use crate::server::{Server, UpdateHook};
 
 /// Starts taking in the answers and notices other processes relay here, and renewing this
 /// process's lease (with a relay).
-pub(super) fn listen_to_relay<S: Send + 'static>(shared: &Arc<Shared<S>>) {
+pub(super) fn listen_to_relay<S: Send + 'static>(shared: &Arc<Shared<S>>, spawner: &Spawner) {
     let Some(relay) = &shared.options.relay else { return };
     keep_lease(shared);
+    take_updates(shared, spawner);
     let weak = Arc::downgrade(shared);
     relay.subscribe(Arc::new(move |id: &str, frames: &[u8]| {
         let Some(shared) = weak.upgrade() else { return };
@@ -29,6 +32,28 @@ pub(super) fn listen_to_relay<S: Send + 'static>(shared: &Arc<Shared<S>>) {
             take_relayed(&shared, id, frames);
         }
     }));
+}
+
+/// The most bytes of resource updates heard from other processes and not yet taken in; past
+/// it, an update is dropped (a peer flooding the relay cannot grow this process's memory).
+const MAX_QUEUED_UPDATES: usize = 1024 * 1024;
+
+/// Takes in the resource updates the relay hears, in order, as one task of `spawner` started
+/// now (where the server starts: an application's runtime may spawn only from its own
+/// threads, not the relay's); it ends with the server.
+fn take_updates<S: Send + 'static>(shared: &Arc<Shared<S>>, spawner: &Spawner) {
+    let (sender, updates) = channel::<String>();
+    if shared.updates.set(sender).is_err() {
+        return;
+    }
+    let weak = Arc::downgrade(shared);
+    spawner.detach(async move {
+        // The sender is the server's: once the server is gone, so is this task.
+        while let Ok(uri) = updates.recv_async().await {
+            let Some(shared) = weak.upgrade() else { break };
+            take_update(&shared, &uri).await;
+        }
+    });
 }
 
 /// Renews this process's lease from a thread of its own, three times per lease, for as
@@ -88,7 +113,13 @@ pub(super) fn fan_out_hook<S: Send + 'static>(
 fn take_notice<S: Send + 'static>(shared: &Shared<S>, notice: &[u8]) {
     let held = |id: &str| shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned();
     match Notice::decode(notice) {
-        Some(Notice::ResourceUpdated { uri }) => take_update(shared, &uri),
+        // Taken in on the server's executor, where the store's checks are awaited.
+        Some(Notice::ResourceUpdated { uri }) => {
+            if let Some(updates) = shared.updates.get().filter(|u| u.queued_bytes() < MAX_QUEUED_UPDATES) {
+                let size = uri.len();
+                let _ = updates.send_sized(uri, size);
+            }
+        }
         // The newest GET stream of a session is the one that hears it.
         Some(Notice::GetStreamOpened { session, process }) => {
             if let Some(session) = held(&session) {
@@ -110,7 +141,7 @@ fn take_notice<S: Send + 'static>(shared: &Shared<S>, notice: &[u8]) {
 /// A resource update reaches the sessions whose GET stream this process holds, each checked
 /// against the store first (a subscription may have been made on another process since),
 /// and told if subscribed.
-fn take_update<S: Send + 'static>(shared: &Shared<S>, uri: &str) {
+async fn take_update<S: Send + 'static>(shared: &Shared<S>, uri: &str) {
     let listening: Vec<(String, Session<S>)> = {
         let table = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         table
@@ -120,7 +151,7 @@ fn take_update<S: Send + 'static>(shared: &Shared<S>, uri: &str) {
             .collect()
     };
     for (id, session) in listening {
-        if refresh(shared, &id, &session).is_ok() {
+        if refresh(shared, &id, &session).await.is_ok() {
             let _ = session.conn.with(|served, _| served.endpoint.resource_updated(uri));
         }
     }
@@ -273,14 +304,17 @@ fn take_relayed<S: Send + 'static>(shared: &Shared<S>, id: &str, frames: &[u8]) 
     }
 }
 
-/// The answers a POST to session `id` carries, relayed to the process that waits for them if
-/// this one does not: `true` if they were (answer 202).
-pub(super) fn relayed<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>, body: &[u8]) -> bool {
-    let Some(relay) = &shared.options.relay else { return false };
-    let Some(ids) = talaria_core::http::relay::answers_only(body) else { return false };
+/// The relay to publish a POST's body to, if the body carries only answers and this process
+/// awaits none of them: the process that waits for them takes them (answer 202).
+pub(super) fn for_another_process<S: Send + 'static>(
+    shared: &Shared<S>,
+    session: &Session<S>,
+    body: &[u8],
+) -> Option<Arc<dyn Relay>> {
+    let relay = shared.options.relay.as_ref()?;
+    let ids = talaria_core::http::relay::answers_only(body)?;
     if awaits_any(session, &ids) {
-        return false;
+        return None;
     }
-    relay.publish(id, body);
-    true
+    Some(Arc::clone(relay))
 }

@@ -311,7 +311,7 @@ fn listen<S: Send + 'static>(
     #[cfg(feature = "tls")]
     let handshake_timeout = options.read_timeout;
     let shared = Arc::new(Shared::new(server, addr, options));
-    listen_to_relay(&shared);
+    listen_to_relay(&shared, &spawner);
     let accepting = spawner.clone();
     let context = Arc::new(Context { shared: Arc::clone(&shared), spawner });
     let spawning = context.spawner.clone();

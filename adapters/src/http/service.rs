@@ -113,7 +113,7 @@ impl<S: Send + 'static> McpService<S> {
     fn start(server: &Server<S>, options: HttpServerOptions, spawner: Spawner) -> Self {
         let anywhere = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
         let shared = Arc::new(Shared::new(server, anywhere, options));
-        listen_to_relay(&shared);
+        listen_to_relay(&shared, &spawner);
         // Session expiry, for as long as the service (any clone of it) lives; off the
         // executor's threads with stores that may be remote (expiry drops logs).
         let expiring = Arc::downgrade(&shared);

@@ -1,10 +1,11 @@
 //! What both HTTP server flavours share: the session table and its records, the streams of
-//! each session, and the steps of an exchange that do no I/O.
+//! each session, and the steps of an exchange (the stores' calls awaited or run off the
+//! executor's threads; no socket I/O).
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use talaria_core::http::event_log::{MemoryEventStore, Retention};
@@ -14,16 +15,16 @@ use talaria_core::http::outcome::{after_post, AfterPost, PostEnd};
 use talaria_core::http::sessions::SessionTable;
 use talaria_core::server::{Headers, TransportInfo};
 use talaria_core::session::{Route, StreamId};
-use talaria_core::version::Feature;
+use talaria_core::version::ProtocolVersion;
 
 use super::chan::Receiver;
 use super::options::HttpServerOptions;
-use super::processes::{fan_out, fan_out_hook, number_requests, process_prefix, relayed, GetStreamPeers};
+use super::processes::{fan_out, fan_out_hook, for_another_process, number_requests, process_prefix, GetStreamPeers};
 use super::store_pool::SharedEventStore;
 use super::streams::{Log, StreamMsg, Streams};
 use crate::conn::Conn;
 use crate::server::{Served, Server, UpdateHook};
-use talaria_core::http::event_log::Refresh;
+use talaria_core::http::event_log::{Refresh, SessionStoreError, StoreIf};
 
 /// A live legacy session: its connection and its response streams.
 pub(super) struct Session<S> {
@@ -31,20 +32,73 @@ pub(super) struct Session<S> {
     pub(super) streams: Streams,
     /// The record last written to (or read from) the session store, so that an exchange that
     /// changed nothing writes nothing.
-    saved: Arc<Mutex<Option<Vec<u8>>>>,
+    saved: Arc<Mutex<Saved>>,
+    /// Taken by the refreshes and saves of this `Session`, one at a time, so that each merges
+    /// another process's record against the record it started from.
+    store_turn: Arc<smol::lock::Mutex<()>>,
+}
+
+/// What the store holds of a session, as far as this process knows.
+#[derive(Default)]
+struct Saved {
+    /// The record last written to (or read from) the store.
+    record: Option<Vec<u8>>,
+    /// A record whose write failed in a way that leaves open whether it landed (a timeout
+    /// after the script ran): found in the store later, it is this process's own, not another
+    /// process's to merge (merging it would count this process's changes twice).
+    in_doubt: Option<Vec<u8>>,
 }
 
 impl<S> Clone for Session<S> {
     fn clone(&self) -> Self {
-        Self { conn: Arc::clone(&self.conn), streams: self.streams.clone(), saved: Arc::clone(&self.saved) }
+        Self {
+            conn: Arc::clone(&self.conn),
+            streams: self.streams.clone(),
+            saved: Arc::clone(&self.saved),
+            store_turn: Arc::clone(&self.store_turn),
+        }
     }
 }
 
 impl<S> Session<S> {
     pub(super) fn new(conn: Arc<Conn<Served<S>>>, streams: Streams) -> Self {
-        Self { conn, streams, saved: Arc::new(Mutex::new(None)) }
+        Self {
+            conn,
+            streams,
+            saved: Arc::new(Mutex::new(Saved::default())),
+            store_turn: Arc::new(smol::lock::Mutex::new(())),
+        }
+    }
+
+    fn saved(&self) -> MutexGuard<'_, Saved> {
+        self.saved.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The record the store should hold: the last written or read, else one whose write may
+    /// have landed.
+    fn base(&self) -> Option<Vec<u8>> {
+        let saved = self.saved();
+        saved.record.clone().or_else(|| saved.in_doubt.clone())
+    }
+
+    /// The store holds `record`, and the live session has everything in it.
+    fn set_saved(&self, record: Vec<u8>) {
+        *self.saved() = Saved { record: Some(record), in_doubt: None };
+    }
+
+    /// The write of `record` failed: it may have landed.
+    fn doubt(&self, record: Vec<u8>) {
+        self.saved().in_doubt = Some(record);
+    }
+
+    /// Whether `found` in the store is this process's own write that seemed to fail.
+    fn was_ours(&self, found: &[u8]) -> bool {
+        self.saved().in_doubt.as_deref() == Some(found)
     }
 }
+
+/// The most times a save merges another process's newer record and tries again.
+const MAX_MERGES: usize = 16;
 
 pub(super) struct Shared<S> {
     pub(super) server: Server<S>,
@@ -59,6 +113,9 @@ pub(super) struct Shared<S> {
     /// With a relay: publishes the server's resource updates to every process (registered
     /// with the server for as long as this lives).
     pub(super) update_hook: Option<Arc<UpdateHook>>,
+    /// With a relay: where the resource updates other processes publish are queued for the
+    /// task that takes them in (see `processes::listen_to_relay`).
+    pub(super) updates: std::sync::OnceLock<super::chan::Sender<String>>,
 }
 
 impl<S: Send + 'static> Shared<S> {
@@ -82,6 +139,7 @@ impl<S: Send + 'static> Shared<S> {
                 .unwrap_or_else(|| SharedEventStore::new(MemoryEventStore::new(Retention::default()))),
             request_prefix: options.relay.as_ref().and_then(|_| process_prefix()),
             update_hook: fan_out_hook(server, &options),
+            updates: std::sync::OnceLock::new(),
             options,
             next_stream: AtomicU64::new(1),
         }
@@ -147,11 +205,26 @@ fn admit<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>, 
         Instant::now(),
     );
     let Ok(evicted) = admitted else { return false };
-    for (id, session) in evicted {
-        end_session(&session);
-        let _ = shared.events.with(|events| events.drop_session(&id));
+    if !evicted.is_empty() {
+        let events = shared.events.clone();
+        off_executor(shared, move || {
+            for (id, session) in evicted {
+                end_session(&session);
+                let _ = events.with(|events| events.drop_session(&id));
+            }
+        });
     }
     true
+}
+
+/// Runs `work`, which may call the event store (sessions' streams logging as they end), off
+/// the executor's threads when that store is remote, without waiting for it; here otherwise.
+fn off_executor<S>(shared: &Shared<S>, work: impl FnOnce() + Send + 'static) {
+    if shared.options.event_store.is_some() {
+        smol::unblock(work).detach();
+    } else {
+        work();
+    }
 }
 
 /// Whom a session is counted against: the caller the authorization hook named, else the
@@ -167,11 +240,60 @@ fn owner_of(info: &TransportInfo) -> Option<String> {
 /// Stores the session's record, if a store is configured, the session's `initialize` was
 /// answered, and its record changed since it was last stored or read (the request already
 /// marked it used: see [`refresh`]).
-pub(super) fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, id: &str) {
+///
+/// Another process may have stored the session since (it served a request of the same session
+/// at the same time): the record is then written only over the one this process started from
+/// ([`StoreIf`]), and if another is there, the two are merged (each side's changes kept:
+/// [`Served::merge`]) and the merged record stored in its place.
+pub(super) async fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, id: &str) {
     let Some(store) = &shared.options.session_store else { return };
-    let Some(record) = changed_record(session) else { return };
-    if store.with(|store| store.store(id, record.clone(), Instant::now())).is_ok() {
-        *session.saved.lock().unwrap_or_else(PoisonError::into_inner) = Some(record);
+    let _turn = session.store_turn.lock().await;
+    let Some(mut record) = changed_record(session) else { return };
+    let Some(mut expected) = session.base() else {
+        // The session's first record.
+        match store.store(id, record.clone(), Instant::now()).await {
+            Ok(()) => session.set_saved(record),
+            Err(_) => session.doubt(record),
+        }
+        return;
+    };
+    let mut first_in_doubt = session.saved().record.is_none();
+    for _ in 0..MAX_MERGES {
+        match store.store_if(id, record.clone(), expected.clone(), Instant::now()).await {
+            Ok(StoreIf::Stored) => {
+                session.set_saved(record);
+                return;
+            }
+            // The first write, in doubt, did not land after all.
+            Ok(StoreIf::Gone) if first_in_doubt => {
+                match store.store(id, record.clone(), Instant::now()).await {
+                    Ok(()) => session.set_saved(record),
+                    Err(_) => session.doubt(record),
+                }
+                return;
+            }
+            Ok(StoreIf::Changed(theirs)) if session.was_ours(&theirs.data) => {
+                // An earlier write landed after all: the live session holds it already.
+                session.set_saved(theirs.data.clone());
+                first_in_doubt = false;
+                let Some(next) = changed_record(session) else { return };
+                (record, expected) = (next, theirs.data);
+            }
+            Ok(StoreIf::Changed(theirs)) => {
+                let Some(merged) = session.conn.with(|served, _| served.merge(&expected, &theirs.data)) else {
+                    return;
+                };
+                session.set_saved(theirs.data.clone());
+                first_in_doubt = false;
+                (record, expected) = (merged, theirs.data);
+            }
+            Err(_) => {
+                session.doubt(record);
+                return;
+            }
+            // Deleted elsewhere: the next request finds it gone.
+            _ => return,
+        }
     }
 }
 
@@ -180,30 +302,56 @@ pub(super) fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, 
 pub(super) fn changed_record<S: Send + 'static>(session: &Session<S>) -> Option<Vec<u8>> {
     let snapshot = session.conn.with(|served, _| served.snapshot())?;
     let record = serde_json::to_vec(&snapshot).ok()?;
-    let saved = session.saved.lock().unwrap_or_else(PoisonError::into_inner);
-    (saved.as_deref() != Some(&record[..])).then_some(record)
+    let saved = session.saved();
+    (saved.record.as_deref() != Some(&record[..])).then_some(record)
 }
 
 /// Checks the session `id`, held here, against the store, and marks it used there: current,
 /// changed by another process (the newer record is taken in, what is under way here goes on),
 /// deleted elsewhere (404, and dropped here), or unknown because the store cannot be reached
 /// (503). Without a store, or for a session not stored yet, it is current.
-pub(super) fn refresh<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>) -> Result<(), Refusal> {
+pub(super) async fn refresh<S: Send + 'static>(
+    shared: &Shared<S>,
+    id: &str,
+    session: &Session<S>,
+) -> Result<(), Refusal> {
     let Some(store) = &shared.options.session_store else { return Ok(()) };
-    let Some(known) = session.saved.lock().unwrap_or_else(PoisonError::into_inner).clone() else {
+    let _turn = session.store_turn.lock().await;
+    // Not stored yet, as far as this process knows (a first write in doubt included: the
+    // save after this request settles it).
+    let Some(known) = session.saved().record.clone() else {
         return Ok(());
     };
-    match store.with(|store| store.refresh(id, Instant::now(), &known)) {
+    let refreshed = store.refresh(id, Instant::now(), known.clone()).await;
+    take_refresh(shared, id, session, &known, refreshed)
+}
+
+/// What the store's refresh of the session `id`, held here, says for the request.
+/// A newer record is merged with what changed here since `known` (changes this process has
+/// not stored yet are kept).
+fn take_refresh<S: Send + 'static>(
+    shared: &Shared<S>,
+    id: &str,
+    session: &Session<S>,
+    known: &[u8],
+    refreshed: Result<Refresh, SessionStoreError>,
+) -> Result<(), Refusal> {
+    match refreshed {
         Ok(Refresh::Gone) => {
             drop_local(shared, id);
             Err(Refusal::unknown_session())
         }
+        // This process's own write, which seemed to fail.
+        Ok(Refresh::Changed(record)) if session.was_ours(&record.data) => {
+            session.set_saved(record.data);
+            Ok(())
+        }
         Ok(Refresh::Changed(record)) => {
-            if session.conn.with(|served, _| served.absorb(&record.data)).is_none() {
+            if session.conn.with(|served, _| served.merge(known, &record.data)).is_none() {
                 drop_local(shared, id);
                 return Err(Refusal::unknown_session());
             }
-            *session.saved.lock().unwrap_or_else(PoisonError::into_inner) = Some(record.data);
+            session.set_saved(record.data);
             Ok(())
         }
         Ok(_) => Ok(()),
@@ -215,35 +363,35 @@ pub(super) fn refresh<S: Send + 'static>(shared: &Shared<S>, id: &str, session: 
 fn drop_local<S: Send + 'static>(shared: &Shared<S>, id: &str) {
     let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
     if let Some(session) = removed {
-        end_session(&session);
+        off_executor(shared, move || end_session(&session));
     }
 }
 
 /// The session `id` for a request with `visit`: held here and current, brought back from the
 /// store, or refused.
-fn session_for<S: Send + 'static>(
+async fn session_for<S: Send + 'static>(
     shared: &Shared<S>,
     id: &str,
     visit: Visit,
 ) -> Result<(Session<S>, Option<Visit>), Refusal> {
     if let Some(held) = lookup(shared, id) {
-        refresh(shared, id, &held)?;
+        refresh(shared, id, &held).await?;
         return Ok((held, Some(visit)));
     }
-    let revived = restore(shared, id, visit.info(Some(id)))?;
+    let revived = restore(shared, id, visit.info(Some(id))).await?;
     revived.map(|session| (session, None)).ok_or_else(Refusal::unknown_session)
 }
 
 /// A session this process does not hold, brought back from the store (another process, or
 /// this one before a restart, initialized it): `Ok(None)` if there is none to bring back, a
 /// 503 if the store cannot be reached (the session may well be there).
-fn restore<S: Send + 'static>(
+async fn restore<S: Send + 'static>(
     shared: &Shared<S>,
     id: &str,
     info: TransportInfo,
 ) -> Result<Option<Session<S>>, Refusal> {
     let Some(store) = shared.options.session_store.as_ref() else { return Ok(None) };
-    let loaded = store.with(|store| store.load(id));
+    let loaded = store.load(id).await;
     let record = match loaded {
         Ok(Some(record)) => record,
         Ok(None) => return Ok(None),
@@ -268,7 +416,7 @@ fn revive<S: Send + 'static>(
     let session = Session::new(conn, streams);
     number_requests(shared, &session);
     fan_out(shared, &session);
-    *session.saved.lock().unwrap_or_else(PoisonError::into_inner) = Some(record.data);
+    session.set_saved(record.data);
     let owner = session.conn.with(|served, _| served.endpoint.transport().and_then(owner_of));
     if !admit(shared, id, &session, owner.as_deref()) {
         end_session(&session);
@@ -306,28 +454,27 @@ pub(super) fn lookup<S>(shared: &Shared<S>, id: &str) -> Option<Session<S>> {
 
 /// Carries out what the core says follows a POST exchange on `stream` that ended as `end`
 /// ([`after_post`]): a stateless session ends; a legacy one (`session_id`) forgets the
-/// request's headers and is stored; a stream whose writer left unlogged is closed, which
-/// cancels its request (a logged one waits for the client to resume it).
+/// request's headers; a stream whose writer left unlogged is closed, which cancels its request
+/// (a logged one waits for the client to resume it). Returns whether the session is to be
+/// stored next ([`save`], which the caller awaits or spawns).
+#[must_use]
 pub(super) fn finish_post<S: Send + 'static>(
-    shared: &Shared<S>,
     session: &Session<S>,
     stream: StreamId,
     session_id: Option<&str>,
     end: PostEnd,
-) {
+) -> bool {
+    let mut saves = false;
     for step in after_post(session_id.is_some(), end) {
         match step {
             AfterPost::CloseStream => close_stream(session, stream),
             AfterPost::EndSession => session.conn.with(|served, now| served.endpoint.handle_closed(now)),
             AfterPost::ForgetHeaders => forget_headers(session),
-            AfterPost::Save => {
-                if let Some(id) = session_id {
-                    save(shared, session, id);
-                }
-            }
+            AfterPost::Save => saves = session_id.is_some(),
             _ => {}
         }
     }
+    saves
 }
 
 /// Tells the session the response stream `stream` closed: its request is cancelled.
@@ -335,12 +482,9 @@ fn close_stream<S: Send + 'static>(session: &Session<S>, stream: StreamId) {
     session.conn.with(|served, now| served.endpoint.handle_stream_closed(now, stream));
 }
 
-/// Whether the session's revision primes its SSE streams and may end them early (2025-11-25).
-pub(super) fn supports_polling<S: Send + 'static>(session: &Session<S>) -> bool {
-    session
-        .conn
-        .with(|served, _| served.endpoint.session().version())
-        .is_some_and(|v| v.supports(Feature::SsePolling) && !v.supports(Feature::Stateless))
+/// The protocol revision the session negotiated, if any yet.
+pub(super) fn version_of<S: Send + 'static>(session: &Session<S>) -> Option<ProtocolVersion> {
+    session.conn.with(|served, _| served.endpoint.session().version())
 }
 
 /// Which part of the server a request path is for.
@@ -374,7 +518,8 @@ pub(super) fn target(options: &HttpServerOptions, path: &str) -> Target {
     }
 }
 
-/// What to do with a request for the MCP endpoint, decided without I/O.
+/// What to do with a request for the MCP endpoint, decided by [`plan`] (with the session store's
+/// round trip, if the request names a stored session).
 pub(super) enum Plan<S> {
     /// Answer with this refusal.
     Refuse(Refusal),
@@ -404,7 +549,7 @@ pub(super) enum Plan<S> {
 
 /// Plans a request for the MCP endpoint: `method`, `headers`, `body` as received, from the
 /// caller `identity` (the authorization hook's) at `remote_addr`.
-pub(super) fn plan<S: Send + 'static>(
+pub(super) async fn plan<S: Send + 'static>(
     shared: &Shared<S>,
     method: HttpMethod,
     headers: Headers,
@@ -449,14 +594,20 @@ pub(super) fn plan<S: Send + 'static>(
                 Err(refusal) => Plan::Refuse(refusal),
             }
         }
-        Exchange::Post { session: id } => match session_for(shared, &id, visit) {
-            Ok((session, _)) if relayed(shared, &id, &session, body) => Plan::Relayed,
-            Ok((session, visit)) => Plan::Post { session, session_id: Some(id), visit },
+        Exchange::Post { session: id } => match session_for(shared, &id, visit).await {
+            Ok((session, visit)) => match for_another_process(shared, &session, body) {
+                Some(relay) => {
+                    let body = body.to_vec();
+                    smol::unblock(move || relay.publish(&id, &body)).await;
+                    Plan::Relayed
+                }
+                None => Plan::Post { session, session_id: Some(id), visit },
+            },
             Err(refusal) => Plan::Refuse(refusal),
         },
         // Another process's session opens here too (its events, if logged in a shared store,
         // resume here).
-        Exchange::OpenStream { session: id, last_event_id } => match session_for(shared, &id, visit) {
+        Exchange::OpenStream { session: id, last_event_id } => match session_for(shared, &id, visit).await {
             Ok((session, _)) => Plan::OpenStream { session, last_event_id },
             Err(refusal) => Plan::Refuse(refusal),
         },
@@ -464,21 +615,29 @@ pub(super) fn plan<S: Send + 'static>(
             let removed = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
             // The store's word is authoritative: a session another process holds ends too.
             let stored = match &shared.options.session_store {
-                Some(store) => match store.with(|store| store.delete(&id)) {
+                Some(store) => match store.delete(&id).await {
                     Ok(had) => had,
                     Err(_) => return Plan::Refuse(Refusal::store_unavailable()),
                 },
                 None => false,
             };
-            if let Some(session) = &removed {
-                end_session(session);
+            if removed.is_none() && !stored {
+                return Plan::Refuse(Refusal::unknown_session());
             }
-            if removed.is_some() || stored {
-                let _ = shared.events.with(|events| events.drop_session(&id));
-                Plan::Ended
+            let events = shared.events.clone();
+            let end = move || {
+                if let Some(session) = &removed {
+                    end_session(session);
+                }
+                let _ = events.with(|events| events.drop_session(&id));
+            };
+            // A shared event store (Redis, say) is called off the executor's threads.
+            if shared.options.event_store.is_some() {
+                smol::unblock(end).await;
             } else {
-                Plan::Refuse(Refusal::unknown_session())
+                end();
             }
+            Plan::Ended
         }
         _ => Plan::Refuse(Refusal::internal("an exchange this server does not know")),
     }

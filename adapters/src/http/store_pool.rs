@@ -5,22 +5,23 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 
-use talaria_core::http::event_log::{EventStore, SessionStore};
+use talaria_core::http::event_log::EventStore;
 
 /// A store shared by the threads (and servers) that serve the same sessions: one store, or a
-/// pool of stores that see the same records, each used by one thread at a time.
+/// pool of stores that see the same records, each used by one thread at a time. The event
+/// store is one ([`SharedEventStore`]); [`SharedSessionStore`](super::SharedSessionStore)
+/// keeps its blocking stores in one.
 ///
 /// Cloning shares the pool.
 ///
 /// # Examples
 ///
 /// ```
-/// use talaria::core::http::event_log::{MemoryEventStore, MemorySessionStore, Retention};
-/// use talaria::http::{HttpServerOptions, SharedEventStore, SharedSessionStore};
+/// use talaria::core::http::event_log::{MemoryEventStore, Retention};
+/// use talaria::http::{HttpServerOptions, SharedEventStore};
 ///
 /// // One store: every round trip takes its turn.
 /// let options = HttpServerOptions::default()
-///     .session_store(SharedSessionStore::new(MemorySessionStore::new()))
 ///     .event_store(SharedEventStore::new(MemoryEventStore::new(Retention::default())));
 /// # let _ = options;
 /// ```
@@ -29,10 +30,10 @@ use talaria_core::http::event_log::{EventStore, SessionStore};
 /// (`talaria-redis`): requests then wait for the store side by side.
 ///
 /// ```no_run
-/// # use talaria::http::SharedSessionStore;
-/// # fn connect() -> talaria::core::http::event_log::MemorySessionStore { unimplemented!() }
-/// let pool = SharedSessionStore::pool((0..8).map(|_| connect()));
-/// assert_eq!(pool.len(), 8);
+/// # use talaria::http::SharedEventStore;
+/// # fn connect() -> talaria::core::http::event_log::MemoryEventStore { unimplemented!() }
+/// let pool = SharedEventStore::pool((0..4).map(|_| connect()));
+/// assert_eq!(pool.len(), 4);
 /// ```
 pub struct StorePool<T: ?Sized> {
     inner: Arc<Members<T>>,
@@ -57,7 +58,7 @@ impl<T: ?Sized> std::fmt::Debug for StorePool<T> {
 }
 
 impl<T: ?Sized> StorePool<T> {
-    fn of(stores: Vec<Box<T>>) -> Self {
+    pub(crate) fn of(stores: Vec<Box<T>>) -> Self {
         assert!(!stores.is_empty(), "a store pool needs at least one store");
         let stores = stores.into_iter().map(Mutex::new).collect();
         Self { inner: Arc::new(Members { stores, next: AtomicUsize::new(0) }) }
@@ -92,22 +93,6 @@ impl<T: ?Sized> StorePool<T> {
     }
 }
 
-impl StorePool<dyn SessionStore + Send> {
-    /// One session store.
-    pub fn new(store: impl SessionStore + Send + 'static) -> Self {
-        Self::of(vec![Box::new(store)])
-    }
-
-    /// A pool of session stores that see the same records (connections to one Redis).
-    ///
-    /// # Panics
-    ///
-    /// If `stores` is empty.
-    pub fn pool<S: SessionStore + Send + 'static>(stores: impl IntoIterator<Item = S>) -> Self {
-        Self::of(stores.into_iter().map(|s| Box::new(s) as Box<dyn SessionStore + Send>).collect())
-    }
-}
-
 impl StorePool<dyn EventStore + Send> {
     /// One event store.
     pub fn new(store: impl EventStore + Send + 'static) -> Self {
@@ -124,9 +109,6 @@ impl StorePool<dyn EventStore + Send> {
     }
 }
 
-/// A session store shared by the servers that serve the same sessions.
-pub type SharedSessionStore = StorePool<dyn SessionStore + Send>;
-
 /// An event store shared by the servers (and threads) that serve the same sessions.
 pub type SharedEventStore = StorePool<dyn EventStore + Send>;
 
@@ -136,13 +118,16 @@ mod tests {
     use std::sync::Barrier;
     use std::time::{Duration, Instant};
 
-    use talaria_core::http::event_log::MemorySessionStore;
+    use talaria_core::http::event_log::{MemorySessionStore, SessionStore};
 
     use super::*;
 
     #[test]
     fn a_busy_store_sends_the_next_caller_to_a_free_one() {
-        let pool = SharedSessionStore::pool([MemorySessionStore::new(), MemorySessionStore::new()]);
+        let pool = StorePool::<dyn SessionStore + Send>::of(vec![
+            Box::new(MemorySessionStore::new()),
+            Box::new(MemorySessionStore::new()),
+        ]);
         let barrier = Barrier::new(2);
         std::thread::scope(|scope| {
             scope.spawn(|| {
@@ -162,7 +147,7 @@ mod tests {
 
     #[test]
     fn a_pool_of_one_serializes_its_callers() {
-        let pool = SharedSessionStore::new(MemorySessionStore::new());
+        let pool = StorePool::<dyn SessionStore + Send>::of(vec![Box::new(MemorySessionStore::new())]);
         std::thread::scope(|scope| {
             for n in 0..4 {
                 let pool = pool.clone();

@@ -14,7 +14,7 @@
 //! Memory stays bounded whatever the client does.
 //!
 //! A POST's SSE stream is logged from its first event (its log stream is opened when the reply
-//! turns into SSE). When its writer goes away before the request is answered (the client
+//! turns into SSE, or, for a client that knows no priming event, with that first event). When its writer goes away before the request is answered (the client
 //! dropped, or the handler asked for the stream to end: SSE polling), the stream is *detached*:
 //! the sink appends what the session still routes to it straight to the log, and a GET with
 //! `Last-Event-ID` later *resumes* it, replaying the log and taking over the rest.
@@ -23,13 +23,13 @@ use super::chan::{channel, Receiver, Sender};
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use talaria_core::http::event_log::{EventId, EventStore, Replay, StoredEvent};
+use talaria_core::http::event_log::{EventId, StoredEvent};
 use talaria_core::http::relay::Claim;
 use talaria_core::http::streams::{GetAttached, PostDelivery, PostEnding, Release, Resumption, StreamRoutes, WriterId};
 use talaria_core::session::{Carries, Route, StreamId};
 
 use super::processes::GetStreamPeers;
-use super::store_pool::SharedEventStore;
+pub(crate) use super::session_log::Log;
 use crate::conn::{FrameSink, Outgoing};
 
 /// What an HTTP response stream receives.
@@ -44,68 +44,6 @@ pub(crate) enum StreamMsg {
     /// on in this log stream (`None`: unlogged, it is forgotten), which the writer may not
     /// have opened yet (the cut came before its first frame).
     Cut(Option<u64>),
-}
-
-/// One session's place in the event store.
-#[derive(Clone)]
-pub(crate) struct Log {
-    store: SharedEventStore,
-    session: Arc<str>,
-    /// Whether the store's calls may wait on the network (a store the server was given, not
-    /// its own in-memory one): made off the executor's threads.
-    remote: bool,
-}
-
-impl Log {
-    pub(crate) fn new(store: SharedEventStore, session: &str, remote: bool) -> Self {
-        Self { store, session: session.into(), remote }
-    }
-
-    /// Whether the store's calls may wait on the network.
-    pub(crate) const fn is_remote(&self) -> bool {
-        self.remote
-    }
-
-    fn with<R>(&self, f: impl FnOnce(&mut (dyn EventStore + Send), &str) -> R) -> R {
-        self.store.with(|store| f(store, &self.session))
-    }
-
-    /// A new log stream, if the store took it.
-    pub(crate) fn open(&self) -> Option<u64> {
-        self.with(|store, session| store.open_stream(session)).ok()
-    }
-
-    /// A new log stream noting `claim` (who writes it), if the store took it.
-    pub(crate) fn open_claimed(&self, claim: &[u8]) -> Option<u64> {
-        self.with(|store, session| store.open_claimed_stream(session, claim)).ok()
-    }
-
-    /// The claim noted on `stream`, if the store keeps one; `Err` if the store cannot say.
-    pub(crate) fn claim_of(&self, stream: u64) -> Result<Option<Vec<u8>>, ()> {
-        self.with(|store, session| store.claim_of(session, stream)).map_err(drop)
-    }
-
-    /// Logs `payload` on `stream` before it is sent; its event id, if the store took it.
-    pub(crate) fn append(&self, stream: u64, payload: &[u8]) -> Option<EventId> {
-        self.with(|store, session| store.append(session, stream, payload)).ok()
-    }
-
-    /// Marks `stream` ended.
-    pub(crate) fn close(&self, stream: u64) {
-        let _ = self.with(|store, session| store.close_stream(session, stream));
-    }
-
-    /// The events after `after`, and whether their stream ended; `None` if the store cannot
-    /// say.
-    pub(crate) fn replay_after(&self, after: EventId) -> Option<Replay> {
-        self.with(|store, session| store.replay_after(session, after)).ok()
-    }
-
-    /// Logs `payload` as the last event of `stream` and ends it, in one step; `None` if the
-    /// stream had ended already (or the store failed).
-    pub(crate) fn append_last(&self, stream: u64, payload: &[u8]) -> Option<EventId> {
-        self.with(|store, session| store.append_last(session, stream, payload)).ok()
-    }
 }
 
 /// The core's routing decisions, and the channels of the writers they name.
@@ -340,10 +278,31 @@ impl Streams {
         Some(id)
     }
 
+    /// Logs `payload`, the first event of the POST `stream`, on a log stream opened with it
+    /// (noting `claim`), or on the one a cut opened meanwhile. Under the routes lock (as a cut
+    /// logs), so that a cut cannot open a second log stream beside it: the event's id, if the
+    /// session logs and the store took it.
+    pub(crate) fn log_first_event(
+        &self,
+        stream: StreamId,
+        claim: Option<&[u8]>,
+        payload: &[u8],
+        last: bool,
+    ) -> Option<EventId> {
+        let log = self.log.as_ref()?;
+        let mut routes = self.lock();
+        if let Some(opened) = routes.decide.post_log(stream) {
+            return if last { log.append_last(opened, payload) } else { log.append(opened, payload) };
+        }
+        let id = log.open_with_event(claim, payload, last)?;
+        routes.decide.log_post(stream, id.stream);
+        Some(id)
+    }
+
     /// The first event logged on `log_stream`, if the log still has it.
     pub(crate) fn first_logged(&self, log_stream: u64) -> Option<StoredEvent> {
         let log = self.log.as_ref()?;
-        let replay = log.with(|store, session| store.replay_after(session, EventId::start(log_stream))).ok()?;
+        let replay = log.replay_after(EventId::start(log_stream))?;
         replay.events.into_iter().next()
     }
 
@@ -417,7 +376,7 @@ impl Streams {
         let mut routes = self.lock();
         // Under the routes lock: the sink cannot append to a detached stream between the
         // replay and the new writer's attachment.
-        let replay = log.with(|store, session| store.replay_after(session, after)).ok()?;
+        let replay = log.replay_after(after)?;
         let mut resumption = routes.decide.resume(after.stream, replay.closed)?;
         // The session's GET stream, held by another process until now: it goes on here, in
         // the same log stream.
@@ -531,6 +490,7 @@ mod tests {
     use talaria_core::http::relay::{Notice, Relay};
 
     use super::*;
+    use crate::http::store_pool::SharedEventStore;
 
     fn logged() -> Streams {
         let store = SharedEventStore::new(MemoryEventStore::new(Retention::default()));

@@ -67,6 +67,9 @@ pub(crate) struct Shared<S> {
     new_state: Box<dyn Fn() -> S + Send + Sync>,
     /// Writes and reads each legacy session's application state in its record.
     state_codec: Option<StateCodec<S>>,
+    /// See [`Server::merge_session_state`].
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    state_merge: Option<MergeState>,
     conns: Mutex<Vec<Weak<Conn<Served<S>>>>>,
     /// Told of each resource update, to carry it to the other processes sharing sessions (an
     /// HTTP server with a relay).
@@ -89,6 +92,17 @@ pub(crate) type UpdateHook = dyn Fn(&str) + Send + Sync;
 type SaveState<S> = Box<dyn Fn(&S) -> Option<serde_json::Value> + Send + Sync>;
 /// Rebuilds a session's application state from its record.
 type RestoreState<S> = Box<dyn Fn(serde_json::Value) -> Option<S> + Send + Sync>;
+
+/// Merges the application states two processes wrote for one session from the same base.
+type MergeState = Box<
+    dyn Fn(
+            Option<&serde_json::Value>,
+            Option<serde_json::Value>,
+            Option<serde_json::Value>,
+        ) -> Option<serde_json::Value>
+        + Send
+        + Sync,
+>;
 
 /// The application's hook for its per-session state (see [`Server::session_state`]).
 struct StateCodec<S> {
@@ -129,6 +143,7 @@ impl<S: Send + 'static> Server<S> {
             config: Arc::new(config),
             new_state: Box::new(new_state),
             state_codec: None,
+            state_merge: None,
             conns: Mutex::new(Vec::new()),
             update_hooks: Mutex::new(Vec::new()),
             peer_errors: Arc::new(|transport: &str, problem: &ProtocolError| {
@@ -191,6 +206,54 @@ impl<S: Send + 'static> Server<S> {
     ) -> Self {
         let mut shared = Arc::try_unwrap(self.shared).unwrap_or_else(|_| unreachable_shared());
         shared.state_codec = Some(StateCodec { save: Box::new(save), restore: Box::new(restore) });
+        Self { shared: Arc::new(shared) }
+    }
+
+    /// How two processes' changes to one session's application state combine, when both
+    /// served requests of the session at once from the same record: `merge(base, ours,
+    /// theirs)` gets the state both started from and each one's result (as the
+    /// [`Server::session_state`] hook wrote them), and returns the state to keep. Without it,
+    /// when both changed it, the state of the process merging wins ("ours"). Only a changed state needs merging:
+    /// the protocol's own state (log level, subscriptions) always merges, and a state only one
+    /// side changed is that side's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use talaria::core::server::Router;
+    /// use talaria::server::Server;
+    ///
+    /// #[derive(Default)]
+    /// struct Visits(u64);
+    ///
+    /// let count = |state: Option<&serde_json::Value>| state.and_then(serde_json::Value::as_u64).unwrap_or(0);
+    /// let server = Server::new("counter", "1", Router::<Visits>::builder().build())
+    ///     .session_state(|v: &Visits| Some(json!(v.0)), |saved| Some(Visits(saved.as_u64()?)))
+    ///     // Each side counted its own visits since the base: keep both.
+    ///     .merge_session_state(move |base, ours, theirs| {
+    ///         Some(json!(count(theirs.as_ref()) + count(ours.as_ref()).saturating_sub(count(base))))
+    ///     });
+    /// # let _ = server;
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the server was cloned already: set it while building.
+    #[must_use]
+    pub fn merge_session_state(
+        self,
+        merge: impl Fn(
+                Option<&serde_json::Value>,
+                Option<serde_json::Value>,
+                Option<serde_json::Value>,
+            ) -> Option<serde_json::Value>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
+        let mut shared = Arc::try_unwrap(self.shared).unwrap_or_else(|_| unreachable_shared());
+        shared.state_merge = Some(Box::new(merge));
         Self { shared: Arc::new(shared) }
     }
 
@@ -433,6 +496,26 @@ impl<S> Served<S> {
         let state = snapshot.app.take().and_then(|app| codec.and_then(|c| (c.restore)(app)));
         self.endpoint.absorb(&snapshot, state);
         Some(())
+    }
+
+    /// Merges the record `theirs`, another process's, into this session, which went on from
+    /// the record `base` (see [`SessionSnapshot::merge`]), and returns the merged record to
+    /// store in its place (`None` if a record cannot be read, or this session has no record
+    /// to give: the caller then ends it here). The merged record is taken in here too, as
+    /// [`Served::absorb`] does.
+    ///
+    /// [`SessionSnapshot::merge`]: talaria_core::session::SessionSnapshot::merge
+    #[cfg(feature = "http")]
+    pub(crate) fn merge(&mut self, base: &[u8], theirs: &[u8]) -> Option<Vec<u8>> {
+        let base: talaria_core::session::SessionSnapshot = serde_json::from_slice(base).ok()?;
+        let theirs: talaria_core::session::SessionSnapshot = serde_json::from_slice(theirs).ok()?;
+        let ours = self.snapshot()?;
+        let merge = self.shared.state_merge.as_deref();
+        let merge = merge.map(|m| m as talaria_core::session::AppMerge<'_>);
+        let merged = talaria_core::session::SessionSnapshot::merge(&base, ours, theirs, merge);
+        let record = serde_json::to_vec(&merged).ok()?;
+        self.absorb(&record)?;
+        Some(record)
     }
 
     /// The session's record for a session store: the endpoint's, with the application's state

@@ -23,7 +23,7 @@ use crate::alloc_prelude::*;
 use crate::time::{Duration, Instant};
 use core::fmt::Display;
 
-use super::event_log::{EventId, EventStore, EventStoreError, Replay, Retention, SessionStore};
+use super::event_log::{EventId, EventStore, EventStoreError, Replay, Retention, SessionRecord, SessionStore, StoreIf};
 
 /// A store failed a conformance check: which check, and what went wrong.
 ///
@@ -77,6 +77,7 @@ const EVENT_STORE_CHECKS: &[(&str, Retention, EventCheck)] = &[
     ("zero_max_events_keeps_nothing", Retention::new().with_max_events(0), zero_max_events_keeps_nothing),
     ("closed_stream_is_reported", Retention::new(), closed_stream_is_reported),
     ("append_last_ends_the_stream_once", Retention::new(), append_last_ends_the_stream_once),
+    ("open_with_event_starts_a_stream", Retention::new().with_max_streams(2), open_with_event_starts_a_stream),
     ("sessions_are_isolated", Retention::new(), sessions_are_isolated),
     ("dropping_a_session_forgets_it", Retention::new(), dropping_a_session_forgets_it),
     ("stream_count_is_bounded", Retention::new().with_max_streams(2), stream_count_is_bounded),
@@ -124,6 +125,7 @@ const SESSION_STORE_CHECKS: &[(&str, SessionCheck)] = &[
     ("delete_forgets", delete_forgets),
     ("expired_lists_idle_sessions", expired_lists_idle_sessions),
     ("records_are_isolated", records_are_isolated),
+    ("store_if_writes_only_over_the_expected_record", store_if_writes_only_over_the_expected_record),
 ];
 
 /// Runs the session store battery: `make()` builds an empty store, once per check; virtual time
@@ -132,7 +134,8 @@ const SESSION_STORE_CHECKS: &[(&str, SessionCheck)] = &[
 /// The checks: a stored record loads back with its time, storing replaces, touching moves the
 /// last-seen time forward only and reports unknown sessions, deleting forgets, `expired` lists
 /// exactly the sessions idle for longer than the timeout in ascending order without removing
-/// them, and records do not affect each other.
+/// them, records do not affect each other, and `store_if` writes only over the record it
+/// expects (a deleted session's included).
 ///
 /// # Errors
 ///
@@ -345,6 +348,30 @@ fn append_last_ends_the_stream_once(store: &mut dyn EventStore) -> Result<(), St
     expect_replay(store, SESSION, ids[0], &[(last, b"z")], 0, true)
 }
 
+fn open_with_event_starts_a_stream(store: &mut dyn EventStore) -> Result<(), String> {
+    let (older, _) = stream_with(store, SESSION, &[b"a"])?;
+    let first = ok("open_with_event", store.open_with_event(SESSION, Some(b"me"), b"b", false))?;
+    ensure!(first.stream != older && first.seq == 1, "open_with_event returned {first}, beside stream {older}");
+    let next = ok("append", store.append(SESSION, first.stream, b"c"))?;
+    expect_replay(store, SESSION, EventId::start(first.stream), &[(first, b"b"), (next, b"c")], 0, false)?;
+    // A store that keeps claims keeps this one too.
+    let claimed = ok("open_claimed_stream", store.open_claimed_stream(OTHER, b"me"))?;
+    let keeps = ok("claim_of", store.claim_of(OTHER, claimed))?.is_some();
+    let claim = ok("claim_of", store.claim_of(SESSION, first.stream))?;
+    let want: Option<&[u8]> = if keeps { Some(b"me") } else { None };
+    ensure!(claim.as_deref() == want, "claim_of: {claim:?}, want {want:?}");
+    // As the last event: the stream is complete at once. It is the third stream of two
+    // allowed: the oldest goes, as when a stream is opened.
+    let last = ok("open_with_event", store.open_with_event(SESSION, None, b"z", true))?;
+    expect_replay(store, SESSION, EventId::start(last.stream), &[(last, b"z")], 0, true)?;
+    let got = store.replay_after(SESSION, EventId::start(older));
+    ensure!(
+        matches!(got, Err(EventStoreError::StreamEvicted { .. } | EventStoreError::UnknownStream { .. })),
+        "the oldest of three streams, two allowed: got {got:?}, want it evicted"
+    );
+    Ok(())
+}
+
 fn sessions_are_isolated(store: &mut dyn EventStore) -> Result<(), String> {
     let (mine, my_ids) = stream_with(store, SESSION, &[b"mine"])?;
     let (theirs, their_ids) = stream_with(store, OTHER, &[b"theirs", b"theirs too"])?;
@@ -507,6 +534,26 @@ fn records_are_isolated(store: &mut dyn SessionStore, t0: Instant) -> Result<(),
     expect_record(store, B, Some((b"b", t0)))?;
     ok("delete", store.delete(A))?;
     expect_record(store, B, Some((b"b", t0)))
+}
+
+fn store_if_writes_only_over_the_expected_record(store: &mut dyn SessionStore, t0: Instant) -> Result<(), String> {
+    let t1 = t0 + Duration::from_secs(1);
+    let got = ok("store_if", store.store_if(A, b"new".to_vec(), b"old", t0))?;
+    ensure!(got == StoreIf::Gone, "store_if of a session never stored: got {got:?}, want Gone");
+    expect_record(store, A, None)?;
+    ok("store", store.store(A, b"v1".to_vec(), t0))?;
+    let got = ok("store_if", store.store_if(A, b"v2".to_vec(), b"v1", t1))?;
+    ensure!(got == StoreIf::Stored, "store_if over the expected record: got {got:?}, want Stored");
+    expect_record(store, A, Some((b"v2", t1)))?;
+    // A process that still holds v1 must not undo v2.
+    let got = ok("store_if", store.store_if(A, b"v3".to_vec(), b"v1", t1))?;
+    let want = StoreIf::Changed(SessionRecord::new(b"v2".to_vec(), t1));
+    ensure!(got == want, "store_if over another record: got {got:?}, want {want:?}");
+    expect_record(store, A, Some((b"v2", t1)))?;
+    ok("delete", store.delete(A))?;
+    let got = ok("store_if", store.store_if(A, b"v3".to_vec(), b"v2", t1))?;
+    ensure!(got == StoreIf::Gone, "store_if of a deleted session: got {got:?}, want Gone");
+    expect_record(store, A, None)
 }
 
 #[cfg(test)]

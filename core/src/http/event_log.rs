@@ -58,14 +58,17 @@
 //! ```
 
 use crate::alloc_prelude::*;
+mod async_session_store;
+mod forwarding;
 mod memory;
 mod session_store;
 
 use core::fmt;
 use core::str::FromStr;
 
+pub use async_session_store::{AsyncSessionStore, BlockingSessionStore, StoreFuture};
 pub use memory::MemoryEventStore;
-pub use session_store::{MemorySessionStore, Refresh, SessionRecord, SessionStore, SessionStoreError};
+pub use session_store::{MemorySessionStore, Refresh, SessionRecord, SessionStore, SessionStoreError, StoreIf};
 
 /// The id of one SSE event: its stream and its position in that stream, written `<stream>-<seq>`.
 ///
@@ -530,73 +533,46 @@ pub trait EventStore {
         self.close_stream(session, stream)?;
         Ok(id)
     }
-}
 
-impl<S: EventStore + ?Sized> EventStore for &mut S {
-    fn open_stream(&mut self, session: &str) -> Result<u64, EventStoreError> {
-        (**self).open_stream(session)
-    }
-
-    fn append(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
-        (**self).append(session, stream, data)
-    }
-
-    fn replay_after(&mut self, session: &str, after: EventId) -> Result<Replay, EventStoreError> {
-        (**self).replay_after(session, after)
-    }
-
-    fn close_stream(&mut self, session: &str, stream: u64) -> Result<(), EventStoreError> {
-        (**self).close_stream(session, stream)
-    }
-
-    fn drop_session(&mut self, session: &str) -> Result<(), EventStoreError> {
-        (**self).drop_session(session)
-    }
-
-    fn open_claimed_stream(&mut self, session: &str, claim: &[u8]) -> Result<u64, EventStoreError> {
-        (**self).open_claimed_stream(session, claim)
-    }
-
-    fn claim_of(&mut self, session: &str, stream: u64) -> Result<Option<Vec<u8>>, EventStoreError> {
-        (**self).claim_of(session, stream)
-    }
-
-    fn append_last(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
-        (**self).append_last(session, stream, data)
-    }
-}
-
-impl<S: EventStore + ?Sized> EventStore for Box<S> {
-    fn open_stream(&mut self, session: &str) -> Result<u64, EventStoreError> {
-        (**self).open_stream(session)
-    }
-
-    fn append(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
-        (**self).append(session, stream, data)
-    }
-
-    fn replay_after(&mut self, session: &str, after: EventId) -> Result<Replay, EventStoreError> {
-        (**self).replay_after(session, after)
-    }
-
-    fn close_stream(&mut self, session: &str, stream: u64) -> Result<(), EventStoreError> {
-        (**self).close_stream(session, stream)
-    }
-
-    fn drop_session(&mut self, session: &str) -> Result<(), EventStoreError> {
-        (**self).drop_session(session)
-    }
-
-    fn open_claimed_stream(&mut self, session: &str, claim: &[u8]) -> Result<u64, EventStoreError> {
-        (**self).open_claimed_stream(session, claim)
-    }
-
-    fn claim_of(&mut self, session: &str, stream: u64) -> Result<Option<Vec<u8>>, EventStoreError> {
-        (**self).claim_of(session, stream)
-    }
-
-    fn append_last(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
-        (**self).append_last(session, stream, data)
+    /// Opens a stream (noting `claim` if given, as [`EventStore::open_claimed_stream`]) with
+    /// `data` as its first event, closed after it if `last`: the first event's id. For a
+    /// stream whose client needs no id before its first event (no priming event), so that
+    /// opening it costs a store shared between processes no round trip of its own.
+    ///
+    /// The default opens, then appends; a store shared between processes overrides it to do
+    /// both at once.
+    ///
+    /// # Errors
+    ///
+    /// As [`EventStore::open_stream`] and [`EventStore::append`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::event_log::{EventId, EventStore, MemoryEventStore, Retention};
+    ///
+    /// let mut log = MemoryEventStore::new(Retention::default());
+    /// let first = log.open_with_event("s", None, b"{}", true).unwrap();
+    /// assert_eq!(first.seq, 1);
+    /// let replay = log.replay_after("s", EventId::start(first.stream)).unwrap();
+    /// assert_eq!((replay.events.len(), replay.closed), (1, true));
+    /// ```
+    fn open_with_event(
+        &mut self,
+        session: &str,
+        claim: Option<&[u8]>,
+        data: &[u8],
+        last: bool,
+    ) -> Result<EventId, EventStoreError> {
+        let stream = match claim {
+            Some(claim) => self.open_claimed_stream(session, claim)?,
+            None => self.open_stream(session)?,
+        };
+        if last {
+            self.append_last(session, stream, data)
+        } else {
+            self.append(session, stream, data)
+        }
     }
 }
 

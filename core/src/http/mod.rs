@@ -13,6 +13,8 @@
 //! - [`exchange`]: classifying one HTTP request and the error replies the transport owes.
 //! - [`legacy`]: the 2024-11-05 HTTP+SSE transport's `endpoint` event and URLs.
 //! - [`reply`]: shaping a POST's reply: 202, a JSON body, or an SSE stream.
+//! - [`stream_start`]: how a POST's SSE response starts on a logged session (when its log
+//!   opens, whether a priming event goes first).
 //! - [`outcome`]: what follows a POST exchange (the session ended, or saved; a dropped
 //!   request cancelled).
 //! - [`streams`]: which response stream gets which frame (a POST's, its log once detached,
@@ -38,6 +40,7 @@ pub mod post;
 pub mod relay;
 pub mod reply;
 pub mod sessions;
+pub mod stream_start;
 pub mod streams;
 
 pub use header_map::{Headers, Iter as HeaderIter};

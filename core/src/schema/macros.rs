@@ -490,3 +490,39 @@ macro_rules! cacheable_list {
 pub(crate) use {
     cacheable_list, mcp_field_finish, mcp_field_read, mcp_field_type, mcp_field_write, mcp_struct, tagged_union,
 };
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::schema::ContentBlock;
+
+    /// A content block whose tag is not a string, or is one this SDK does not know, is kept
+    /// whole, the tag's value as it came.
+    #[test]
+    fn a_tag_of_any_json_value_round_trips_in_an_unknown_block() {
+        for text in [
+            r#"{"type":5,"x":1}"#,
+            r#"{"type":-2.5,"x":1}"#,
+            r#"{"type":true}"#,
+            r#"{"type":null,"x":[1]}"#,
+            r#"{"type":[1,"a"],"x":1}"#,
+            r#"{"type":{"k":"v"},"x":1}"#,
+            r#"{"type":"hologram","x":1}"#,
+            r#"{"type":"holo\"gram","x":1}"#,
+        ] {
+            let block: ContentBlock = serde_json::from_str(text).unwrap();
+            assert!(matches!(block, ContentBlock::Unknown(_)), "{text}");
+            let back = serde_json::to_value(&block).unwrap();
+            assert_eq!(back, serde_json::from_str::<serde_json::Value>(text).unwrap(), "{text}");
+        }
+    }
+
+    /// An escaped tag (not borrowable from the input) still picks its variant.
+    #[test]
+    fn an_escaped_tag_is_read_as_its_text() {
+        let block: ContentBlock = serde_json::from_str(r#"{"type":"t\u0065xt","text":"hi"}"#).unwrap();
+        assert_eq!(block.as_text(), Some("hi"));
+        let block: ContentBlock = serde_json::from_slice(br#"{"type":"text","text":"hi"}"#).unwrap();
+        assert_eq!(block.as_text(), Some("hi"));
+    }
+}

@@ -9,9 +9,10 @@ use crate::alloc_prelude::*;
 use alloc::sync::Arc;
 use core::future::Future;
 use core::pin::Pin;
-use core::task::{Context as TaskContext, Poll};
 
 use serde::de::DeserializeOwned;
+
+pub(super) use crate::sync::block_on;
 
 use super::cancel::CancelFlag;
 use super::deferred::Deferred;
@@ -176,65 +177,4 @@ pub(super) fn run_inline(
     let rounds = rounds.map(Arc::new);
     let job = AsyncJob { deferred: Arc::new(Mutex::new(None)), cancel, link: None, rounds: rounds.clone() };
     settle(block_on(work(job)), rounds.as_deref())
-}
-
-/// Polls `future` to its end on this thread, parking it between wake-ups: for a thread that
-/// runs one task's work and would block on it anyway.
-#[cfg(feature = "std")]
-pub(super) fn block_on<F: Future>(future: F) -> F::Output {
-    use alloc::task::Wake;
-    use core::task::Waker;
-
-    struct Unpark(std::thread::Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-        fn wake_by_ref(self: &Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
-    let mut cx = TaskContext::from_waker(&waker);
-    let mut future = core::pin::pin!(future);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        std::thread::park();
-    }
-}
-
-/// Polls `future` to its end on this thread. Without `std` there is no thread to park: it
-/// polls again at once, so a host without `std` should run async work on its own executor.
-#[cfg(not(feature = "std"))]
-pub(super) fn block_on<F: Future>(future: F) -> F::Output {
-    let mut cx = TaskContext::from_waker(core::task::Waker::noop());
-    let mut future = core::pin::pin!(future);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        core::hint::spin_loop();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    #[test]
-    fn block_on_polls_again_after_a_wake() {
-        let mut polls = 0;
-        let value = block_on(core::future::poll_fn(|cx| {
-            polls += 1;
-            if polls < 3 {
-                cx.waker().wake_by_ref();
-                return Poll::Pending;
-            }
-            Poll::Ready(7)
-        }));
-        assert_eq!((value, polls), (7, 3));
-    }
 }

@@ -575,7 +575,7 @@ impl Session<Server> {
     /// # server.respond(reply, Ok(serde_json::value::to_raw_value(&serde_json::json!({})).unwrap())).unwrap();
     /// ```
     pub fn close_sse_stream(&mut self, reply: &ReplyToken) -> bool {
-        let polling = self.version.is_some_and(|v| v.supports(Feature::SsePolling) && !v.supports(Feature::Stateless));
+        let polling = crate::http::stream_start::primes_streams(self.version);
         if self.phase == Phase::Closed || !polling {
             return false;
         }

@@ -82,6 +82,7 @@ mod lifecycle;
 mod meta;
 mod outbound;
 mod snapshot;
+mod snapshot_merge;
 
 use crate::time::Instant;
 use alloc::collections::VecDeque;
@@ -98,6 +99,7 @@ pub use event::{
 };
 pub use lifecycle::{Phase, Transition};
 pub use snapshot::SessionSnapshot;
+pub use snapshot_merge::AppMerge;
 
 use self::inbound::Inbound;
 use self::outbound::Outbound;

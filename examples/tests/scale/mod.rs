@@ -15,19 +15,24 @@ pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// One `everything-server --transport http [--redis URL]`.
+/// One `everything-server --transport http [--redis URL [--redis-store async|blocking]]`.
 pub struct Process {
     child: Child,
 }
 
 impl Process {
     /// Starts `everything-server --transport http` on `port`, sharing through the Redis at
-    /// `redis` if given.
+    /// `redis` if given (with its default, async, session store).
     pub fn start(port: u16, redis: Option<&str>) -> Self {
+        Self::start_with(port, redis, "async")
+    }
+
+    /// [`Process::start`] with the session store `store` (`async` or `blocking`).
+    pub fn start_with(port: u16, redis: Option<&str>, store: &str) -> Self {
         let mut command = Command::new(SERVER);
         command.args(["--transport", "http", "--port", &port.to_string()]);
         if let Some(url) = redis {
-            command.args(["--redis", url]);
+            command.args(["--redis", url, "--redis-store", store]);
         }
         let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());

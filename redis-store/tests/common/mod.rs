@@ -58,6 +58,22 @@ impl RedisServer {
         panic!("redis-server did not answer on port {}", self.port);
     }
 
+    /// Freezes it (`SIGSTOP`): connections stay open and unanswered, as with a hung server or
+    /// a partitioned network.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets it run again after [`RedisServer::pause`].
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let sent = Command::new("kill").arg(signal).arg(self.child.id().to_string()).status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill {signal} redis-server");
+    }
+
     /// Kills it (as an outage would).
     pub fn stop(mut self) -> u16 {
         let _ = self.child.kill();

@@ -263,6 +263,62 @@ pub trait SessionStore {
             Some(record) => Refresh::Changed(record),
         })
     }
+
+    /// Stores `data` as the record of `session`, used at `now`, only if the record there is
+    /// still `expected` (the one this process last stored or read): otherwise another process
+    /// stored a newer one since, which it returns, and nothing is written. A session server
+    /// merges the two and tries again, so that neither process's changes are lost.
+    ///
+    /// A store shared between processes must do it atomically, in one round trip. The default
+    /// loads, compares and stores: atomic only for a store one process owns.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreError::Backend`] if the store failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use talaria_core::http::event_log::{MemorySessionStore, SessionStore, StoreIf};
+    ///
+    /// let now = Instant::now();
+    /// let mut store = MemorySessionStore::new();
+    /// store.store("a", b"v1".to_vec(), now).unwrap();
+    /// assert_eq!(store.store_if("a", b"v2".to_vec(), b"v1", now).unwrap(), StoreIf::Stored);
+    /// // Another process still holds v1: its write would undo v2.
+    /// assert!(matches!(store.store_if("a", b"v3".to_vec(), b"v1", now).unwrap(), StoreIf::Changed(r) if r.data == b"v2"));
+    /// store.delete("a").unwrap();
+    /// assert_eq!(store.store_if("a", b"v3".to_vec(), b"v2", now).unwrap(), StoreIf::Gone);
+    /// ```
+    fn store_if(
+        &mut self,
+        session: &str,
+        data: Vec<u8>,
+        expected: &[u8],
+        now: Instant,
+    ) -> Result<StoreIf, SessionStoreError> {
+        match self.load(session)? {
+            None => Ok(StoreIf::Gone),
+            Some(record) if record.data != expected => Ok(StoreIf::Changed(record)),
+            Some(_) => {
+                self.store(session, data, now)?;
+                Ok(StoreIf::Stored)
+            }
+        }
+    }
+}
+
+/// What [`SessionStore::store_if`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreIf {
+    /// The record was the expected one: the new one is stored.
+    Stored,
+    /// Another process stored this newer record since: nothing was written.
+    Changed(SessionRecord),
+    /// No record: the session was deleted (or expired); nothing was written.
+    Gone,
 }
 
 /// What [`SessionStore::refresh`] found.
@@ -275,58 +331,6 @@ pub enum Refresh {
     Same,
     /// Another process stored a newer record.
     Changed(SessionRecord),
-}
-
-impl<S: SessionStore + ?Sized> SessionStore for &mut S {
-    fn load(&mut self, session: &str) -> Result<Option<SessionRecord>, SessionStoreError> {
-        (**self).load(session)
-    }
-
-    fn store(&mut self, session: &str, data: Vec<u8>, now: Instant) -> Result<(), SessionStoreError> {
-        (**self).store(session, data, now)
-    }
-
-    fn touch(&mut self, session: &str, now: Instant) -> Result<bool, SessionStoreError> {
-        (**self).touch(session, now)
-    }
-
-    fn delete(&mut self, session: &str) -> Result<bool, SessionStoreError> {
-        (**self).delete(session)
-    }
-
-    fn expired(&mut self, now: Instant, idle_timeout: Duration) -> Result<Vec<String>, SessionStoreError> {
-        (**self).expired(now, idle_timeout)
-    }
-
-    fn refresh(&mut self, session: &str, now: Instant, known: &[u8]) -> Result<Refresh, SessionStoreError> {
-        (**self).refresh(session, now, known)
-    }
-}
-
-impl<S: SessionStore + ?Sized> SessionStore for Box<S> {
-    fn load(&mut self, session: &str) -> Result<Option<SessionRecord>, SessionStoreError> {
-        (**self).load(session)
-    }
-
-    fn store(&mut self, session: &str, data: Vec<u8>, now: Instant) -> Result<(), SessionStoreError> {
-        (**self).store(session, data, now)
-    }
-
-    fn touch(&mut self, session: &str, now: Instant) -> Result<bool, SessionStoreError> {
-        (**self).touch(session, now)
-    }
-
-    fn delete(&mut self, session: &str) -> Result<bool, SessionStoreError> {
-        (**self).delete(session)
-    }
-
-    fn expired(&mut self, now: Instant, idle_timeout: Duration) -> Result<Vec<String>, SessionStoreError> {
-        (**self).expired(now, idle_timeout)
-    }
-
-    fn refresh(&mut self, session: &str, now: Instant, known: &[u8]) -> Result<Refresh, SessionStoreError> {
-        (**self).refresh(session, now, known)
-    }
 }
 
 /// The in-memory [`SessionStore`]: an ordered map from session id to record.
