@@ -151,9 +151,21 @@ def completes(c: Client) -> None:
     expect(texts == ["done after 3 steps"], f"result {task['result']}")
 
 
+def slow_stats(c: Client) -> dict[str, int]:
+    stats = c.result("tools/call", {"name": "slow-stats", "arguments": {}}, with_tasks=False)
+    return stats.get("structuredContent") or json.loads(stats["content"][0]["text"])
+
+
 def cancels(c: Client) -> None:
+    before = slow_stats(c)
     created = c.result("tools/call", {"name": "slow", "arguments": {"steps": 1000, "step_ms": 20}})
     expect(created.get("resultType") == "task", f"expected a task, got {created}")
+    # Cancel once the tool runs: a task cancelled before its work starts is ended without
+    # running it, and this checks that a running tool is told to stop.
+    deadline = time.monotonic() + 10
+    while slow_stats(c).get("started", 0) <= before.get("started", 0):
+        expect(time.monotonic() < deadline, "the tool never started")
+        time.sleep(0.02)
     ack = c.result("tasks/cancel", {"taskId": created["taskId"]})
     expect(ack.get("resultType") == "complete", f"cancel ack {ack}")
     task = c.poll(created["taskId"], lambda t: t["status"] != "working")
@@ -161,9 +173,8 @@ def cancels(c: Client) -> None:
     # The tool saw the cancellation and stopped (slow-stats counts it).
     deadline = time.monotonic() + 10
     while True:
-        stats = c.result("tools/call", {"name": "slow-stats", "arguments": {}}, with_tasks=False)
-        counts = stats.get("structuredContent") or json.loads(stats["content"][0]["text"])
-        if counts.get("cancelled", 0) >= 1:
+        counts = slow_stats(c)
+        if counts.get("cancelled", 0) > before.get("cancelled", 0):
             break
         expect(time.monotonic() < deadline, f"the tool never stopped: {counts}")
         time.sleep(0.05)
