@@ -1,10 +1,22 @@
 //! [`Log`]: one session's place in the event store, each call made on a store of the pool.
+//!
+//! What the session's sink logs for a stream no writer holds (a detached POST stream) is
+//! written *later* ([`Log::append_later`], [`Log::close_later`]): queued in order and written by
+//! one task of the blocking pool, so that a remote store's round trip never runs on the thread
+//! that routes the session's frames (an executor's, with the session's locks held). Every
+//! other call first writes what is queued, so it sees the log as the sink left it.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use talaria_core::http::event_log::{EventId, EventStore, Replay};
 
 use super::store_pool::SharedEventStore;
+
+/// The most bytes of a session's later writes waiting for a store that does not keep up
+/// (down, or slower than the session's handlers). Past it a write is dropped, as one the store
+/// refused would be: memory stays bounded whatever the store does.
+const MAX_PENDING_BYTES: usize = 16 << 20;
 
 /// One session's place in the event store.
 #[derive(Clone)]
@@ -14,11 +26,47 @@ pub(crate) struct Log {
     /// Whether the store's calls may wait on the network (a store the server was given, not
     /// its own in-memory one): made off the executor's threads.
     remote: bool,
+    later: Arc<Later>,
+}
+
+/// The writes made later, in order (see the module's docs).
+#[derive(Default)]
+struct Later {
+    queue: Mutex<Pending>,
+    /// Held while queued writes are taken and made: who must see them all made takes it.
+    writing: Mutex<()>,
+}
+
+#[derive(Default)]
+struct Pending {
+    writes: VecDeque<Write>,
+    bytes: usize,
+    /// Whether a task of the blocking pool is on its way to make them.
+    draining: bool,
+}
+
+/// A write made later.
+enum Write {
+    Append(u64, Vec<u8>),
+    Close(u64),
+}
+
+impl Write {
+    fn size(&self) -> usize {
+        match self {
+            Self::Append(_, payload) => payload.len(),
+            Self::Close(_) => 0,
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Log {
     pub(crate) fn new(store: SharedEventStore, session: &str, remote: bool) -> Self {
-        Self { store, session: session.into(), remote }
+        Self { store, session: session.into(), remote, later: Arc::default() }
     }
 
     /// Whether the store's calls may wait on the network.
@@ -26,8 +74,79 @@ impl Log {
         self.remote
     }
 
+    /// Runs `f` on a store of the pool, after the writes queued before it are made.
     fn with<R>(&self, f: impl FnOnce(&mut (dyn EventStore + Send), &str) -> R) -> R {
+        if self.remote {
+            let _writing = lock(&self.later.writing);
+            self.make_queued(false);
+        }
         self.store.with(|store| f(store, &self.session))
+    }
+
+    /// Logs `payload` on `stream`, now if the store is in this process, else later (see the
+    /// module's docs); its id is not needed.
+    pub(crate) fn append_later(&self, stream: u64, payload: Vec<u8>) {
+        if self.remote {
+            self.queue(Write::Append(stream, payload));
+        } else {
+            let _ = self.append(stream, &payload);
+        }
+    }
+
+    /// Marks `stream` ended, now if the store is in this process, else later.
+    pub(crate) fn close_later(&self, stream: u64) {
+        if self.remote {
+            self.queue(Write::Close(stream));
+        } else {
+            self.close(stream);
+        }
+    }
+
+    fn queue(&self, write: Write) {
+        let mut pending = lock(&self.later.queue);
+        let size = write.size();
+        if pending.bytes.saturating_add(size) > MAX_PENDING_BYTES {
+            return;
+        }
+        pending.bytes += size;
+        pending.writes.push_back(write);
+        if std::mem::replace(&mut pending.draining, true) {
+            return;
+        }
+        drop(pending);
+        let log = self.clone();
+        smol::unblock(move || {
+            let _writing = lock(&log.later.writing);
+            log.make_queued(true);
+        })
+        .detach();
+    }
+
+    /// Makes the queued writes, oldest first (the caller holds `writing`). The draining task
+    /// says it is done when it finds none left, under the queue's lock: a write queued after
+    /// that starts another.
+    fn make_queued(&self, draining: bool) {
+        loop {
+            let write = {
+                let mut pending = lock(&self.later.queue);
+                let Some(write) = pending.writes.pop_front() else {
+                    if draining {
+                        pending.draining = false;
+                    }
+                    return;
+                };
+                pending.bytes -= write.size();
+                write
+            };
+            self.store.with(|store| match write {
+                Write::Append(stream, payload) => {
+                    let _ = store.append(&self.session, stream, &payload);
+                }
+                Write::Close(stream) => {
+                    let _ = store.close_stream(&self.session, stream);
+                }
+            });
+        }
     }
 
     /// A new log stream, if the store took it.
@@ -71,5 +190,97 @@ impl Log {
     /// stream had ended already (or the store failed).
     pub(crate) fn append_last(&self, stream: u64, payload: &[u8]) -> Option<EventId> {
         self.with(|store, session| store.append_last(session, stream, payload)).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::sync::mpsc;
+    use std::sync::Condvar;
+    use std::time::Duration;
+    use talaria_core::http::event_log::{EventStoreError, MemoryEventStore, Retention};
+
+    /// An in-memory store whose appends wait while its gate is shut: a remote store that
+    /// stalls.
+    struct Gated {
+        inner: MemoryEventStore,
+        gate: Arc<(Mutex<bool>, Condvar)>,
+    }
+
+    impl EventStore for Gated {
+        fn open_stream(&mut self, session: &str) -> Result<u64, EventStoreError> {
+            self.inner.open_stream(session)
+        }
+        fn append(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
+            let (open, changed) = &*self.gate;
+            let mut open = open.lock().unwrap();
+            while !*open {
+                open = changed.wait(open).unwrap();
+            }
+            self.inner.append(session, stream, data)
+        }
+        fn replay_after(&mut self, session: &str, after: EventId) -> Result<Replay, EventStoreError> {
+            self.inner.replay_after(session, after)
+        }
+        fn close_stream(&mut self, session: &str, stream: u64) -> Result<(), EventStoreError> {
+            self.inner.close_stream(session, stream)
+        }
+        fn drop_session(&mut self, session: &str) -> Result<(), EventStoreError> {
+            self.inner.drop_session(session)
+        }
+    }
+
+    fn gated_log() -> (Log, Arc<(Mutex<bool>, Condvar)>) {
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let retention = Retention::new().with_max_bytes(64 << 20).with_max_events(1 << 20);
+        let store = Gated { inner: MemoryEventStore::new(retention), gate: Arc::clone(&gate) };
+        (Log::new(SharedEventStore::new(store), "s", true), gate)
+    }
+
+    fn open(gate: &(Mutex<bool>, Condvar)) {
+        *gate.0.lock().unwrap() = true;
+        gate.1.notify_all();
+    }
+
+    #[test]
+    fn later_writes_return_while_the_store_stalls_and_a_replay_sees_them_all_in_order() {
+        let (log, gate) = gated_log();
+        let stream = log.open().unwrap();
+        let (done, queued) = mpsc::channel();
+        let writer = log.clone();
+        std::thread::spawn(move || {
+            for i in 0..50 {
+                writer.append_later(stream, i.to_string().into_bytes());
+            }
+            writer.close_later(stream);
+            done.send(()).unwrap();
+        });
+        queued.recv_timeout(Duration::from_secs(10)).expect("queuing waited for the stalled store");
+        let (replayed, replay) = mpsc::channel();
+        let reader = log.clone();
+        std::thread::spawn(move || replayed.send(reader.replay_after(EventId::start(stream))).unwrap());
+        open(&gate);
+        let replay = replay.recv_timeout(Duration::from_secs(10)).unwrap().unwrap();
+        let texts: Vec<String> = replay.events.iter().map(|e| String::from_utf8(e.data.clone()).unwrap()).collect();
+        assert_eq!(texts, (0..50).map(|i| i.to_string()).collect::<Vec<_>>());
+        assert!(replay.closed, "the close, queued last, was made before the replay");
+    }
+
+    #[test]
+    fn later_writes_a_stalled_store_has_not_taken_stay_within_their_bound() {
+        let (log, gate) = gated_log();
+        let stream = log.open().unwrap();
+        for _ in 0..20 {
+            log.append_later(stream, vec![b'x'; 1 << 20]);
+        }
+        let waiting = lock(&log.later.queue).bytes;
+        assert!(waiting <= MAX_PENDING_BYTES, "{waiting} bytes wait");
+        assert!(waiting >= MAX_PENDING_BYTES - (2 << 20), "the queue took what it had room for: {waiting}");
+        open(&gate);
+        let replay = log.replay_after(EventId::start(stream)).unwrap();
+        let kept = replay.events.len();
+        assert!((16..20).contains(&kept), "{kept} of 20 writes made: the rest were dropped");
     }
 }

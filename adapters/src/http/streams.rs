@@ -16,7 +16,8 @@
 //! A POST's SSE stream is logged from its first event (its log stream is opened when the reply
 //! turns into SSE, or, for a client that knows no priming event, with that first event). When its writer goes away before the request is answered (the client
 //! dropped, or the handler asked for the stream to end: SSE polling), the stream is *detached*:
-//! the sink appends what the session still routes to it straight to the log, and a GET with
+//! the sink appends what the session still routes to it to the log (in order, off its own
+//! thread if the store is remote: see [`Log::append_later`]), and a GET with
 //! `Last-Event-ID` later *resumes* it, replaying the log and taking over the rest.
 
 use super::chan::{channel, Receiver, Sender};
@@ -228,10 +229,10 @@ impl Streams {
         let Some(log) = &self.log else { return };
         for msg in unsent {
             if let StreamMsg::Frame(unsent, _) = msg {
-                let _ = log.append(log_stream, &unsent);
+                log.append_later(log_stream, unsent);
             }
         }
-        let _ = log.append(log_stream, payload);
+        log.append_later(log_stream, payload.to_vec());
     }
 
     /// The GET stream's writer lags past the limit (or is gone): it is told the stream is
@@ -328,14 +329,12 @@ impl Streams {
             return Release::Forgotten;
         };
         let Some(log) = self.log.as_ref() else { return Release::Forgotten };
-        // Under the routes lock, so these land in the log before anything the sink appends.
+        // Under the routes lock, so these are queued before anything the sink appends.
         while let Ok(msg) = frames.try_recv() {
             match msg {
-                StreamMsg::Frame(payload, _) => {
-                    let _ = log.append(log_stream, &payload);
-                }
+                StreamMsg::Frame(payload, _) => log.append_later(log_stream, payload),
                 StreamMsg::Done => {
-                    log.close(log_stream);
+                    log.close_later(log_stream);
                     break;
                 }
                 StreamMsg::Disconnect | StreamMsg::Cut(_) => {}
@@ -434,7 +433,7 @@ impl FrameSink for Streams {
                     PostDelivery::Writer(writer) => self.cut_post(&mut routes, stream, writer, &payload),
                     PostDelivery::Log(log_stream) => {
                         if let Some(log) = &self.log {
-                            let _ = log.append(log_stream, &payload);
+                            log.append_later(log_stream, payload);
                         }
                     }
                     PostDelivery::Dropped => {}
@@ -454,7 +453,7 @@ impl FrameSink for Streams {
                     PostEnding::Writer(writer) => routes.end(writer),
                     PostEnding::Log(log_stream) => {
                         if let Some(log) = &self.log {
-                            log.close(log_stream);
+                            log.close_later(log_stream);
                         }
                     }
                     PostEnding::Nothing => {}
