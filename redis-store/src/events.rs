@@ -263,6 +263,10 @@ fn answer(value: redis::Value, stream: u64, after: Option<EventId>) -> Result<Ve
 }
 
 impl EventStore for RedisEventStore {
+    fn max_event_bytes(&self) -> Option<usize> {
+        Some(self.retention.max_bytes())
+    }
+
     fn open_stream(&mut self, session: &str) -> Result<u64, EventStoreError> {
         self.open_claimed_stream(session, b"")
     }

@@ -5,11 +5,16 @@
 //! one task of the blocking pool, so that a remote store's round trip never runs on the thread
 //! that routes the session's frames (an executor's, with the session's locks held). Every
 //! other call first writes what is queued, so it sees the log as the sink left it.
+//!
+//! An answer larger than the store keeps is logged as its [`stand_in`]: the client that reads
+//! the stream live gets the answer, one that resumes after it an error saying it is gone,
+//! rather than nothing to wait on.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use talaria_core::http::event_log::{EventId, EventStore, Replay};
+use talaria_core::http::event_log::{stand_in, EventId, EventStore, Replay};
 
 use super::store_pool::SharedEventStore;
 
@@ -27,6 +32,8 @@ pub(crate) struct Log {
     /// its own in-memory one): made off the executor's threads.
     remote: bool,
     later: Arc<Later>,
+    /// The largest event the store keeps, if it says.
+    max_event: Option<usize>,
 }
 
 /// The writes made later, in order (see the module's docs).
@@ -66,7 +73,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Log {
     pub(crate) fn new(store: SharedEventStore, session: &str, remote: bool) -> Self {
-        Self { store, session: session.into(), remote, later: Arc::default() }
+        Self { store, session: session.into(), remote, later: Arc::default(), max_event: None }
+    }
+
+    /// The log of a store that keeps no event larger than `max_event` bytes (see
+    /// [`EventStore::max_event_bytes`]): an answer larger is logged as its [`stand_in`].
+    pub(crate) const fn keeping_at_most(mut self, max_event: Option<usize>) -> Self {
+        self.max_event = max_event;
+        self
+    }
+
+    /// What is logged for `payload`: itself, or the stand-in of an answer too large to keep.
+    fn kept<'a>(&self, payload: &'a [u8]) -> Cow<'a, [u8]> {
+        match self.max_event.and_then(|max| stand_in(payload, max)) {
+            Some(stand_in) => Cow::Owned(stand_in),
+            None => Cow::Borrowed(payload),
+        }
     }
 
     /// Whether the store's calls may wait on the network.
@@ -87,6 +109,10 @@ impl Log {
     /// module's docs); its id is not needed.
     pub(crate) fn append_later(&self, stream: u64, payload: Vec<u8>) {
         if self.remote {
+            let payload = match self.kept(&payload) {
+                Cow::Owned(stand_in) => stand_in,
+                Cow::Borrowed(_) => payload,
+            };
             self.queue(Write::Append(stream, payload));
         } else {
             let _ = self.append(stream, &payload);
@@ -167,12 +193,14 @@ impl Log {
     /// A new log stream noting `claim` if given, with `payload` as its first event (closed
     /// after it if `last`): the event's id, if the store took them.
     pub(crate) fn open_with_event(&self, claim: Option<&[u8]>, payload: &[u8], last: bool) -> Option<EventId> {
-        self.with(|store, session| store.open_with_event(session, claim, payload, last)).ok()
+        let payload = self.kept(payload);
+        self.with(|store, session| store.open_with_event(session, claim, &payload, last)).ok()
     }
 
     /// Logs `payload` on `stream` before it is sent; its event id, if the store took it.
     pub(crate) fn append(&self, stream: u64, payload: &[u8]) -> Option<EventId> {
-        self.with(|store, session| store.append(session, stream, payload)).ok()
+        let payload = self.kept(payload);
+        self.with(|store, session| store.append(session, stream, &payload)).ok()
     }
 
     /// Marks `stream` ended.
@@ -189,13 +217,14 @@ impl Log {
     /// Logs `payload` as the last event of `stream` and ends it, in one step; `None` if the
     /// stream had ended already (or the store failed).
     pub(crate) fn append_last(&self, stream: u64, payload: &[u8]) -> Option<EventId> {
-        self.with(|store, session| store.append_last(session, stream, payload)).ok()
+        let payload = self.kept(payload);
+        self.with(|store, session| store.append_last(session, stream, &payload)).ok()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use std::sync::mpsc;
     use std::sync::Condvar;
@@ -259,8 +288,7 @@ mod tests {
         });
         queued.recv_timeout(Duration::from_secs(10)).expect("queuing waited for the stalled store");
         let (replayed, replay) = mpsc::channel();
-        let reader = log.clone();
-        std::thread::spawn(move || replayed.send(reader.replay_after(EventId::start(stream))).unwrap());
+        std::thread::spawn(move || replayed.send(log.replay_after(EventId::start(stream))).unwrap());
         open(&gate);
         let replay = replay.recv_timeout(Duration::from_secs(10)).unwrap().unwrap();
         let texts: Vec<String> = replay.events.iter().map(|e| String::from_utf8(e.data.clone()).unwrap()).collect();

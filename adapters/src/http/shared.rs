@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use talaria_core::http::event_log::{MemoryEventStore, Retention};
+use talaria_core::http::event_log::{EventStore, MemoryEventStore, Retention};
 use talaria_core::http::exchange::{classify, Exchange, HttpMethod, HttpRequest, Refusal};
 use talaria_core::http::ids::try_mint_session_id;
 use talaria_core::http::outcome::{after_post, AfterPost, PostEnd};
@@ -106,6 +106,8 @@ pub(super) struct Shared<S> {
     pub(super) sessions: Mutex<SessionTable<Session<S>>>,
     /// The SSE event log, for resuming after `Last-Event-ID`.
     pub(super) events: SharedEventStore,
+    /// The largest event `events` keeps ([`EventStore::max_event_bytes`]).
+    pub(super) max_event: Option<usize>,
     pub(super) next_stream: AtomicU64,
     /// With a relay: what this process's server-to-client request ids start with, unique
     /// among the processes sharing sessions.
@@ -127,16 +129,19 @@ impl<S: Send + 'static> Shared<S> {
             options.endpoint = options.endpoint.localhost_only(&[]);
         }
         let idle = options.endpoint.idle_timeout;
+        let events = options
+            .event_store
+            .clone()
+            .unwrap_or_else(|| SharedEventStore::new(MemoryEventStore::new(Retention::default())));
+        let max_event = events.with(|store| store.max_event_bytes());
         Self {
             server: server.clone(),
             sessions: Mutex::new(
                 SessionTable::new(idle, options.endpoint.max_sessions)
                     .per_owner(options.endpoint.max_sessions_per_peer),
             ),
-            events: options
-                .event_store
-                .clone()
-                .unwrap_or_else(|| SharedEventStore::new(MemoryEventStore::new(Retention::default()))),
+            events,
+            max_event,
             request_prefix: options.relay.as_ref().and_then(|_| process_prefix()),
             update_hook: fan_out_hook(server, &options),
             updates: std::sync::OnceLock::new(),
@@ -440,7 +445,7 @@ pub(super) fn forget_headers<S: Send + 'static>(session: &Session<S>) {
 /// The response streams of the session `id`, logged in the server's event store.
 fn logged_streams<S: Send + 'static>(shared: &Shared<S>, id: &str) -> Streams {
     let remote = shared.options.event_store.is_some();
-    let log = Some(Log::new(shared.events.clone(), id, remote));
+    let log = Some(Log::new(shared.events.clone(), id, remote).keeping_at_most(shared.max_event));
     if shared.options.session_store.is_some() {
         Streams::shared(log, shared.server.frame_queue_limit(), GetStreamPeers::of(shared, id))
     } else {

@@ -89,7 +89,8 @@ const EVENT_STORE_CHECKS: &[(&str, Retention, EventCheck)] = &[
 /// The checks: append and replay in order, replay after the last id is empty, empty payloads
 /// (priming events) are events, unknown streams and never-issued ids are errors, streams of a
 /// session are independent, retention drops the oldest events by count and by bytes and reports
-/// what a replay missed, an oversized event gets an id but is not kept, closed streams are
+/// what a replay missed, an oversized event gets an id but is not kept (and the largest event
+/// kept, if the store says it, is the retention's), closed streams are
 /// reported and refuse appends, sessions are isolated, dropping a session forgets it, and the
 /// stream count per session is bounded (closed streams evicted first, then the oldest).
 ///
@@ -303,6 +304,10 @@ fn retention_drops_oldest_by_bytes(store: &mut dyn EventStore) -> Result<(), Str
 }
 
 fn oversized_event_is_not_kept(store: &mut dyn EventStore) -> Result<(), String> {
+    // A store that says the largest event it keeps (for the stand-in of a larger answer)
+    // says the retention's.
+    let said = store.max_event_bytes();
+    ensure!(matches!(said, None | Some(4)), "max_event_bytes says {said:?} under a 4-byte retention");
     // 4 bytes per stream: a 6-byte event gets its id and pushes out everything older.
     let (stream, ids) = stream_with(store, SESSION, &[b"ab", b"123456"])?;
     ensure!(ids[1] == EventId::new(stream, 2), "the oversized event got id {}, want {stream}-2", ids[1]);

@@ -62,6 +62,7 @@ mod async_session_store;
 mod forwarding;
 mod memory;
 mod session_store;
+mod stand_in;
 
 use core::fmt;
 use core::str::FromStr;
@@ -69,6 +70,7 @@ use core::str::FromStr;
 pub use async_session_store::{AsyncSessionStore, BlockingSessionStore, StoreFuture};
 pub use memory::MemoryEventStore;
 pub use session_store::{MemorySessionStore, Refresh, SessionRecord, SessionStore, SessionStoreError, StoreIf};
+pub use stand_in::stand_in;
 
 /// The id of one SSE event: its stream and its position in that stream, written `<stream>-<seq>`.
 ///
@@ -573,6 +575,24 @@ pub trait EventStore {
         } else {
             self.append(session, stream, data)
         }
+    }
+
+    /// The size of the largest event this store keeps for replay (`None`: no limit). A larger
+    /// event gets its id but is not kept; the HTTP server logs an answer that large as its
+    /// [`stand_in`] instead, so that a client resuming after it still gets an answer.
+    ///
+    /// The default says `None`; a store with a retention limit says it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria_core::http::event_log::{EventStore, MemoryEventStore, Retention};
+    ///
+    /// let log = MemoryEventStore::new(Retention::default().with_max_bytes(4096));
+    /// assert_eq!(log.max_event_bytes(), Some(4096));
+    /// ```
+    fn max_event_bytes(&self) -> Option<usize> {
+        None
     }
 }
 

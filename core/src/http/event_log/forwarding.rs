@@ -54,6 +54,10 @@ macro_rules! forward_event_store {
             ) -> Result<EventId, EventStoreError> {
                 (**self).open_with_event(session, claim, data, last)
             }
+
+            fn max_event_bytes(&self) -> Option<usize> {
+                (**self).max_event_bytes()
+            }
         }
     )+};
 }

@@ -184,6 +184,10 @@ impl MemoryEventStore {
 }
 
 impl EventStore for MemoryEventStore {
+    fn max_event_bytes(&self) -> Option<usize> {
+        Some(self.retention.max_bytes)
+    }
+
     fn open_stream(&mut self, session: &str) -> Result<u64, EventStoreError> {
         let log = self.sessions.entry(session.to_owned()).or_default();
         while log.streams.len() >= self.retention.max_streams {
