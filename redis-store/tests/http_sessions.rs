@@ -10,13 +10,15 @@ mod http_common;
 use std::sync::Arc;
 
 use common::{unique_prefix, RedisServer};
-use http_common::{legacy_client, open_stream, post, post_streaming, sessions};
+use http_common::{legacy_client, open_stream, open_stream_within, post, post_streaming, sessions};
 use serde_json::{json, Value};
+use std::time::{Duration, Instant};
 use talaria::client::{Client, ClientOptions};
+use talaria::core::http::event_log::{Refresh, SessionRecord, SessionStore, SessionStoreError, StoreIf};
 use talaria::core::schema::tools::{CallToolResult, Tool};
 use talaria::core::server::Router;
 use talaria::core::session::ClientMode;
-use talaria::http::{HttpServer, HttpServerOptions, SharedEventStore};
+use talaria::http::{HttpServer, HttpServerOptions, SharedEventStore, SharedSessionStore};
 use talaria_redis::RedisOptions;
 
 fn server(redis: &RedisServer, prefix: &str) -> HttpServer {
@@ -77,21 +79,21 @@ fn a_redis_outage_is_a_503_within_a_second_and_service_resumes_when_it_is_back()
     let (_client, session) = legacy_client(first.local_addr());
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": {}}});
     let port = redis.stop();
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let (status, body) = post(first.local_addr(), &session, &call);
     assert_eq!(status, 503, "{body}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(1), "refused within {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(1), "refused within {:?}", started.elapsed());
     // A process that does not hold the session cannot say it is gone: 503, not 404.
     let (status, body) = post(second.local_addr(), &session, &call);
     assert_eq!(status, 503, "{body}");
     // Redis comes back (empty here: no persistence, so the session is gone and a client starts
     // a new one); service resumes at once.
     let _back = RedisServer::start_on(port);
-    let resumed = std::time::Instant::now();
+    let resumed = Instant::now();
     let (_again, fresh) = legacy_client(first.local_addr());
     let (status, body) = post(first.local_addr(), &fresh, &call);
     assert_eq!(status, 200, "{body}");
-    assert!(resumed.elapsed() < std::time::Duration::from_secs(2), "resumed within {:?}", resumed.elapsed());
+    assert!(resumed.elapsed() < Duration::from_secs(2), "resumed within {:?}", resumed.elapsed());
 }
 
 #[test]
@@ -110,17 +112,24 @@ fn a_get_stream_opens_on_a_server_that_did_not_make_the_session() {
 /// the session-state hook) and offering two subscribable resources; with `relay`, its event
 /// logs are in Redis too, and it relays through Redis.
 fn counting_server(redis: &RedisServer, prefix: &str, relay: bool) -> (HttpServer, talaria::server::Server<u64>) {
+    let options = HttpServerOptions::default().session_store(sessions(redis, prefix));
+    serve_counting(if relay { relayed(options, redis, prefix) } else { options })
+}
+
+/// `options` with event logs in Redis and a Redis relay, under `prefix`.
+fn relayed(options: HttpServerOptions, redis: &RedisServer, prefix: &str) -> HttpServerOptions {
+    let relay = talaria_redis::RedisRelay::connect(&redis.url(), RedisOptions::default().prefix(prefix)).unwrap();
+    let retention = talaria_core::http::event_log::Retention::default();
+    let events =
+        talaria_redis::RedisEventStore::connect(&redis.url(), RedisOptions::default().prefix(prefix), retention)
+            .unwrap();
+    options.relay(Arc::new(relay)).event_store(SharedEventStore::new(events))
+}
+
+/// The server of [`counting_server`], with `options`.
+fn serve_counting(options: HttpServerOptions) -> (HttpServer, talaria::server::Server<u64>) {
     use talaria::core::schema::resources::Resource;
     use talaria::core::schema::TextResourceContents;
-    let mut options = HttpServerOptions::default().session_store(sessions(redis, prefix));
-    if relay {
-        let relay = talaria_redis::RedisRelay::connect(&redis.url(), RedisOptions::default().prefix(prefix)).unwrap();
-        let retention = talaria_core::http::event_log::Retention::default();
-        let events =
-            talaria_redis::RedisEventStore::connect(&redis.url(), RedisOptions::default().prefix(prefix), retention)
-                .unwrap();
-        options = options.relay(Arc::new(relay)).event_store(SharedEventStore::new(events));
-    }
     let schema = json!({"type": "object"}).as_object().cloned().unwrap();
     let router = Router::<u64>::builder()
         .tool(Tool::new("count", schema), |ctx, _: Value| {
@@ -165,7 +174,7 @@ fn application_state_and_subscriptions_go_on_in_another_process() {
     let notifier = std::thread::spawn(move || {
         for _ in 0..20 {
             second_server.resource_updated("file:///a.txt");
-            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(50));
         }
     });
     let mut reader = std::io::BufReader::new(stream.into_body().into_reader());
@@ -206,7 +215,7 @@ fn a_response_stream_resumes_with_last_event_id_on_another_process() {
             .blocking_tool(Tool::new("steps", schema), |job, _: Value| {
                 for step in 1..=3 {
                     job.progress(f64::from(step), Some(3.0), None);
-                    std::thread::sleep(std::time::Duration::from_millis(30));
+                    std::thread::sleep(Duration::from_millis(30));
                 }
                 Ok(CallToolResult::text("all steps done"))
             })
@@ -234,8 +243,8 @@ fn a_response_stream_resumes_with_last_event_id_on_another_process() {
     }
     drop(reader);
     let first_id = first_id.expect("an event id on the stream");
-    std::thread::sleep(std::time::Duration::from_millis(300)); // the call ends meanwhile
-                                                               // Resumed on the other process: the rest of the stream, the answer included, from Redis.
+    std::thread::sleep(Duration::from_millis(300)); // the call ends meanwhile
+                                                    // Resumed on the other process: the rest of the stream, the answer included, from Redis.
     let resumed = open_stream(second.local_addr(), &session, Some(&first_id));
     assert_eq!(resumed.status().as_u16(), 200);
     let text = resumed.into_body().read_to_string().unwrap_or_default();
@@ -312,7 +321,7 @@ fn an_answer_posted_to_another_process_reaches_the_process_that_asked() {
 fn a_resource_update_seen_by_one_process_reaches_each_subscriber_once_through_the_process_holding_its_stream() {
     use std::io::BufRead as _;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::time::{Duration, Instant};
+
     let redis = RedisServer::start();
     let prefix = unique_prefix();
     let ((first, first_server), (second, second_server)) =
@@ -369,6 +378,107 @@ fn a_resource_update_seen_by_one_process_reaches_each_subscriber_once_through_th
     reader.join().unwrap();
 }
 
+/// A Redis session store whose refreshes take [`SLOW_REFRESH`] longer once `slow` is set: a
+/// store far away, to see whether a process checks its sessions one after another.
+struct SlowRefresh {
+    inner: talaria_redis::RedisSessionStore,
+    slow: Arc<std::sync::atomic::AtomicBool>,
+}
+
+const SLOW_REFRESH: Duration = Duration::from_millis(50);
+
+impl SessionStore for SlowRefresh {
+    fn load(&mut self, session: &str) -> Result<Option<SessionRecord>, SessionStoreError> {
+        self.inner.load(session)
+    }
+    fn store(&mut self, session: &str, data: Vec<u8>, now: Instant) -> Result<(), SessionStoreError> {
+        self.inner.store(session, data, now)
+    }
+    fn touch(&mut self, session: &str, now: Instant) -> Result<bool, SessionStoreError> {
+        self.inner.touch(session, now)
+    }
+    fn delete(&mut self, session: &str) -> Result<bool, SessionStoreError> {
+        self.inner.delete(session)
+    }
+    fn expired(&mut self, now: Instant, idle: Duration) -> Result<Vec<String>, SessionStoreError> {
+        self.inner.expired(now, idle)
+    }
+    fn refresh(&mut self, session: &str, now: Instant, known: &[u8]) -> Result<Refresh, SessionStoreError> {
+        if self.slow.load(std::sync::atomic::Ordering::SeqCst) {
+            std::thread::sleep(SLOW_REFRESH);
+        }
+        self.inner.refresh(session, now, known)
+    }
+    fn store_if(
+        &mut self,
+        session: &str,
+        data: Vec<u8>,
+        expected: &[u8],
+        now: Instant,
+    ) -> Result<StoreIf, SessionStoreError> {
+        self.inner.store_if(session, data, expected, now)
+    }
+}
+
+#[test]
+fn a_resource_update_checks_the_sessions_it_reaches_side_by_side() {
+    use std::io::BufRead as _;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    const SESSIONS: usize = 24;
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let slow = Arc::new(AtomicBool::new(false));
+    let stores = (0..SESSIONS).map(|_| SlowRefresh {
+        inner: talaria_redis::RedisSessionStore::connect(&redis.url(), RedisOptions::default().prefix(&prefix))
+            .unwrap(),
+        slow: Arc::clone(&slow),
+    });
+    let options = HttpServerOptions::default().session_store(SharedSessionStore::pool(stores));
+    let (listening, server) = serve_counting(relayed(options, &redis, &prefix));
+    let addr = listening.local_addr();
+    let heard = Arc::new(AtomicUsize::new(0));
+    let readers: Vec<_> = (0..SESSIONS)
+        .map(|_| {
+            let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
+            let response = post_streaming(addr, None, &init);
+            let session = response.headers().get("mcp-session-id").unwrap().to_str().unwrap().to_owned();
+            drop(response.into_body().read_to_string());
+            assert_eq!(post(addr, &session, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).0, 202);
+            let subscribe =
+                json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": "file:///a.txt"}});
+            assert_eq!(post(addr, &session, &subscribe).0, 200);
+            let stream = open_stream_within(addr, &session, None, 60);
+            assert_eq!(stream.status().as_u16(), 200);
+            let heard = Arc::clone(&heard);
+            std::thread::spawn(move || {
+                let mut lines = std::io::BufReader::new(stream.into_body().into_reader());
+                let mut line = String::new();
+                while lines.read_line(&mut line).unwrap_or(0) > 0 {
+                    if line.contains("notifications/resources/updated") {
+                        heard.fetch_add(1, Ordering::SeqCst);
+                    }
+                    line.clear();
+                }
+            })
+        })
+        .collect();
+    slow.store(true, Ordering::SeqCst);
+    let started = Instant::now();
+    server.resource_updated("file:///a.txt");
+    while heard.load(Ordering::SeqCst) < SESSIONS && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let took = started.elapsed();
+    assert_eq!(heard.load(Ordering::SeqCst), SESSIONS, "every subscriber heard the update");
+    // One after another, the checks alone would take SESSIONS x SLOW_REFRESH (1.2 s).
+    assert!(took < SLOW_REFRESH * 8, "{SESSIONS} sessions told in {took:?}");
+    drop(listening);
+    for reader in readers {
+        reader.join().unwrap();
+    }
+}
+
 /// A server of sessions, event logs and relay in Redis (a lease of 600 ms), whose `wait` tool
 /// reports progress every 50 ms until `release` is set, then answers `released`.
 fn waiting_server(redis: &RedisServer, prefix: &str, release: &Arc<std::sync::atomic::AtomicBool>) -> HttpServer {
@@ -382,7 +492,7 @@ fn waiting_server(redis: &RedisServer, prefix: &str, release: &Arc<std::sync::at
         .session_store(sessions(redis, prefix))
         .event_store(SharedEventStore::new(events))
         .relay(Arc::new(relay))
-        .lease(std::time::Duration::from_millis(600));
+        .lease(Duration::from_millis(600));
     let release = Arc::clone(release);
     let schema = json!({"type": "object"}).as_object().cloned().unwrap();
     let router = Router::<()>::builder()
@@ -391,7 +501,7 @@ fn waiting_server(redis: &RedisServer, prefix: &str, release: &Arc<std::sync::at
             while !release.load(std::sync::atomic::Ordering::SeqCst) {
                 step += 1.0;
                 job.progress(step, None, None);
-                std::thread::sleep(std::time::Duration::from_millis(50));
+                std::thread::sleep(Duration::from_millis(50));
             }
             Ok(CallToolResult::text("released"))
         })
@@ -438,7 +548,7 @@ fn a_stream_resumed_on_another_process_is_followed_there_until_its_answer() {
     let releaser = {
         let release = Arc::clone(&release);
         std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(1500));
+            std::thread::sleep(Duration::from_millis(1500));
             release.store(true, Ordering::SeqCst);
         })
     };
@@ -455,7 +565,7 @@ fn a_stream_resumed_on_another_process_is_followed_there_until_its_answer() {
 #[test]
 fn a_stream_whose_process_died_ends_with_an_error_within_the_lease() {
     use std::sync::atomic::AtomicBool;
-    use std::time::{Duration, Instant};
+
     let redis = RedisServer::start();
     let prefix = unique_prefix();
     let never = Arc::new(AtomicBool::new(false));
@@ -485,7 +595,7 @@ fn a_stream_whose_process_died_ends_with_an_error_within_the_lease() {
 #[test]
 fn a_listen_stream_hears_updates_seen_by_any_process() {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::time::{Duration, Instant};
+
     use talaria::core::client::CallOptions;
     use talaria::core::schema::resources::Resource;
     use talaria::core::schema::subscriptions::{
@@ -545,7 +655,7 @@ fn a_listen_stream_hears_updates_seen_by_any_process() {
 fn a_get_stream_opened_on_another_process_replaces_the_first_and_updates_arrive_once() {
     use std::io::BufRead as _;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::time::{Duration, Instant};
+
     let redis = RedisServer::start();
     let prefix = unique_prefix();
     let ((first, first_server), (second, _second_server)) =
@@ -612,7 +722,7 @@ fn a_get_stream_opened_on_another_process_replaces_the_first_and_updates_arrive_
 #[test]
 fn a_get_stream_resumed_on_another_process_goes_on_live_there() {
     use std::io::BufRead as _;
-    use std::time::{Duration, Instant};
+
     let redis = RedisServer::start();
     let prefix = unique_prefix();
     let ((first, first_server), (second, second_server)) =

@@ -3,7 +3,10 @@
 //! holding each subscriber's stream, this process's lease and the claims on its streams, and
 //! following a stream another process writes.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::Poll;
 
 use talaria_core::http::event_log::{EventId, StoredEvent};
 use talaria_core::http::relay::{follow, Claim, Follow, GetStreamOrder, Notice, Relay, NOTICES};
@@ -138,9 +141,14 @@ fn take_notice<S: Send + 'static>(shared: &Shared<S>, notice: &[u8]) {
     }
 }
 
+/// How many sessions one resource update checks against the store side by side.
+const UPDATE_CHECKS_AT_ONCE: usize = 32;
+
 /// A resource update reaches the sessions whose GET stream this process holds, each checked
 /// against the store first (a subscription may have been made on another process since),
-/// and told if subscribed.
+/// and told if subscribed. The checks run [`UPDATE_CHECKS_AT_ONCE`] at a time, so an update
+/// costs a process holding many streams a few round trips' time, not one per session; each
+/// update is taken in whole before the next, so a session hears them in order.
 async fn take_update<S: Send + 'static>(shared: &Shared<S>, uri: &str) {
     let listening: Vec<(String, Session<S>)> = {
         let table = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
@@ -150,13 +158,39 @@ async fn take_update<S: Send + 'static>(shared: &Shared<S>, uri: &str) {
             .filter(|(_, session)| session.streams.listening())
             .collect()
     };
-    for (id, session) in listening {
-        if refresh(shared, &id, &session).await.is_ok() {
-            let _ = session.conn.with(|served, _| served.endpoint.resource_updated(uri));
-        }
+    for some in listening.chunks(UPDATE_CHECKS_AT_ONCE) {
+        side_by_side(some.iter().map(|(id, session)| async move {
+            if refresh(shared, id, session).await.is_ok() {
+                let _ = session.conn.with(|served, _| served.endpoint.resource_updated(uri));
+            }
+        }))
+        .await;
     }
     // The stateless era's `subscriptions/listen` streams held here (no record to check).
     shared.server.resource_updated_where(uri, |served| served.fanned_out && served.is_stateless());
+}
+
+/// Runs `futures` side by side in the task that awaits this, until the last one ends.
+async fn side_by_side<F: Future<Output = ()>>(futures: impl IntoIterator<Item = F>) {
+    let mut running: Vec<Option<Pin<Box<F>>>> = futures.into_iter().map(|f| Some(Box::pin(f))).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for slot in &mut running {
+            if let Some(future) = slot {
+                if future.as_mut().poll(cx).is_ready() {
+                    *slot = None;
+                } else {
+                    pending = true;
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
 }
 
 /// One shared session's GET stream among the processes: which process holds it, and how a
@@ -317,4 +351,38 @@ pub(super) fn for_another_process<S: Send + 'static>(
         return None;
     }
     Some(Arc::clone(relay))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn futures_run_side_by_side_not_one_after_another() {
+        let (tx, rx) = smol::channel::bounded::<()>(1);
+        let order = Mutex::new(Vec::new());
+        type Step<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
+        let waits: Step<'_> = Box::pin(async {
+            rx.recv().await.unwrap();
+            order.lock().unwrap().push("first");
+        });
+        let sends: Step<'_> = Box::pin(async {
+            order.lock().unwrap().push("second");
+            tx.send(()).await.unwrap();
+        });
+        let finished = smol::block_on(smol::future::or(
+            async {
+                side_by_side([waits, sends]).await;
+                true
+            },
+            async {
+                smol::Timer::after(Duration::from_secs(5)).await;
+                false
+            },
+        ));
+        assert!(finished, "the first waited for the second, which never ran");
+        assert_eq!(*order.lock().unwrap(), ["second", "first"]);
+    }
 }
