@@ -378,6 +378,19 @@ fn a_resource_update_seen_by_one_process_reaches_each_subscriber_once_through_th
     reader.join().unwrap();
 }
 
+/// Reads `stream` to its end, counting in `heard` the resource updates it carries.
+fn count_updates(stream: ureq::http::Response<ureq::Body>, heard: &std::sync::atomic::AtomicUsize) {
+    use std::io::BufRead as _;
+    let mut lines = std::io::BufReader::new(stream.into_body().into_reader());
+    let mut line = String::new();
+    while lines.read_line(&mut line).unwrap_or(0) > 0 {
+        if line.contains("notifications/resources/updated") {
+            heard.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        line.clear();
+    }
+}
+
 /// A Redis session store whose refreshes take [`SLOW_REFRESH`] longer once `slow` is set: a
 /// store far away, to see whether a process checks its sessions one after another.
 struct SlowRefresh {
@@ -422,7 +435,6 @@ impl SessionStore for SlowRefresh {
 
 #[test]
 fn a_resource_update_checks_the_sessions_it_reaches_side_by_side() {
-    use std::io::BufRead as _;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     const SESSIONS: usize = 24;
     let redis = RedisServer::start();
@@ -451,16 +463,7 @@ fn a_resource_update_checks_the_sessions_it_reaches_side_by_side() {
             let stream = open_stream_within(addr, &session, None, 60);
             assert_eq!(stream.status().as_u16(), 200);
             let heard = Arc::clone(&heard);
-            std::thread::spawn(move || {
-                let mut lines = std::io::BufReader::new(stream.into_body().into_reader());
-                let mut line = String::new();
-                while lines.read_line(&mut line).unwrap_or(0) > 0 {
-                    if line.contains("notifications/resources/updated") {
-                        heard.fetch_add(1, Ordering::SeqCst);
-                    }
-                    line.clear();
-                }
-            })
+            std::thread::spawn(move || count_updates(stream, &heard))
         })
         .collect();
     slow.store(true, Ordering::SeqCst);
@@ -653,7 +656,6 @@ fn a_listen_stream_hears_updates_seen_by_any_process() {
 
 #[test]
 fn a_get_stream_opened_on_another_process_replaces_the_first_and_updates_arrive_once() {
-    use std::io::BufRead as _;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
     let redis = RedisServer::start();
@@ -670,14 +672,7 @@ fn a_get_stream_opened_on_another_process_replaces_the_first_and_updates_arrive_
         let (heard, ended) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
         let (h, e) = (Arc::clone(&heard), Arc::clone(&ended));
         std::thread::spawn(move || {
-            let mut lines = std::io::BufReader::new(stream.into_body().into_reader());
-            let mut line = String::new();
-            while lines.read_line(&mut line).unwrap_or(0) > 0 {
-                if line.contains("notifications/resources/updated") {
-                    h.fetch_add(1, Ordering::SeqCst);
-                }
-                line.clear();
-            }
+            count_updates(stream, &h);
             e.store(true, Ordering::SeqCst);
         });
         (heard, ended)
