@@ -9,7 +9,7 @@ mod http_common;
 use std::sync::Arc;
 
 use common::{unique_prefix, RedisServer};
-use http_common::{legacy_client, open_stream_within, post, post_streaming, sessions};
+use http_common::{first_event_id, legacy_client, open_stream_within, post, post_streaming, sessions};
 use serde_json::{json, Value};
 use talaria::core::schema::tools::{CallToolResult, Tool};
 use talaria::core::server::Router;
@@ -115,7 +115,6 @@ fn changes_two_processes_make_to_one_session_at_once_are_all_kept() {
 /// another process after its first event.
 #[test]
 fn an_answer_past_a_socket_buffer_resumes_whole_on_another_process() {
-    use std::io::BufRead as _;
     use talaria::core::http::reply::ReplyMode;
     use talaria_core::http::event_log::Retention;
     const BIG: usize = 4 << 20;
@@ -151,16 +150,7 @@ fn an_answer_past_a_socket_buffer_resumes_whole_on_another_process() {
     let call = json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
         "params": {"name": "big", "arguments": {}, "_meta": {"progressToken": "p"}}});
     let response = post_streaming(first.local_addr(), Some(&session), &call);
-    let mut reader = std::io::BufReader::new(response.into_body().into_reader());
-    let mut line = String::new();
-    let first_id = loop {
-        line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "the stream ended before its first event");
-        if let Some(id) = line.strip_prefix("id:") {
-            break id.trim().to_owned();
-        }
-    };
-    drop(reader);
+    let first_id = first_event_id(&mut std::io::BufReader::new(response.into_body().into_reader()));
     let resumed = {
         let started = std::time::Instant::now();
         loop {

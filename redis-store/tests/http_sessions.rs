@@ -10,7 +10,7 @@ mod http_common;
 use std::sync::Arc;
 
 use common::{unique_prefix, RedisServer};
-use http_common::{legacy_client, open_stream, open_stream_within, post, post_streaming, sessions};
+use http_common::{first_event_id, legacy_client, open_stream, open_stream_within, post, post_streaming, sessions};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use talaria::client::{Client, ClientOptions};
@@ -729,16 +729,7 @@ fn a_get_stream_resumed_on_another_process_goes_on_live_there() {
     // The GET stream opens on the first process; the client keeps its priming event's id.
     // Then the process stops.
     let stream = open_stream(first.local_addr(), &session, None);
-    let mut lines = std::io::BufReader::new(stream.into_body().into_reader());
-    let mut line = String::new();
-    let primed = loop {
-        line.clear();
-        assert!(lines.read_line(&mut line).unwrap() > 0, "the stream ended before its priming event");
-        if let Some(id) = line.strip_prefix("id:") {
-            break id.trim().to_owned();
-        }
-    };
-    drop(lines);
+    let primed = first_event_id(&mut std::io::BufReader::new(stream.into_body().into_reader()));
     drop((first, first_server));
     // Resumed on the second process, the GET stream goes on there: it hears updates.
     let resumed = open_stream(second.local_addr(), &session, Some(&primed));

@@ -107,3 +107,20 @@ pub fn post_streaming(
     }
     request.send(body.to_string()).unwrap()
 }
+
+/// Reads SSE lines from `reader` up to the first event id (a priming event's, or the first
+/// event's), and returns it.
+///
+/// # Panics
+///
+/// If the stream ends first.
+pub fn first_event_id(reader: &mut impl std::io::BufRead) -> String {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "the stream ended before its first event id");
+        if let Some(id) = line.strip_prefix("id:") {
+            return id.trim().to_owned();
+        }
+    }
+}
