@@ -78,6 +78,19 @@ result() {
     echo "$line"
 }
 
+# The logs of failed checks (and of the server each ran against), whose tails the run prints at
+# its end: CI keeps only what a run prints, so a failure seen there must carry its own evidence.
+FAILED_LOGS=()
+SERVER_LOG=""
+show_failed_logs() {
+    local logfile
+    for logfile in "${FAILED_LOGS[@]}"; do
+        [[ -s $logfile ]] || continue
+        echo "--- last 40 lines of ${logfile#"$ROOT"/}"
+        tail -n 40 "$logfile" | cut -c1-400
+    done
+}
+
 # --- processes we start, all killed on exit ------------------------------------------------------
 SERVER_PIDS=()
 CHECK_PID=""
@@ -118,11 +131,13 @@ start_server() {
     fi
     SERVER_PID=$pid
     SERVER_ADDR=$addr
+    SERVER_LOG=$logfile
 }
 
 stop_server() {
     kill "$1" 2>/dev/null
     wait "$1" 2>/dev/null
+    SERVER_LOG=""
 }
 
 # check NAME CMD...: runs a peer program under the time limit (`timeout` signals its whole
@@ -138,12 +153,17 @@ check() {
     wait "$CHECK_PID"
     code=$?
     CHECK_PID=""
-    local lines=0 line
+    local lines=0 line failed_before=$FAILED
     while IFS= read -r line; do
         case $line in
             PASS\ * | FAIL\ *)
                 result "$line"
                 lines=$((lines + 1))
+                ;;
+            # A peer's note on something it got past (a retried connect, say): printed, and kept.
+            NOTE\ *)
+                echo "$line"
+                echo "$line" >>"$logfile"
                 ;;
             *) echo "$line" >>"$logfile" ;;
         esac
@@ -155,6 +175,10 @@ check() {
         result "FAIL $name: exited with status $code: $(tail -n 1 "$logfile" | cut -c1-200) (log: ${logfile#"$ROOT"/})"
     elif ((lines == 0)); then
         result "FAIL $name: reported nothing (log: ${logfile#"$ROOT"/})"
+    fi
+    if ((FAILED > failed_before)); then
+        FAILED_LOGS+=("$logfile")
+        if [[ -n $SERVER_LOG ]]; then FAILED_LOGS+=("$SERVER_LOG"); fi
     fi
 }
 
@@ -391,6 +415,7 @@ if [[ -x $HERE/conformance.sh && -z ${INTEROP_SKIP_CONFORMANCE:-} ]]; then
     log "conformance took $((SECONDS - CONFORMANCE_START))s"
 fi
 
+show_failed_logs
 echo "$PASSED passed, $FAILED failed, $KNOWN known failures (tests/interop/known-failures)"
 log "total $((SECONDS - START))s; logs in ${LOGS#"$ROOT"/}"
 ((FAILED == 0))
