@@ -14,6 +14,9 @@
 //! p50, at least 0.5x the throughput). Medians of `TALARIA_SCALE_BENCH_ROUNDS` rounds (default
 //! 3); `TALARIA_SCALE_BENCH_CALLS` calls per client per round (default 2000).
 //!
+//! `TALARIA_SCALE_BENCH_ONLY=N` runs only the Nth setup (from 0: in memory; 1 and 2 the async
+//! store, one and three processes; 3 and 4 the blocking store), for a profiler.
+//!
 //! `cargo bench -p talaria-examples --bench scale_out` (needs redis-server and nginx:
 //! `scripts/redis.sh --install`, `scripts/nginx.sh --install`; a debug build of the example
 //! server is used unless `cargo build --release -p talaria-examples` made one).
@@ -121,9 +124,15 @@ fn main() {
         ("1 process, Redis (blocking store)", 1, Some("blocking")),
         ("3 processes, Redis (blocking store)", 3, Some("blocking")),
     ];
+    // For profiling one setup: `TALARIA_SCALE_BENCH_ONLY=0` (say) runs only the first, and
+    // prints no targets.
+    let only: Option<usize> = std::env::var("TALARIA_SCALE_BENCH_ONLY").ok().and_then(|v| v.parse().ok());
     // results[setup][call]
     let mut results: Vec<Vec<Figures>> = Vec::new();
-    for (name, count, store) in setups {
+    for (index, (name, count, store)) in setups.into_iter().enumerate() {
+        if only.is_some_and(|only| only != index) {
+            continue;
+        }
         let ports: Vec<u16> = (0..count).map(|_| free_port()).collect();
         let _processes: Vec<Process> = ports
             .iter()
@@ -149,6 +158,9 @@ fn main() {
             per_call.push(figures);
         }
         results.push(per_call);
+    }
+    if only.is_some() {
+        return;
     }
     println!("  targets (issue 21), against the in-memory baseline in this run:");
     let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
