@@ -1,5 +1,6 @@
 //! Scale-out bench: `tools/call` round trips through nginx (deploy/nginx.conf) against
-//! `everything-server` with its sessions in memory (one process, the baseline), with its
+//! `everything-server --runtime smol` (whose executor the async store's connection shares:
+//! `AsyncRedisSessionStore::connect_on`) with its sessions in memory (one process, the baseline), with its
 //! sessions in Redis (one process: what the store costs), and three processes sharing Redis
 //! (round robin, no stickiness), each with the async session store and then the blocking one,
 //! all in the same run. Legacy sessions, JSON replies.

@@ -122,9 +122,15 @@ pub fn run(options: &Options) -> std::io::Result<()> {
             // a `retry` delay tells a client when to resume a stream `test_reconnection` ends.
             let http_options =
                 HttpServerOptions::default().reply_mode(ReplyMode::Sse).sse_retry(Duration::from_millis(500));
-            crate::serve_http(&server, (options.host.as_str(), options.port), http_options, options.smol, |addr| {
-                eprintln!("conformance-server: listening on http://{addr}/mcp");
-            })
+            crate::serve_http(
+                &server,
+                (options.host.as_str(), options.port),
+                http_options,
+                options.smol.then(crate::smol_executor).as_ref(),
+                |addr| {
+                    eprintln!("conformance-server: listening on http://{addr}/mcp");
+                },
+            )
         }
     }
 }

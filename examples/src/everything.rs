@@ -47,7 +47,8 @@ pub struct Options {
     /// this URL (`--redis redis://127.0.0.1:6379`).
     pub redis: Option<String>,
     /// With `--redis`: the session store's client, async (the default: awaited on the server's
-    /// executors) or blocking (`--redis-store blocking`: a pool of connections called from
+    /// executors; with `--runtime smol` its connection's task runs on the server's executor
+    /// too) or blocking (`--redis-store blocking`: a pool of connections called from
     /// smol's blocking pool).
     pub redis_async: bool,
 }
@@ -138,11 +139,13 @@ pub fn run(options: &Options) -> std::io::Result<()> {
         Transport::Http | Transport::Sse => {
             // One server: Streamable HTTP at /mcp, the legacy transport at /sse and /messages.
             let mut http_options = talaria::http::HttpServerOptions::default().reply_mode(options.reply_mode);
+            let executor = options.smol.then(crate::smol_executor);
             if let Some(url) = &options.redis {
-                http_options = shared_through_redis(http_options, url, options.redis_async)?;
+                let store_on = if options.redis_async { StoreOn::Async(executor.clone()) } else { StoreOn::Blocking };
+                http_options = shared_through_redis(http_options, url, store_on)?;
             }
             let path = if options.transport == Transport::Sse { "sse" } else { "mcp" };
-            crate::serve_http(&server, (options.host.as_str(), options.port), http_options, options.smol, |addr| {
+            crate::serve_http(&server, (options.host.as_str(), options.port), http_options, executor.as_ref(), |addr| {
                 eprintln!("everything-server: listening on http://{addr}/{path}");
             })
         }
@@ -334,9 +337,18 @@ pub fn server_on_redis(url: &str) -> std::io::Result<Server<Calls>> {
         }))
 }
 
+/// Which session store [`shared_through_redis`] gives the server.
+#[derive(Debug, Clone)]
+pub enum StoreOn {
+    /// The async store (one multiplexed connection, awaited), its connection's task on the
+    /// executor given (the one the server runs on), or else on smol's global executor.
+    Async(Option<std::sync::Arc<smol::Executor<'static>>>),
+    /// A pool of blocking stores, called from smol's blocking pool.
+    Blocking,
+}
+
 /// `options` with sessions and SSE event logs in the Redis at `url`, and answers relayed
-/// through it to the process that asked. Sessions go through the async store if `async_store`
-/// (one multiplexed connection, awaited), else through a pool of blocking ones.
+/// through it to the process that asked; sessions through the store `sessions` says.
 ///
 /// # Errors
 ///
@@ -344,18 +356,25 @@ pub fn server_on_redis(url: &str) -> std::io::Result<Server<Calls>> {
 pub fn shared_through_redis(
     options: talaria::http::HttpServerOptions,
     url: &str,
-    async_store: bool,
+    sessions: StoreOn,
 ) -> std::io::Result<talaria::http::HttpServerOptions> {
     use talaria::http::{SharedEventStore, SharedSessionStore};
+    use talaria_redis::AsyncRedisSessionStore;
     let redis = talaria_redis::RedisOptions::default;
-    let sessions = if async_store {
-        let store = smol::block_on(talaria_redis::AsyncRedisSessionStore::connect(url, redis()));
-        SharedSessionStore::from_async(store.map_err(std::io::Error::other)?)
-    } else {
-        // Several connections, so that requests wait for Redis side by side.
-        let stores: Result<Vec<_>, _> =
-            (0..8).map(|_| talaria_redis::RedisSessionStore::connect(url, redis())).collect();
-        SharedSessionStore::pool(stores.map_err(std::io::Error::other)?)
+    let sessions = match sessions {
+        StoreOn::Async(on) => {
+            let store = match on {
+                Some(executor) => smol::block_on(AsyncRedisSessionStore::connect_on(executor, url, redis())),
+                None => smol::block_on(AsyncRedisSessionStore::connect(url, redis())),
+            };
+            SharedSessionStore::from_async(store.map_err(std::io::Error::other)?)
+        }
+        StoreOn::Blocking => {
+            // Several connections, so that requests wait for Redis side by side.
+            let stores: Result<Vec<_>, _> =
+                (0..8).map(|_| talaria_redis::RedisSessionStore::connect(url, redis())).collect();
+            SharedSessionStore::pool(stores.map_err(std::io::Error::other)?)
+        }
     };
     let retention = talaria::core::http::event_log::Retention::default;
     let events: Result<Vec<_>, _> =

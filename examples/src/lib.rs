@@ -38,8 +38,17 @@ pub fn parse_runtime(value: &str) -> Result<bool, String> {
     }
 }
 
-/// Serves `server` over Streamable HTTP on `addr` with the smol server (`smol`) or the
-/// blocking one, telling `listening` the bound address, until the process ends.
+/// An executor run by a thread per core, for the smol server's tasks (smol's global executor
+/// has one thread) and for whatever should run beside them, such as a Redis connection's.
+#[must_use]
+pub fn smol_executor() -> std::sync::Arc<smol::Executor<'static>> {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    talaria::smol::executor(cores)
+}
+
+/// Serves `server` over Streamable HTTP on `addr` with the smol server, its tasks on `smol`
+/// (see [`smol_executor`]), or else with the blocking one, telling `listening` the bound
+/// address, until the process ends.
 ///
 /// # Errors
 ///
@@ -48,13 +57,11 @@ pub fn serve_http<S: Send + 'static>(
     server: &Server<S>,
     addr: impl ToSocketAddrs,
     options: HttpServerOptions,
-    smol: bool,
+    smol: Option<&std::sync::Arc<smol::Executor<'static>>>,
     listening: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
-    if smol {
-        // Every core runs the server's tasks (smol's global executor has one thread).
-        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-        let served = SmolHttpServer::bind_on(&talaria::smol::executor(cores), server, addr, options)?;
+    if let Some(executor) = smol {
+        let served = SmolHttpServer::bind_on(executor, server, addr, options)?;
         listening(served.local_addr());
         smol::block_on(served.wait());
     } else {

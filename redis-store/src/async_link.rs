@@ -8,7 +8,11 @@
 //! lost empties the slot, unless another call already put a newer one there.
 
 use std::future::Future;
+#[cfg(feature = "smol")]
+use std::sync::Arc;
 use std::sync::{Mutex, MutexGuard, PoisonError};
+#[cfg(feature = "smol")]
+use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, Client};
@@ -20,6 +24,18 @@ pub(crate) struct AsyncLink {
     client: Client,
     config: AsyncConnectionConfig,
     slot: Mutex<Slot>,
+    /// Where the connection's task runs, if not where redis would spawn it (see
+    /// [`open_on`](Self::open_on)).
+    #[cfg(feature = "smol")]
+    driver_on: Option<DriverOn>,
+}
+
+/// An executor of the caller's for the connection's task, and how long opening a connection
+/// may take.
+#[cfg(feature = "smol")]
+struct DriverOn {
+    executor: Arc<smol::Executor<'static>>,
+    connect_timeout: Duration,
 }
 
 /// The connection, and how many were put in the slot so far (which one a failed call used).
@@ -42,12 +58,39 @@ impl std::fmt::Debug for AsyncLink {
 impl AsyncLink {
     /// A link to the Redis at `url`, connected now (so that a wrong URL fails here).
     pub(crate) async fn open(url: &str, options: &RedisOptions) -> Result<Self, RedisError> {
+        let link = Self::new(url, options)?;
+        link.connection().await?;
+        Ok(link)
+    }
+
+    /// [`open`](Self::open), with the connection's task (which writes the calls' commands and
+    /// reads their replies) run on `executor` rather than on smol's global executor: on the
+    /// executor that runs the server's requests, a round trip needs no hand-off to another
+    /// thread on its way out and back. Only for a TCP address (`redis://`); any other is
+    /// opened as [`open`](Self::open) does.
+    #[cfg(feature = "smol")]
+    pub(crate) async fn open_on(
+        executor: Arc<smol::Executor<'static>>,
+        url: &str,
+        options: &RedisOptions,
+    ) -> Result<Self, RedisError> {
+        let mut link = Self::new(url, options)?;
+        link.driver_on = Some(DriverOn { executor, connect_timeout: options.connect_timeout });
+        link.connection().await?;
+        Ok(link)
+    }
+
+    fn new(url: &str, options: &RedisOptions) -> Result<Self, RedisError> {
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(options.connect_timeout)
             .set_response_timeout(options.io_timeout);
-        let link = Self { client: Client::open(url)?, config, slot: Mutex::new(Slot::default()) };
-        link.connection().await?;
-        Ok(link)
+        Ok(Self {
+            client: Client::open(url)?,
+            config,
+            slot: Mutex::new(Slot::default()),
+            #[cfg(feature = "smol")]
+            driver_on: None,
+        })
     }
 
     /// Runs `commands` on the connection (a clone of it, which they may keep until their
@@ -81,7 +124,7 @@ impl AsyncLink {
         if let Some(connected) = self.connected() {
             return Ok(connected);
         }
-        let fresh = self.client.get_multiplexed_async_connection_with_config(&self.config).await?;
+        let fresh = self.open_connection().await?;
         let mut slot = self.slot();
         if let Some(connection) = &slot.connection {
             return Ok((connection.clone(), slot.generation));
@@ -89,6 +132,31 @@ impl AsyncLink {
         slot.generation += 1;
         slot.connection = Some(fresh.clone());
         Ok((fresh, slot.generation))
+    }
+
+    /// A new connection: redis' own, or with its task on the executor of
+    /// [`open_on`](Self::open_on).
+    async fn open_connection(&self) -> redis::RedisResult<MultiplexedConnection> {
+        #[cfg(feature = "smol")]
+        if let (Some(driver_on), redis::ConnectionAddr::Tcp(host, port)) =
+            (&self.driver_on, &self.client.get_connection_info().addr)
+        {
+            let opening = async {
+                let stream = smol::net::TcpStream::connect((host.as_str(), *port)).await?;
+                stream.set_nodelay(true)?;
+                let redis = &self.client.get_connection_info().redis;
+                let stream = crate::smol_io::SmolTcp(stream);
+                MultiplexedConnection::new_with_config(redis, stream, self.config.clone()).await
+            };
+            let timed_out = async {
+                smol::Timer::after(driver_on.connect_timeout).await;
+                Err(redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut)))
+            };
+            let (connection, driver) = smol::future::or(opening, timed_out).await?;
+            driver_on.executor.spawn(driver).detach();
+            return Ok(connection);
+        }
+        self.client.get_multiplexed_async_connection_with_config(&self.config).await
     }
 
     fn connected(&self) -> Option<(MultiplexedConnection, u64)> {

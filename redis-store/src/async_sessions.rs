@@ -96,6 +96,50 @@ impl AsyncRedisSessionStore {
         let link = AsyncLink::open(url, &options).await?;
         Ok(Self { link, commands: SessionCommands::new(&options) })
     }
+
+    /// [`connect`](Self::connect) (feature `smol`), with the connection's task on `executor`:
+    /// give it the executor the server's requests run on
+    /// ([`SmolHttpServer::bind_on`](https://docs.rs/talaria/latest/talaria/http/struct.SmolHttpServer.html#method.bind_on)),
+    /// and a round trip's command and reply are handled on those threads, not handed to smol's
+    /// global executor and back. Only a `redis://` (TCP) URL takes this path; any other
+    /// connects as [`connect`](Self::connect) does. Reconnections after a loss run their task
+    /// on `executor` too.
+    ///
+    /// # Errors
+    ///
+    /// As [`connect`](Self::connect).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[cfg(feature = "smol")]
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::sync::Arc;
+    /// use talaria_redis::{AsyncRedisSessionStore, RedisOptions};
+    ///
+    /// // The server's executor, run by two threads of its own.
+    /// let executor = Arc::new(smol::Executor::new());
+    /// for _ in 0..2 {
+    ///     let running = Arc::clone(&executor);
+    ///     std::thread::spawn(move || smol::block_on(running.run(smol::future::pending::<()>())));
+    /// }
+    /// let url = "redis://127.0.0.1:6379";
+    /// let store = smol::block_on(AsyncRedisSessionStore::connect_on(Arc::clone(&executor), url, RedisOptions::default()))?;
+    /// # drop(store);
+    /// # Ok(())
+    /// # }
+    /// # #[cfg(not(feature = "smol"))]
+    /// # fn main() {}
+    /// ```
+    #[cfg(feature = "smol")]
+    pub async fn connect_on(
+        executor: std::sync::Arc<smol::Executor<'static>>,
+        url: &str,
+        options: RedisOptions,
+    ) -> Result<Self, RedisError> {
+        let link = AsyncLink::open_on(executor, url, &options).await?;
+        Ok(Self { link, commands: SessionCommands::new(&options) })
+    }
 }
 
 impl AsyncSessionStore for AsyncRedisSessionStore {

@@ -22,7 +22,8 @@
 //!
 //! None is on by default: the sync stores need none.
 //!
-//! - `smol`: `AsyncRedisSessionStore`, its connection on smol (redis' `smol-comp`).
+//! - `smol`: `AsyncRedisSessionStore`, its connection on smol (redis' `smol-comp`): its task
+//!   on smol's global executor, or on the server's own (`AsyncRedisSessionStore::connect_on`).
 //! - `tokio`: `AsyncRedisSessionStore`, its connection on tokio (redis' `tokio-comp`). With
 //!   both on, redis picks tokio when a connection is opened inside a tokio runtime, and smol
 //!   otherwise. Either pulls in tokio as a dependency of redis' async API.
@@ -58,6 +59,8 @@ mod link;
 mod relay;
 mod session_commands;
 mod sessions;
+#[cfg(feature = "smol")]
+mod smol_io;
 mod tasks;
 
 #[cfg(any(feature = "smol", feature = "tokio"))]

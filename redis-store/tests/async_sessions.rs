@@ -2,7 +2,8 @@
 //! (the core's conformance battery, through `BlockingSessionStore`), records shared with the
 //! sync store, the one-round-trip refresh, outages (a dead and a hung server: errors within
 //! the timeouts, service again once Redis is back), and many calls in flight on one
-//! connection.
+//! connection; and the same for a store whose connection's task runs on an executor of the
+//! test's (`connect_on`).
 #![cfg(feature = "smol")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -24,6 +25,21 @@ fn options(prefix: &str) -> RedisOptions {
 
 fn store(server: &RedisServer, prefix: &str) -> AsyncRedisSessionStore {
     smol::block_on(AsyncRedisSessionStore::connect(&server.url(), options(prefix))).unwrap()
+}
+
+/// An executor run by one thread of its own until the sender is dropped.
+fn executor() -> (Arc<smol::Executor<'static>>, smol::channel::Sender<()>, std::thread::JoinHandle<()>) {
+    let executor = Arc::new(smol::Executor::new());
+    let (stop, stopped) = smol::channel::bounded::<()>(1);
+    let running = Arc::clone(&executor);
+    let thread = std::thread::spawn(move || {
+        let _ = smol::block_on(running.run(stopped.recv()));
+    });
+    (executor, stop, thread)
+}
+
+fn store_on(executor: &Arc<smol::Executor<'static>>, server: &RedisServer, prefix: &str) -> AsyncRedisSessionStore {
+    smol::block_on(AsyncRedisSessionStore::connect_on(Arc::clone(executor), &server.url(), options(prefix))).unwrap()
 }
 
 fn sync_store(server: &RedisServer, prefix: &str) -> RedisSessionStore {
@@ -133,9 +149,47 @@ fn a_refresh_answers_same_changed_or_gone_in_one_round_trip_without_a_script() {
 }
 
 #[test]
-fn a_dead_redis_is_an_error_within_the_timeouts_and_service_resumes_with_redis() {
+fn with_its_connection_on_the_callers_executor_the_contract_holds() {
     let server = RedisServer::start();
-    let store = store(&server, &unique_prefix());
+    let (executor, _stop, _thread) = executor();
+    let make = || BlockingSessionStore::new(store_on(&executor, &server, &unique_prefix()));
+    check_session_store(make, Instant::now()).unwrap();
+}
+
+#[test]
+fn the_connection_of_connect_on_runs_on_the_executor_given() {
+    let server = RedisServer::start();
+    let (executor, stop, thread) = executor();
+    let store = store_on(&executor, &server, &unique_prefix());
+    smol::block_on(async {
+        store.store("s1", b"x".to_vec(), Instant::now()).await.unwrap();
+        assert_eq!(store.load("s1").await.unwrap().unwrap().data, b"x");
+    });
+    // Nothing runs the executor any more, so nothing reads the connection: a call waits for
+    // its answer until its timeout (through smol's global executor it would be answered).
+    drop(stop);
+    thread.join().unwrap();
+    let started = Instant::now();
+    assert!(smol::block_on(store.load("s1")).is_err(), "answered with the executor stopped");
+    assert!(started.elapsed() < Duration::from_millis(1500), "failed within {:?}", started.elapsed());
+}
+
+#[test]
+fn a_dead_redis_is_an_error_within_the_timeouts_and_service_resumes_with_redis() {
+    a_dead_redis_is_survived(store);
+}
+
+#[test]
+fn on_the_callers_executor_a_dead_redis_is_survived_too() {
+    let (executor, _stop, _thread) = executor();
+    a_dead_redis_is_survived(|server, prefix| store_on(&executor, server, prefix));
+}
+
+/// A store from `make` errs within the timeouts while Redis is down, and reconnects within
+/// 2 s of its return.
+fn a_dead_redis_is_survived(make: impl Fn(&RedisServer, &str) -> AsyncRedisSessionStore) {
+    let server = RedisServer::start();
+    let store = make(&server, &unique_prefix());
     smol::block_on(store.store("s1", b"x".to_vec(), Instant::now())).unwrap();
     let port = server.stop();
     smol::block_on(async {

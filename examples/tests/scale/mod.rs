@@ -21,8 +21,8 @@ pub struct Process {
 }
 
 impl Process {
-    /// Starts `everything-server --transport http` on `port`, sharing through the Redis at
-    /// `redis` if given (with its default, async, session store).
+    /// Starts `everything-server --transport http --runtime smol` on `port`, sharing through
+    /// the Redis at `redis` if given (with its default, async, session store).
     pub fn start(port: u16, redis: Option<&str>) -> Self {
         Self::start_with(port, redis, "async")
     }
@@ -30,7 +30,9 @@ impl Process {
     /// [`Process::start`] with the session store `store` (`async` or `blocking`).
     pub fn start_with(port: u16, redis: Option<&str>, store: &str) -> Self {
         let mut command = Command::new(SERVER);
-        command.args(["--transport", "http", "--port", &port.to_string()]);
+        // The smol server, whose executor the async session store's connection shares
+        // (`AsyncRedisSessionStore::connect_on`).
+        command.args(["--transport", "http", "--port", &port.to_string(), "--runtime", "smol"]);
         if let Some(url) = redis {
             command.args(["--redis", url, "--redis-store", store]);
         }
