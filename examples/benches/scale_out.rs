@@ -1,6 +1,7 @@
 //! Scale-out bench: `tools/call` round trips through nginx (deploy/nginx.conf) against
 //! `everything-server --runtime smol` (whose executor the async store's connection shares:
-//! `AsyncRedisSessionStore::connect_on`) with its sessions in memory (one process, the baseline), with its
+//! `AsyncRedisSessionStore::connect_on`; each process's executor run by its share of the
+//! cores, at least one thread) with its sessions in memory (one process, the baseline), with its
 //! sessions in Redis (one process: what the store costs), and three processes sharing Redis
 //! (round robin, no stickiness), each with the async session store and then the blocking one,
 //! all in the same run. Legacy sessions, JSON replies.
@@ -135,9 +136,14 @@ fn main() {
             continue;
         }
         let ports: Vec<u16> = (0..count).map(|_| free_port()).collect();
+        // The processes share the machine's cores: each runs its executor on its share of
+        // them (at least one thread), as a deployment sized to its machine would.
+        let threads = (cores / count).max(1);
         let _processes: Vec<Process> = ports
             .iter()
-            .map(|port| Process::start_with(*port, store.map(|_| url.as_str()), store.unwrap_or("async")))
+            .map(|port| {
+                Process::start_sized(*port, store.map(|_| url.as_str()), store.unwrap_or("async"), Some(threads))
+            })
             .collect();
         let front = free_port();
         // nginx's template names three upstreams: a single process stands for all of them.

@@ -126,7 +126,7 @@ pub fn run(options: &Options) -> std::io::Result<()> {
                 &server,
                 (options.host.as_str(), options.port),
                 http_options,
-                options.smol.then(crate::smol_executor).as_ref(),
+                options.smol.then(|| crate::smol_executor(None)).as_ref(),
                 |addr| {
                     eprintln!("conformance-server: listening on http://{addr}/mcp");
                 },

@@ -15,7 +15,7 @@ use talaria::ws::{WsServer, WsServerOptions};
 
 /// How to run it.
 pub const USAGE: &str =
-    "usage: everything-server --transport stdio|http|sse|ws [--host 127.0.0.1] [--port N] [--runtime blocking|smol] [--reply-mode json|sse]";
+    "usage: everything-server --transport stdio|http|sse|ws [--host 127.0.0.1] [--port N] [--runtime blocking|smol] [--threads N] [--reply-mode json|sse]";
 
 /// Which transport to serve on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +51,9 @@ pub struct Options {
     /// too) or blocking (`--redis-store blocking`: a pool of connections called from
     /// smol's blocking pool).
     pub redis_async: bool,
+    /// With `--runtime smol`: the threads that run the server's executor (`--threads N`;
+    /// default, one per core). Several processes on one machine share its cores.
+    pub threads: Option<usize>,
 }
 
 impl Options {
@@ -78,6 +81,7 @@ impl Options {
             reply_mode: ReplyMode::Json,
             redis: None,
             redis_async: true,
+            threads: None,
         };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
@@ -103,6 +107,10 @@ impl Options {
                 }
                 "--runtime" => options.smol = crate::parse_runtime(&value()?)?,
                 "--port" => options.port = value()?.parse().map_err(|e| format!("bad --port: {e}"))?,
+                "--threads" => {
+                    let threads = value()?.parse().map_err(|e| format!("bad --threads: {e}"))?;
+                    options.threads = Some(threads).filter(|&n| n > 0);
+                }
                 "--reply-mode" => {
                     options.reply_mode = match value()?.as_str() {
                         "json" => ReplyMode::Json,
@@ -139,7 +147,7 @@ pub fn run(options: &Options) -> std::io::Result<()> {
         Transport::Http | Transport::Sse => {
             // One server: Streamable HTTP at /mcp, the legacy transport at /sse and /messages.
             let mut http_options = talaria::http::HttpServerOptions::default().reply_mode(options.reply_mode);
-            let executor = options.smol.then(crate::smol_executor);
+            let executor = options.smol.then(|| crate::smol_executor(options.threads));
             if let Some(url) = &options.redis {
                 let store_on = if options.redis_async { StoreOn::Async(executor.clone()) } else { StoreOn::Blocking };
                 http_options = shared_through_redis(http_options, url, store_on)?;

@@ -38,12 +38,13 @@ pub fn parse_runtime(value: &str) -> Result<bool, String> {
     }
 }
 
-/// An executor run by a thread per core, for the smol server's tasks (smol's global executor
-/// has one thread) and for whatever should run beside them, such as a Redis connection's.
+/// An executor run by `threads` threads (by default one per core), for the smol server's
+/// tasks (smol's global executor has one thread) and for whatever should run beside them, such
+/// as a Redis connection's.
 #[must_use]
-pub fn smol_executor() -> std::sync::Arc<smol::Executor<'static>> {
+pub fn smol_executor(threads: Option<usize>) -> std::sync::Arc<smol::Executor<'static>> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    talaria::smol::executor(cores)
+    talaria::smol::executor(threads.unwrap_or(cores))
 }
 
 /// Serves `server` over Streamable HTTP on `addr` with the smol server, its tasks on `smol`

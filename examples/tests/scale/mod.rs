@@ -29,10 +29,19 @@ impl Process {
 
     /// [`Process::start`] with the session store `store` (`async` or `blocking`).
     pub fn start_with(port: u16, redis: Option<&str>, store: &str) -> Self {
+        Self::start_sized(port, redis, store, None)
+    }
+
+    /// [`Process::start_with`], its executor run by `threads` threads (by default, one per
+    /// core): processes sharing a machine share its cores.
+    pub fn start_sized(port: u16, redis: Option<&str>, store: &str, threads: Option<usize>) -> Self {
         let mut command = Command::new(SERVER);
         // The smol server, whose executor the async session store's connection shares
         // (`AsyncRedisSessionStore::connect_on`).
         command.args(["--transport", "http", "--port", &port.to_string(), "--runtime", "smol"]);
+        if let Some(threads) = threads {
+            command.args(["--threads", &threads.to_string()]);
+        }
         if let Some(url) = redis {
             command.args(["--redis", url, "--redis-store", store]);
         }
