@@ -1,10 +1,13 @@
 //! The HTTP server against hostile and broken peers, over real sockets on 127.0.0.1: each
 //! malformed exchange gets its documented status (or its connection closed), slow peers are cut
 //! off at the deadline while others are served, one peer cannot fill the session table, and
-//! the server stays healthy throughout.
+//! the server stays healthy throughout. A client that stops reading a flood is cut, and
+//! resumes the rest from the log, with the log in memory and in Redis.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod raw_http;
+#[path = "../../redis-store/tests/common/mod.rs"]
+mod redis_common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -384,11 +387,22 @@ fn header<'a>(response: &'a str, name: &str) -> Option<&'a str> {
 /// still sends. The response must have been cut, and the rest (the result last) be in the
 /// event log for a GET with `Last-Event-ID`.
 fn stop_reading_then_resume(tool: &str, seen_first: Option<&str>) {
+    stop_reading_then_resume_with(tool, seen_first, HttpServerOptions::default(), None);
+}
+
+/// [`stop_reading_then_resume`] against a server with `options`, with `paused` (the Redis
+/// behind them, if given) stopped while the tool floods.
+fn stop_reading_then_resume_with(
+    tool: &str,
+    seen_first: Option<&str>,
+    options: HttpServerOptions,
+    paused: Option<&redis_common::RedisServer>,
+) {
     // 32 MB of notifications: far more than the 64 KiB limit plus what the kernel's socket
     // buffers on both ends can hold.
     let flags = Flags::default();
     let server = flooding_server(8_000, 4_096, flags.clone());
-    let listening = HttpServer::bind(&server, "127.0.0.1:0", HttpServerOptions::default()).unwrap();
+    let listening = HttpServer::bind(&server, "127.0.0.1:0", options).unwrap();
     let addr = listening.local_addr().to_string();
     let init = raw(&addr, format!("{LONE_POST_HEAD}Content-Length: {}\r\n\r\n{INIT}", INIT.len()).as_bytes());
     let session = header(&init, "mcp-session-id").expect("a session id").to_owned();
@@ -413,6 +427,9 @@ fn stop_reading_then_resume(tool: &str, seen_first: Option<&str>) {
             got.extend_from_slice(&buf[..n]);
         }
     }
+    if let Some(redis) = paused {
+        redis.pause();
+    }
     flags.first_seen.store(true, Ordering::SeqCst);
     // The client reads nothing more until the tool has sent everything.
     let waiting = Instant::now();
@@ -429,6 +446,9 @@ fn stop_reading_then_resume(tool: &str, seen_first: Option<&str>) {
     assert!(got.len() < 16 << 20, "the stream was cut, not sent whole: {} bytes", got.len());
     assert!(!got.contains("flooded"), "the result is past the cut");
     let last_id = got.lines().filter_map(|line| line.strip_prefix("id: ")).next_back().expect("events with ids");
+    if let Some(redis) = paused {
+        redis.resume();
+    }
 
     // The rest waits in the event log (its retention keeps the newest), the result last.
     let resume = format!(
@@ -454,4 +474,26 @@ fn a_client_that_stops_reading_before_the_first_event_is_cut_and_can_resume_the_
 #[test]
 fn a_client_that_stops_reading_mid_stream_is_cut_and_can_resume_the_rest() {
     stop_reading_then_resume("flood_off_loop", Some("first"));
+}
+
+fn on_redis(redis: &redis_common::RedisServer) -> HttpServerOptions {
+    let async_store = talaria_examples::everything::StoreOn::Async(None);
+    talaria_examples::everything::shared_through_redis(HttpServerOptions::default(), &redis.url(), async_store).unwrap()
+}
+
+/// The same with sessions and logs in Redis: what the cut stream had not taken, and the rest
+/// of the flood, are logged off the server's threads, and the answer is the log's last event.
+#[test]
+fn with_its_log_in_redis_a_client_that_stops_reading_is_cut_and_can_resume_the_rest() {
+    let redis = redis_common::RedisServer::start();
+    stop_reading_then_resume_with("flood_off_loop", Some("first"), on_redis(&redis), None);
+}
+
+/// And with Redis stopped while the tool floods: the 32 MB wait for it, past the 16 MiB
+/// bound, so the oldest are dropped to make room; the answer, the newest, is kept, and is the
+/// last event of the log a client resumes once Redis is back.
+#[test]
+fn with_its_log_in_a_stalled_redis_the_cut_streams_answer_is_kept() {
+    let redis = redis_common::RedisServer::start();
+    stop_reading_then_resume_with("flood_off_loop", Some("first"), on_redis(&redis), Some(&redis));
 }
