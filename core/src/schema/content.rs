@@ -512,6 +512,26 @@ mod tests {
     }
 
     #[test]
+    fn a_tag_that_is_not_a_string_is_kept_whole_in_unknown() {
+        for text in [
+            r#"{"type":5,"x":1}"#,
+            r#"{"type":-2.5}"#,
+            r#"{"type":true}"#,
+            r#"{"type":null,"text":"t"}"#,
+            r#"{"type":["text"],"text":"t"}"#,
+            r#"{"type":{"kind":"text","n":[1,{"a":null}]},"text":"t"}"#,
+        ] {
+            let block: ContentBlock = serde_json::from_str(text).unwrap();
+            assert!(matches!(block, ContentBlock::Unknown(_)), "{text}: {block:?}");
+            let back: serde_json::Value = serde_json::to_value(&block).unwrap();
+            assert_eq!(back, serde_json::from_str::<serde_json::Value>(text).unwrap(), "{text}");
+        }
+        // An escaped tag is read (owned, not borrowed) and still known.
+        let block: ContentBlock = serde_json::from_str(r#"{"type":"te\u0078t","text":"t"}"#).unwrap();
+        assert_eq!(block.as_text(), Some("t"));
+    }
+
+    #[test]
     fn a_known_tag_with_bad_members_is_an_error_not_unknown() {
         assert!(serde_json::from_str::<ContentBlock>(r#"{"type":"text"}"#).is_err());
     }
