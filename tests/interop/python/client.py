@@ -442,19 +442,22 @@ async def main() -> int:
     where.add_argument("--sse")
     args = parser.parse_args()
 
-    if args.stdio:
-        server: Any = StdioServerParameters(command=args.stdio[0], args=args.stdio[1:])
-        transport = "stdio"
-    elif args.http:
-        server, transport = args.http, "http"
-    else:
-        server, transport = sse_client(args.sse), "sse"
+    transport = "stdio" if args.stdio else "http" if args.http else "sse"
+
+    def target() -> Any:
+        """Where to connect, made anew for each client (an SSE transport is entered once)."""
+        if args.stdio:
+            return StdioServerParameters(command=args.stdio[0], args=args.stdio[1:])
+        if args.http:
+            return args.http
+        return sse_client(args.sse)
+
     legacy = args.mode == "legacy"
     rec = Recorder()
 
     def new_client() -> Client:
         return Client(
-            server,
+            target(),
             mode=args.mode,
             cache=None,
             logging_callback=rec.on_log,
