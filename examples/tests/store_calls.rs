@@ -4,6 +4,8 @@
 //! and an async one, whose calls run on the server's executor threads.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+mod raw_http;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -236,11 +238,10 @@ impl SessionStore for LandsButFails {
     }
 }
 
-/// A write that seemed to fail but landed is this process's own when the next request finds
-/// it: taken as it is, not merged as another process's (which would count its change twice).
-/// A counting server on `store`.
-fn counting_server(store: LandsButFails) -> HttpServer {
-    let options = HttpServerOptions::default().session_store(SharedSessionStore::new(store));
+/// A counting server on `store`: its `count` tool adds one to the session's count, merged
+/// across processes as a counter.
+fn counting_server(store: SharedSessionStore) -> HttpServer {
+    let options = HttpServerOptions::default().session_store(store);
     let schema = json!({"type": "object"}).as_object().cloned().unwrap();
     let router = Router::<u64>::builder()
         .tool(Tool::new("count", schema), |ctx, _: Value| {
@@ -257,12 +258,14 @@ fn counting_server(store: LandsButFails) -> HttpServer {
     HttpServer::bind(&server, "127.0.0.1:0", options).unwrap()
 }
 
+/// A write that seemed to fail but landed is this process's own when the next request finds
+/// it: taken as it is, not merged as another process's (which would count its change twice).
 #[test]
 fn a_write_that_seemed_to_fail_but_landed_is_not_merged_again() {
     let fail_next = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let lose_next_store = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let store = LandsButFails { inner: MemorySessionStore::new(), fail_next: Arc::clone(&fail_next), lose_next_store };
-    let server = counting_server(store);
+    let server = counting_server(SharedSessionStore::new(store));
     let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
     let client = Client::http(&format!("http://{}/mcp", server.local_addr()), &[], options).unwrap();
     let count = || client.call_tool("count", json!({})).unwrap().content[0].as_text().unwrap().to_owned();
@@ -282,11 +285,60 @@ fn a_first_write_that_failed_is_made_by_the_next_save() {
     let lose_next_store = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let store =
         LandsButFails { inner: MemorySessionStore::new(), fail_next, lose_next_store: Arc::clone(&lose_next_store) };
-    let server = counting_server(store);
+    let server = counting_server(SharedSessionStore::new(store));
     let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
     let client = Client::http(&format!("http://{}/mcp", server.local_addr()), &[], options).unwrap();
     assert!(!lose_next_store.load(Ordering::SeqCst), "the initialize's write was refused");
     for n in 1..=3 {
         assert_eq!(client.call_tool("count", json!({})).unwrap().content[0].as_text(), Some(n.to_string().as_str()));
     }
+}
+
+/// A write in doubt that landed, which another process then wrote over (so the store no longer
+/// holds it as it was), is still found to have landed: its change is not counted twice.
+#[test]
+fn a_write_in_doubt_that_landed_under_another_processs_write_is_not_counted_twice() {
+    let fail_next = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let lose_next_store = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let store = SharedSessionStore::new(LandsButFails {
+        inner: MemorySessionStore::new(),
+        fail_next: Arc::clone(&fail_next),
+        lose_next_store,
+    });
+    let (a, b) = (counting_server(store.clone()), counting_server(store));
+    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
+    let client = Client::http(&format!("http://{}/mcp", a.local_addr()), &[], options).unwrap();
+    let count = || client.call_tool("count", json!({})).unwrap().content[0].as_text().unwrap().to_owned();
+    assert_eq!(count(), "1");
+    assert_eq!(count(), "2");
+    fail_next.store(true, Ordering::SeqCst);
+    assert_eq!(count(), "3", "the record of 3 landed, though its write failed");
+    // The same session on the other process: it reads 3, counts 4 and stores it over 3.
+    let session = client.session_id().unwrap();
+    let version = client.protocol_version();
+    assert_eq!(count_on(&b.local_addr().to_string(), &session, version.as_str()), "4");
+    assert_eq!(count(), "5", "3 is in the record of 4: only what was counted since 3 is merged (nothing)");
+    assert_eq!(count_on(&b.local_addr().to_string(), &session, version.as_str()), "6");
+    assert_eq!(count(), "7");
+}
+
+/// Calls `count` in `session` on the server at `addr` by hand (another process's client),
+/// answered as JSON: its text.
+fn count_on(addr: &str, session: &str, version: &str) -> String {
+    use std::io::{BufReader, Write};
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "count", "arguments": {}}})
+        .to_string();
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: {version}\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let (status, answer) = raw_http::read_response(&mut BufReader::new(stream));
+    assert!(status.contains(" 200 "), "{status}: {answer}");
+    let answer: Value = serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer}"));
+    answer["result"]["content"][0]["text"].as_str().unwrap().to_owned()
 }

@@ -10,6 +10,7 @@ mod inflight;
 mod one_write;
 mod options;
 mod processes;
+mod record;
 mod server;
 #[cfg(feature = "tower")]
 mod service;

@@ -20,6 +20,7 @@ use talaria_core::version::ProtocolVersion;
 use super::chan::Receiver;
 use super::options::HttpServerOptions;
 use super::processes::{fan_out, fan_out_hook, for_another_process, number_requests, process_prefix, GetStreamPeers};
+use super::record::Stored;
 use super::store_pool::SharedEventStore;
 use super::streams::{Log, StreamMsg, Streams};
 use crate::conn::Conn;
@@ -42,11 +43,12 @@ pub(super) struct Session<S> {
 #[derive(Default)]
 struct Saved {
     /// The record last written to (or read from) the store.
-    record: Option<Vec<u8>>,
+    record: Option<Stored>,
     /// A record whose write failed in a way that leaves open whether it landed (a timeout
-    /// after the script ran): found in the store later, it is this process's own, not another
-    /// process's to merge (merging it would count this process's changes twice).
-    in_doubt: Option<Vec<u8>>,
+    /// after the script ran). A record found in the store later that holds it (see
+    /// [`Stored::holds`]) already has this process's changes up to it: only those made since
+    /// are merged into it (merging from an older base would count them twice).
+    in_doubt: Option<Stored>,
 }
 
 impl<S> Clone for Session<S> {
@@ -76,24 +78,29 @@ impl<S> Session<S> {
 
     /// The record the store should hold: the last written or read, else one whose write may
     /// have landed.
-    fn base(&self) -> Option<Vec<u8>> {
+    fn base(&self) -> Option<Stored> {
         let saved = self.saved();
         saved.record.clone().or_else(|| saved.in_doubt.clone())
     }
 
-    /// The store holds `record`, and the live session has everything in it.
-    fn set_saved(&self, record: Vec<u8>) {
+    /// The store holds `record`, and the live session has everything in it. A write in doubt
+    /// is settled: `record` holds it, or it can no longer land (it was written only over a
+    /// record the store no longer holds, and no record comes back).
+    fn set_saved(&self, record: Stored) {
         *self.saved() = Saved { record: Some(record), in_doubt: None };
     }
 
     /// The write of `record` failed: it may have landed.
-    fn doubt(&self, record: Vec<u8>) {
+    fn doubt(&self, record: Stored) {
         self.saved().in_doubt = Some(record);
     }
 
-    /// Whether `found` in the store is this process's own write that seemed to fail.
-    fn was_ours(&self, found: &[u8]) -> bool {
-        self.saved().in_doubt.as_deref() == Some(found)
+    /// What to merge `found`, a newer record in the store, against: this process's write in
+    /// doubt if `found` holds it (the live session's changes up to it are in `found`
+    /// already), else `known`, the record the live session last went on from.
+    fn merge_base(&self, found: &Stored, known: Stored) -> Stored {
+        let saved = self.saved();
+        saved.in_doubt.as_ref().filter(|doubt| found.holds(doubt)).cloned().unwrap_or(known)
     }
 }
 
@@ -253,44 +260,48 @@ fn owner_of(info: &TransportInfo) -> Option<String> {
 pub(super) async fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, id: &str) {
     let Some(store) = &shared.options.session_store else { return };
     let _turn = session.store_turn.lock().await;
-    let Some(mut record) = changed_record(session) else { return };
+    let Some(plain) = changed_record(session) else { return };
     let Some(mut expected) = session.base() else {
         // The session's first record.
-        match store.store(id, record.clone(), Instant::now()).await {
+        let record = Stored::stamp(plain, None);
+        match store.store(id, record.bytes.clone(), Instant::now()).await {
             Ok(()) => session.set_saved(record),
             Err(_) => session.doubt(record),
         }
         return;
     };
+    let mut record = Stored::stamp(plain, Some(&expected));
     let mut first_in_doubt = session.saved().record.is_none();
     for _ in 0..MAX_MERGES {
-        match store.store_if(id, record.clone(), expected.clone(), Instant::now()).await {
+        match store.store_if(id, record.bytes.clone(), expected.bytes.clone(), Instant::now()).await {
             Ok(StoreIf::Stored) => {
                 session.set_saved(record);
                 return;
             }
             // The first write, in doubt, did not land after all.
             Ok(StoreIf::Gone) if first_in_doubt => {
-                match store.store(id, record.clone(), Instant::now()).await {
+                match store.store(id, record.bytes.clone(), Instant::now()).await {
                     Ok(()) => session.set_saved(record),
                     Err(_) => session.doubt(record),
                 }
                 return;
             }
-            Ok(StoreIf::Changed(theirs)) if session.was_ours(&theirs.data) => {
-                // An earlier write landed after all: the live session holds it already.
-                session.set_saved(theirs.data.clone());
-                first_in_doubt = false;
-                let Some(next) = changed_record(session) else { return };
-                (record, expected) = (next, theirs.data);
-            }
             Ok(StoreIf::Changed(theirs)) => {
-                let Some(merged) = session.conn.with(|served, _| served.merge(&expected, &theirs.data)) else {
+                let Some(theirs) = Stored::read(theirs.data) else { return };
+                // Against this process's write in doubt if it landed, even under another's.
+                let base = session.merge_base(&theirs, expected);
+                let Some(merged) = session.conn.with(|served, _| served.merge(&base.plain, &theirs.bytes)) else {
                     return;
                 };
-                session.set_saved(theirs.data.clone());
                 first_in_doubt = false;
-                (record, expected) = (merged, theirs.data);
+                let unchanged = merged == theirs.plain;
+                session.set_saved(theirs.clone());
+                if unchanged {
+                    // Nothing here that the store's record lacks (an earlier write landed).
+                    return;
+                }
+                record = Stored::stamp(merged, Some(&theirs));
+                expected = theirs;
             }
             Err(_) => {
                 session.doubt(record);
@@ -302,13 +313,13 @@ pub(super) async fn save<S: Send + 'static>(shared: &Shared<S>, session: &Sessio
     }
 }
 
-/// The session's record, if it differs from the one last stored or read (no store call: a
-/// snapshot and a comparison).
-pub(super) fn changed_record<S: Send + 'static>(session: &Session<S>) -> Option<Vec<u8>> {
+/// The session's snapshot as written, if it differs from the record last stored or read (no
+/// store call: a snapshot and a comparison).
+fn changed_record<S: Send + 'static>(session: &Session<S>) -> Option<Vec<u8>> {
     let snapshot = session.conn.with(|served, _| served.snapshot())?;
-    let record = serde_json::to_vec(&snapshot).ok()?;
+    let plain = serde_json::to_vec(&snapshot).ok()?;
     let saved = session.saved();
-    (saved.record.as_deref() != Some(&record[..])).then_some(record)
+    (saved.record.as_ref().map(|record| &record.plain[..]) != Some(&plain[..])).then_some(plain)
 }
 
 /// Checks the session `id`, held here, against the store, and marks it used there: current,
@@ -327,8 +338,8 @@ pub(super) async fn refresh<S: Send + 'static>(
     let Some(known) = session.saved().record.clone() else {
         return Ok(());
     };
-    let refreshed = store.refresh(id, Instant::now(), known.clone()).await;
-    take_refresh(shared, id, session, &known, refreshed)
+    let refreshed = store.refresh(id, Instant::now(), known.bytes.clone()).await;
+    take_refresh(shared, id, session, known, refreshed)
 }
 
 /// What the store's refresh of the session `id`, held here, says for the request.
@@ -338,7 +349,7 @@ fn take_refresh<S: Send + 'static>(
     shared: &Shared<S>,
     id: &str,
     session: &Session<S>,
-    known: &[u8],
+    known: Stored,
     refreshed: Result<Refresh, SessionStoreError>,
 ) -> Result<(), Refusal> {
     match refreshed {
@@ -346,17 +357,18 @@ fn take_refresh<S: Send + 'static>(
             drop_local(shared, id);
             Err(Refusal::unknown_session())
         }
-        // This process's own write, which seemed to fail.
-        Ok(Refresh::Changed(record)) if session.was_ours(&record.data) => {
-            session.set_saved(record.data);
-            Ok(())
-        }
         Ok(Refresh::Changed(record)) => {
-            if session.conn.with(|served, _| served.merge(known, &record.data)).is_none() {
+            let found = Stored::read(record.data);
+            // Against this process's write in doubt if it landed, even under another's.
+            let merged = found.as_ref().and_then(|found| {
+                let base = session.merge_base(found, known);
+                session.conn.with(|served, _| served.merge(&base.plain, &found.bytes))
+            });
+            let (Some(found), Some(_)) = (found, merged) else {
                 drop_local(shared, id);
                 return Err(Refusal::unknown_session());
-            }
-            session.set_saved(record.data);
+            };
+            session.set_saved(found);
             Ok(())
         }
         Ok(_) => Ok(()),
@@ -412,7 +424,7 @@ fn revive<S: Send + 'static>(
     info: TransportInfo,
     record: talaria_core::http::event_log::SessionRecord,
 ) -> Option<Session<S>> {
-    let snapshot = serde_json::from_slice(&record.data).ok()?;
+    let (stored, snapshot) = Stored::read_snapshot(record.data)?;
     let streams = logged_streams(shared, id);
     let conn = shared
         .server
@@ -421,7 +433,7 @@ fn revive<S: Send + 'static>(
     let session = Session::new(conn, streams);
     number_requests(shared, &session);
     fan_out(shared, &session);
-    session.set_saved(record.data);
+    session.set_saved(stored);
     let owner = session.conn.with(|served, _| served.endpoint.transport().and_then(owner_of));
     if !admit(shared, id, &session, owner.as_deref()) {
         end_session(&session);

@@ -499,10 +499,10 @@ impl<S> Served<S> {
     }
 
     /// Merges the record `theirs`, another process's, into this session, which went on from
-    /// the record `base` (see [`SessionSnapshot::merge`]), and returns the merged record to
-    /// store in its place (`None` if a record cannot be read, or this session has no record
-    /// to give: the caller then ends it here). The merged record is taken in here too, as
-    /// [`Served::absorb`] does.
+    /// the record `base` (see [`SessionSnapshot::merge`]), and returns the merged snapshot as
+    /// written, without the lineage of writes a stored record carries (`None` if a record
+    /// cannot be read, or this session has no record to give: the caller then ends it here).
+    /// The merged record is taken in here too, as [`Served::absorb`] does.
     ///
     /// [`SessionSnapshot::merge`]: talaria_core::session::SessionSnapshot::merge
     #[cfg(feature = "http")]
@@ -512,7 +512,8 @@ impl<S> Served<S> {
         let ours = self.snapshot()?;
         let merge = self.shared.state_merge.as_deref();
         let merge = merge.map(|m| m as talaria_core::session::AppMerge<'_>);
-        let merged = talaria_core::session::SessionSnapshot::merge(&base, ours, theirs, merge);
+        let mut merged = talaria_core::session::SessionSnapshot::merge(&base, ours, theirs, merge);
+        merged.writes = Vec::new();
         let record = serde_json::to_vec(&merged).ok()?;
         self.absorb(&record)?;
         Some(record)

@@ -69,6 +69,15 @@ pub struct SessionSnapshot {
     /// session-state hook): restored through the hook, never by replaying `initialize`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<serde_json::Value>,
+    /// The latest writes to a shared session store this record descends from, oldest first:
+    /// each names one write (by a process, once). A store that writes only over the record
+    /// expected keeps one line of records, so a record naming a write holds that write's
+    /// changes. A process whose write failed in a way that leaves open whether it landed (a
+    /// timeout after the store ran it) learns so from a later record, even one another
+    /// process merged over it, and then does not apply its changes a second time. Set by the
+    /// HTTP layer when it stores a record; a live session's snapshot has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<String>,
 }
 
 impl Session<Server> {
@@ -89,6 +98,7 @@ impl Session<Server> {
             handshake_pending: self.phase == Phase::Initializing,
             subscriptions: Vec::new(),
             app: None,
+            writes: Vec::new(),
         })
     }
 

@@ -24,7 +24,8 @@ impl SessionSnapshot {
     /// - the handshake is pending only if it is on both sides;
     /// - the application's state: whichever side changed it; if both did, `app_merge` decides
     ///   (without one, ours);
-    /// - what the handshake fixed (revision, client info and capabilities): theirs.
+    /// - what the handshake fixed (revision, client info and capabilities), and the writes the
+    ///   record descends from: theirs.
     ///
     /// # Examples
     ///
