@@ -32,13 +32,9 @@ pub(super) struct Stored {
 }
 
 impl Stored {
-    /// A record read from the store (`None` if it is not a session snapshot).
-    pub(super) fn read(bytes: Vec<u8>) -> Option<Self> {
-        Self::read_snapshot(bytes).map(|(stored, _)| stored)
-    }
-
-    /// [`Stored::read`], with the snapshot it holds (without its lineage).
-    pub(super) fn read_snapshot(bytes: Vec<u8>) -> Option<(Self, SessionSnapshot)> {
+    /// A record read from the store, with the snapshot it holds (without its lineage): `None`
+    /// if it is not a session snapshot.
+    pub(super) fn read(bytes: Vec<u8>) -> Option<(Self, SessionSnapshot)> {
         let mut snapshot: SessionSnapshot = serde_json::from_slice(&bytes).ok()?;
         let writes = std::mem::take(&mut snapshot.writes);
         let plain = serde_json::to_vec(&snapshot).ok()?;
@@ -114,7 +110,7 @@ mod tests {
     fn a_stamped_record_reads_back_as_the_same_snapshot_and_lineage() {
         let first = Stored::stamp(plain(), None);
         let second = Stored::stamp(plain(), Some(&first));
-        let read = Stored::read(second.bytes.clone()).unwrap();
+        let read = Stored::read(second.bytes.clone()).unwrap().0;
         assert_eq!(read, second);
         assert_eq!(read.plain, plain());
         assert_eq!(read.writes.len(), 2);
@@ -145,12 +141,13 @@ mod tests {
         assert!(last.holds(&first), "{LINEAGE} writes are named");
         last = Stored::stamp(plain(), Some(&last));
         assert!(!last.holds(&first), "the oldest is forgotten past {LINEAGE}");
-        assert_eq!(Stored::read(last.bytes).unwrap().writes.len(), LINEAGE);
+        assert_eq!(Stored::read(last.bytes).unwrap().0.writes.len(), LINEAGE);
     }
 
     #[test]
     fn a_record_written_before_lineages_reads_with_none() {
-        let read = Stored::read(SNAPSHOT.as_bytes().to_vec()).unwrap();
+        let (read, snapshot) = Stored::read(SNAPSHOT.as_bytes().to_vec()).unwrap();
+        assert!(snapshot.writes.is_empty());
         assert!(read.writes.is_empty());
         assert!(!read.holds(&read), "a record naming no write holds none");
         assert!(Stored::read(b"not json".to_vec()).is_none());

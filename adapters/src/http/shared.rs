@@ -287,10 +287,10 @@ pub(super) async fn save<S: Send + 'static>(shared: &Shared<S>, session: &Sessio
                 return;
             }
             Ok(StoreIf::Changed(theirs)) => {
-                let Some(theirs) = Stored::read(theirs.data) else { return };
+                let Some((theirs, snapshot)) = Stored::read(theirs.data) else { return };
                 // Against this process's write in doubt if it landed, even under another's.
                 let base = session.merge_base(&theirs, expected);
-                let Some(merged) = session.conn.with(|served, _| served.merge(&base.plain, &theirs.bytes)) else {
+                let Some(merged) = session.conn.with(|served, _| served.merge(&base.plain, snapshot)) else {
                     return;
                 };
                 first_in_doubt = false;
@@ -358,13 +358,12 @@ fn take_refresh<S: Send + 'static>(
             Err(Refusal::unknown_session())
         }
         Ok(Refresh::Changed(record)) => {
-            let found = Stored::read(record.data);
             // Against this process's write in doubt if it landed, even under another's.
-            let merged = found.as_ref().and_then(|found| {
-                let base = session.merge_base(found, known);
-                session.conn.with(|served, _| served.merge(&base.plain, &found.bytes))
+            let merged = Stored::read(record.data).and_then(|(found, snapshot)| {
+                let base = session.merge_base(&found, known);
+                session.conn.with(|served, _| served.merge(&base.plain, snapshot)).map(|_| found)
             });
-            let (Some(found), Some(_)) = (found, merged) else {
+            let Some(found) = merged else {
                 drop_local(shared, id);
                 return Err(Refusal::unknown_session());
             };
@@ -424,7 +423,7 @@ fn revive<S: Send + 'static>(
     info: TransportInfo,
     record: talaria_core::http::event_log::SessionRecord,
 ) -> Option<Session<S>> {
-    let (stored, snapshot) = Stored::read_snapshot(record.data)?;
+    let (stored, snapshot) = Stored::read(record.data)?;
     let streams = logged_streams(shared, id);
     let conn = shared
         .server

@@ -486,36 +486,32 @@ impl<S> Served<S> {
             .is_some_and(|version| version.supports(talaria_core::version::Feature::Stateless))
     }
 
-    /// Takes in a newer record of this session another process stored (`None` if it cannot
-    /// be read): its log level, subscriptions and, through the server's hook, application
-    /// state. Requests under way here go on.
+    /// Takes in a newer record of this session: its log level, subscriptions and, through
+    /// the server's hook, application state. Requests under way here go on.
     #[cfg(feature = "http")]
-    pub(crate) fn absorb(&mut self, record: &[u8]) -> Option<()> {
-        let mut snapshot: talaria_core::session::SessionSnapshot = serde_json::from_slice(record).ok()?;
+    fn absorb(&mut self, mut snapshot: talaria_core::session::SessionSnapshot) {
         let codec = self.shared.state_codec.as_ref();
         let state = snapshot.app.take().and_then(|app| codec.and_then(|c| (c.restore)(app)));
         self.endpoint.absorb(&snapshot, state);
-        Some(())
     }
 
-    /// Merges the record `theirs`, another process's, into this session, which went on from
-    /// the record `base` (see [`SessionSnapshot::merge`]), and returns the merged snapshot as
-    /// written, without the lineage of writes a stored record carries (`None` if a record
-    /// cannot be read, or this session has no record to give: the caller then ends it here).
-    /// The merged record is taken in here too, as [`Served::absorb`] does.
+    /// Merges `theirs`, a record another process stored, into this session, which went on
+    /// from the record `base` (see [`SessionSnapshot::merge`]), takes the merged record in
+    /// ([`Served::absorb`]) and returns it as written, without the lineage of writes a stored
+    /// record carries (`None` if `base` cannot be read, or this session has no record to give:
+    /// the caller then ends it here).
     ///
     /// [`SessionSnapshot::merge`]: talaria_core::session::SessionSnapshot::merge
     #[cfg(feature = "http")]
-    pub(crate) fn merge(&mut self, base: &[u8], theirs: &[u8]) -> Option<Vec<u8>> {
+    pub(crate) fn merge(&mut self, base: &[u8], theirs: talaria_core::session::SessionSnapshot) -> Option<Vec<u8>> {
         let base: talaria_core::session::SessionSnapshot = serde_json::from_slice(base).ok()?;
-        let theirs: talaria_core::session::SessionSnapshot = serde_json::from_slice(theirs).ok()?;
         let ours = self.snapshot()?;
         let merge = self.shared.state_merge.as_deref();
         let merge = merge.map(|m| m as talaria_core::session::AppMerge<'_>);
         let mut merged = talaria_core::session::SessionSnapshot::merge(&base, ours, theirs, merge);
         merged.writes = Vec::new();
         let record = serde_json::to_vec(&merged).ok()?;
-        self.absorb(&record)?;
+        self.absorb(merged);
         Some(record)
     }
 
