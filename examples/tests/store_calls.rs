@@ -1,12 +1,14 @@
 //! How often the HTTP server calls its session store: never for a stateless (2026-07-28)
 //! request, once per legacy request (a refresh: was the session deleted or changed by another
 //! process?), plus one write when the session's record changed. The same for a blocking store
-//! and an async one, whose calls run on the server's executor threads.
+//! and an async one, whose calls run on the server's executor threads. And what a session's
+//! count comes to when the store's writes fail, landing or not, with several processes
+//! counting in it at once.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod raw_http;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -195,24 +197,54 @@ fn a_legacy_request_makes_one_store_call_and_writes_only_changes() {
     }
 }
 
-/// A memory store whose next `store_if` writes, then reports a failure, as a store whose
-/// answer timed out after its script ran would.
-struct LandsButFails {
-    inner: MemorySessionStore,
-    fail_next: Arc<std::sync::atomic::AtomicBool>,
-    /// The next `store` fails without writing.
-    lose_next_store: Arc<std::sync::atomic::AtomicBool>,
+/// Which write a [`Flaky`] store was asked for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Write {
+    Store,
+    StoreIf,
 }
 
-impl SessionStore for LandsButFails {
+/// What a [`Flaky`] store does with a write.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    /// Writes, and says so.
+    Done,
+    /// Writes, then reports a failure, as a store whose answer timed out after its script ran.
+    LandsButFails,
+    /// Fails without writing.
+    Lost,
+}
+
+/// A memory store whose writes fail as `fate` decides (reads never fail).
+struct Flaky {
+    inner: MemorySessionStore,
+    fate: Box<dyn FnMut(Write) -> Fate + Send>,
+}
+
+impl Flaky {
+    fn shared(fate: impl FnMut(Write) -> Fate + Send + 'static) -> SharedSessionStore {
+        SharedSessionStore::new(Self { inner: MemorySessionStore::new(), fate: Box::new(fate) })
+    }
+}
+
+fn failed(fate: Fate) -> SessionStoreError {
+    SessionStoreError::Backend(if fate == Fate::Lost { "refused" } else { "timed out after the write" }.into())
+}
+
+impl SessionStore for Flaky {
     fn load(&mut self, session: &str) -> Result<Option<SessionRecord>, SessionStoreError> {
         self.inner.load(session)
     }
     fn store(&mut self, session: &str, data: Vec<u8>, now: Instant) -> Result<(), SessionStoreError> {
-        if self.lose_next_store.swap(false, Ordering::SeqCst) {
-            return Err(SessionStoreError::Backend("refused".into()));
+        let fate = (self.fate)(Write::Store);
+        if fate == Fate::Lost {
+            return Err(failed(fate));
         }
-        self.inner.store(session, data, now)
+        self.inner.store(session, data, now)?;
+        if fate == Fate::LandsButFails {
+            return Err(failed(fate));
+        }
+        Ok(())
     }
     fn touch(&mut self, session: &str, now: Instant) -> Result<bool, SessionStoreError> {
         self.inner.touch(session, now)
@@ -230,12 +262,22 @@ impl SessionStore for LandsButFails {
         expected: &[u8],
         now: Instant,
     ) -> Result<StoreIf, SessionStoreError> {
+        let fate = (self.fate)(Write::StoreIf);
+        if fate == Fate::Lost {
+            return Err(failed(fate));
+        }
         let done = self.inner.store_if(session, data, expected, now)?;
-        if self.fail_next.swap(false, Ordering::SeqCst) {
-            return Err(SessionStoreError::Backend("timed out after the write".into()));
+        if fate == Fate::LandsButFails {
+            return Err(failed(fate));
         }
         Ok(done)
     }
+}
+
+/// A flag that the next write of `which` takes: that write meets `fate`.
+fn next(flag: &Arc<AtomicBool>, which: Write, fate: Fate) -> impl FnMut(Write) -> Fate + Send + 'static {
+    let flag = Arc::clone(flag);
+    move |write| if write == which && flag.swap(false, Ordering::SeqCst) { fate } else { Fate::Done }
 }
 
 /// A counting server on `store`: its `count` tool adds one to the session's count, merged
@@ -262,10 +304,8 @@ fn counting_server(store: SharedSessionStore) -> HttpServer {
 /// it: taken as it is, not merged as another process's (which would count its change twice).
 #[test]
 fn a_write_that_seemed_to_fail_but_landed_is_not_merged_again() {
-    let fail_next = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let lose_next_store = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let store = LandsButFails { inner: MemorySessionStore::new(), fail_next: Arc::clone(&fail_next), lose_next_store };
-    let server = counting_server(SharedSessionStore::new(store));
+    let fail_next = Arc::new(AtomicBool::new(false));
+    let server = counting_server(Flaky::shared(next(&fail_next, Write::StoreIf, Fate::LandsButFails)));
     let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
     let client = Client::http(&format!("http://{}/mcp", server.local_addr()), &[], options).unwrap();
     let count = || client.call_tool("count", json!({})).unwrap().content[0].as_text().unwrap().to_owned();
@@ -281,11 +321,8 @@ fn a_write_that_seemed_to_fail_but_landed_is_not_merged_again() {
 /// goes on (a write in doubt is not taken for a record the store holds).
 #[test]
 fn a_first_write_that_failed_is_made_by_the_next_save() {
-    let fail_next = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let lose_next_store = Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let store =
-        LandsButFails { inner: MemorySessionStore::new(), fail_next, lose_next_store: Arc::clone(&lose_next_store) };
-    let server = counting_server(SharedSessionStore::new(store));
+    let lose_next_store = Arc::new(AtomicBool::new(true));
+    let server = counting_server(Flaky::shared(next(&lose_next_store, Write::Store, Fate::Lost)));
     let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
     let client = Client::http(&format!("http://{}/mcp", server.local_addr()), &[], options).unwrap();
     assert!(!lose_next_store.load(Ordering::SeqCst), "the initialize's write was refused");
@@ -298,13 +335,8 @@ fn a_first_write_that_failed_is_made_by_the_next_save() {
 /// holds it as it was), is still found to have landed: its change is not counted twice.
 #[test]
 fn a_write_in_doubt_that_landed_under_another_processs_write_is_not_counted_twice() {
-    let fail_next = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let lose_next_store = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let store = SharedSessionStore::new(LandsButFails {
-        inner: MemorySessionStore::new(),
-        fail_next: Arc::clone(&fail_next),
-        lose_next_store,
-    });
+    let fail_next = Arc::new(AtomicBool::new(false));
+    let store = Flaky::shared(next(&fail_next, Write::StoreIf, Fate::LandsButFails));
     let (a, b) = (counting_server(store.clone()), counting_server(store));
     let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
     let client = Client::http(&format!("http://{}/mcp", a.local_addr()), &[], options).unwrap();
@@ -341,4 +373,59 @@ fn count_on(addr: &str, session: &str, version: &str) -> String {
     assert!(status.contains(" 200 "), "{status}: {answer}");
     let answer: Value = serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer}"));
     answer["result"]["content"][0]["text"].as_str().unwrap().to_owned()
+}
+
+/// Three processes counting in one session at once, from several clients, while a fifth of
+/// the writes land but report a failure and a tenth fail without landing: once each process
+/// has stored again, every count that was answered is in the session's count exactly once
+/// (none lost to a failed write, none counted twice from a write in doubt merged again).
+#[test]
+fn counts_from_three_processes_with_writes_in_doubt_are_each_kept_once() {
+    const CLIENTS: usize = 8;
+    const CALLS: usize = 50;
+    for seed in [1_u64, 7, 42, 99] {
+        let flaky = Arc::new(AtomicBool::new(false));
+        let mut state = seed;
+        let fates = {
+            let flaky = Arc::clone(&flaky);
+            move |_: Write| {
+                if !flaky.load(Ordering::SeqCst) {
+                    return Fate::Done;
+                }
+                // xorshift64: a fixed sequence per seed.
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                match state % 10 {
+                    0 | 1 => Fate::LandsButFails,
+                    2 => Fate::Lost,
+                    _ => Fate::Done,
+                }
+            }
+        };
+        let store = Flaky::shared(fates);
+        let servers: Vec<HttpServer> = (0..3).map(|_| counting_server(store.clone())).collect();
+        let addrs: Vec<String> = servers.iter().map(|s| s.local_addr().to_string()).collect();
+        let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
+        let client = Client::http(&format!("http://{}/mcp", addrs[0]), &[], options).unwrap();
+        let session = client.session_id().unwrap();
+        let version = client.protocol_version().as_str();
+        flaky.store(true, Ordering::SeqCst);
+        std::thread::scope(|scope| {
+            for c in 0..CLIENTS {
+                let (addrs, session) = (&addrs, &session);
+                scope.spawn(move || {
+                    for n in 0..CALLS {
+                        count_on(&addrs[(c + n) % addrs.len()], session, version);
+                    }
+                });
+            }
+        });
+        flaky.store(false, Ordering::SeqCst);
+        // Each process stores what it holds; the last one's answer has every count.
+        let settled: Vec<String> = addrs.iter().map(|addr| count_on(addr, &session, version)).collect();
+        let total = CLIENTS * CALLS + addrs.len();
+        assert_eq!(settled[2], total.to_string(), "seed {seed}: settled answers {settled:?}");
+        assert_eq!(count_on(&addrs[0], &session, version), (total + 1).to_string(), "seed {seed}");
+    }
 }

@@ -58,6 +58,14 @@ impl Stored {
     pub(super) fn holds(&self, other: &Self) -> bool {
         other.writes.last().is_some_and(|write| self.writes.contains(write))
     }
+
+    /// Whether this record, a write whose outcome is in doubt, may still land over `current`,
+    /// the record the store holds: it was written over `current` (a store writes it only
+    /// there, and no record comes back once replaced: each names a new write).
+    pub(super) fn may_land_over(&self, current: &Self) -> bool {
+        let written_over = self.writes.len().checked_sub(2).map(|before| &self.writes[before]);
+        written_over == current.writes.last()
+    }
 }
 
 /// `plain`, a JSON object without a `writes` member, with `writes` added as its last member.
@@ -129,6 +137,20 @@ mod tests {
         assert!(theirs_over_ours.holds(&base));
         assert!(!theirs_over_base.holds(&ours), "a sibling does not hold our write");
         assert!(!base.holds(&ours), "nor does the record ours was written over");
+    }
+
+    #[test]
+    fn a_write_may_land_only_over_the_record_it_was_written_over() {
+        let base = Stored::stamp(plain(), None);
+        let ours = Stored::stamp(plain(), Some(&base));
+        let theirs = Stored::stamp(plain(), Some(&base));
+        assert!(ours.may_land_over(&base));
+        assert!(!ours.may_land_over(&theirs), "the store moved on: ours can no longer land");
+        assert!(!ours.may_land_over(&ours));
+        assert!(
+            Stored::stamp(plain(), None).may_land_over(&Stored::read(SNAPSHOT.into()).unwrap().0),
+            "a first record lands over one naming no write"
+        );
     }
 
     #[test]

@@ -44,12 +44,17 @@ pub(super) struct Session<S> {
 struct Saved {
     /// The record last written to (or read from) the store.
     record: Option<Stored>,
-    /// A record whose write failed in a way that leaves open whether it landed (a timeout
-    /// after the script ran). A record found in the store later that holds it (see
-    /// [`Stored::holds`]) already has this process's changes up to it: only those made since
-    /// are merged into it (merging from an older base would count them twice).
-    in_doubt: Option<Stored>,
+    /// Records whose writes failed in a way that leaves open whether they landed (a timeout
+    /// after the script ran), oldest first. A record found in the store later that holds one
+    /// (see [`Stored::holds`]) already has this process's changes up to it: only those made
+    /// since are merged into it (merging from an older base would count them twice). Each
+    /// later one has the changes of those before it.
+    in_doubt: Vec<Stored>,
 }
+
+/// The most writes in doubt a session remembers (each failed write adds one until a record
+/// is stored or read).
+const MAX_IN_DOUBT: usize = 8;
 
 impl<S> Clone for Session<S> {
     fn clone(&self) -> Self {
@@ -80,27 +85,34 @@ impl<S> Session<S> {
     /// have landed.
     fn base(&self) -> Option<Stored> {
         let saved = self.saved();
-        saved.record.clone().or_else(|| saved.in_doubt.clone())
+        saved.record.clone().or_else(|| saved.in_doubt.last().cloned())
     }
 
-    /// The store holds `record`, and the live session has everything in it. A write in doubt
-    /// is settled: `record` holds it, or it can no longer land (it was written only over a
-    /// record the store no longer holds, and no record comes back).
+    /// The store holds `record`, and the live session has everything in it. The writes in
+    /// doubt that `record` holds are settled, as are those that can no longer land (written
+    /// over another record); one written over `record` itself may still land (a command
+    /// that timed out may yet run), and is kept.
     fn set_saved(&self, record: Stored) {
-        *self.saved() = Saved { record: Some(record), in_doubt: None };
+        let mut saved = self.saved();
+        saved.in_doubt.retain(|doubt| !record.holds(doubt) && doubt.may_land_over(&record));
+        saved.record = Some(record);
     }
 
     /// The write of `record` failed: it may have landed.
     fn doubt(&self, record: Stored) {
-        self.saved().in_doubt = Some(record);
+        let mut saved = self.saved();
+        if saved.in_doubt.len() == MAX_IN_DOUBT {
+            saved.in_doubt.remove(0);
+        }
+        saved.in_doubt.push(record);
     }
 
-    /// What to merge `found`, a newer record in the store, against: this process's write in
-    /// doubt if `found` holds it (the live session's changes up to it are in `found`
+    /// What to merge `found`, a newer record in the store, against: this process's latest
+    /// write in doubt that `found` holds (the live session's changes up to it are in `found`
     /// already), else `known`, the record the live session last went on from.
     fn merge_base(&self, found: &Stored, known: Stored) -> Stored {
         let saved = self.saved();
-        saved.in_doubt.as_ref().filter(|doubt| found.holds(doubt)).cloned().unwrap_or(known)
+        saved.in_doubt.iter().rev().find(|doubt| found.holds(doubt)).cloned().unwrap_or(known)
     }
 }
 
@@ -217,6 +229,12 @@ fn admit<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>, 
         Instant::now(),
     );
     let Ok(evicted) = admitted else { return false };
+    end_evicted(shared, evicted);
+    true
+}
+
+/// Ends the sessions the table gave up to make room, and drops their logs.
+fn end_evicted<S: Send + 'static>(shared: &Shared<S>, evicted: Vec<(String, Session<S>)>) {
     if !evicted.is_empty() {
         let events = shared.events.clone();
         off_executor(shared, move || {
@@ -226,7 +244,6 @@ fn admit<S: Send + 'static>(shared: &Shared<S>, id: &str, session: &Session<S>, 
             }
         });
     }
-    true
 }
 
 /// Runs `work`, which may call the event store (sessions' streams logging as they end), off
@@ -394,8 +411,24 @@ async fn session_for<S: Send + 'static>(
         refresh(shared, id, &held).await?;
         return Ok((held, Some(visit)));
     }
-    let revived = restore(shared, id, visit.info(Some(id))).await?;
-    revived.map(|session| (session, None)).ok_or_else(Refusal::unknown_session)
+    match restore(shared, id, visit.clone().info(Some(id))).await? {
+        Some(Revived::Opened(session)) => Ok((session, None)),
+        // Read from the store before this request's client may have last written it.
+        Some(Revived::Held(held)) => {
+            refresh(shared, id, &held).await?;
+            Ok((held, Some(visit)))
+        }
+        None => Err(Refusal::unknown_session()),
+    }
+}
+
+/// A session brought back from the store for a request.
+enum Revived<S> {
+    /// Opened here from its record, and entered in the table.
+    Opened(Session<S>),
+    /// Another request brought it back meanwhile, and that one is held here: the request goes
+    /// on with it (replacing it would drop what its requests changed and had not stored yet).
+    Held(Session<S>),
 }
 
 /// A session this process does not hold, brought back from the store (another process, or
@@ -405,7 +438,7 @@ async fn restore<S: Send + 'static>(
     shared: &Shared<S>,
     id: &str,
     info: TransportInfo,
-) -> Result<Option<Session<S>>, Refusal> {
+) -> Result<Option<Revived<S>>, Refusal> {
     let Some(store) = shared.options.session_store.as_ref() else { return Ok(None) };
     let loaded = store.load(id).await;
     let record = match loaded {
@@ -416,13 +449,14 @@ async fn restore<S: Send + 'static>(
     Ok(revive(shared, id, info, record))
 }
 
-/// The session `id` opened here from its stored `record` (`None` if it cannot be).
+/// The session `id` opened here from its stored `record`, or the one held here if another
+/// request brought it back meanwhile (`None` if it cannot be opened).
 fn revive<S: Send + 'static>(
     shared: &Shared<S>,
     id: &str,
     info: TransportInfo,
     record: talaria_core::http::event_log::SessionRecord,
-) -> Option<Session<S>> {
+) -> Option<Revived<S>> {
     let (stored, snapshot) = Stored::read(record.data)?;
     let streams = logged_streams(shared, id);
     let conn = shared
@@ -434,13 +468,29 @@ fn revive<S: Send + 'static>(
     fan_out(shared, &session);
     session.set_saved(stored);
     let owner = session.conn.with(|served, _| served.endpoint.transport().and_then(owner_of));
-    if !admit(shared, id, &session, owner.as_deref()) {
-        end_session(&session);
-        return None;
+    let admitted = {
+        let mut sessions = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        match sessions.get_mut(id, Instant::now()) {
+            Some(held) => Err(held.clone()),
+            None => Ok(sessions.admit(id.to_owned(), session.clone(), owner.as_deref(), Instant::now())),
+        }
+    };
+    match admitted {
+        Err(held) => {
+            end_session(&session);
+            Some(Revived::Held(held))
+        }
+        Ok(Err(_full)) => {
+            end_session(&session);
+            None
+        }
+        Ok(Ok(evicted)) => {
+            end_evicted(shared, evicted);
+            // It is in use: the request that brought it back goes on with it.
+            lookup(shared, id);
+            Some(Revived::Opened(session))
+        }
     }
-    // It is in use: the request that brought it back goes on with it.
-    lookup(shared, id);
-    Some(session)
 }
 
 /// After an exchange, the session keeps what it knows of its transport but not the request's
@@ -661,6 +711,7 @@ pub(super) async fn plan<S: Send + 'static>(
 
 /// What a request tells its session about the transport: the request's headers, the peer,
 /// and the caller as the authorization hook named it.
+#[derive(Clone)]
 pub(super) struct Visit {
     headers: Headers,
     remote_addr: Option<SocketAddr>,
