@@ -20,15 +20,14 @@ use talaria_redis::{RedisOptions, RedisSessionStore};
 /// until `release`; its `count` tool counts and answers at once. Counts merge by adding what
 /// each process counted ([`talaria::server::Server::merge_session_state`]).
 fn holding_server(
-    redis: &RedisServer,
-    prefix: &str,
+    store: talaria::http::SharedSessionStore,
     entered: &Arc<std::sync::atomic::AtomicBool>,
     release: &Arc<std::sync::atomic::AtomicBool>,
 ) -> HttpServer {
     use std::sync::atomic::Ordering;
     use talaria::core::schema::resources::Resource;
     use talaria::core::schema::TextResourceContents;
-    let options = HttpServerOptions::default().session_store(sessions(redis, prefix));
+    let options = HttpServerOptions::default().session_store(store);
     let schema = json!({"type": "object"}).as_object().cloned().unwrap();
     let (entered, release) = (Arc::clone(entered), Arc::clone(release));
     let router = Router::<u64>::builder()
@@ -67,8 +66,8 @@ fn changes_two_processes_make_to_one_session_at_once_are_all_kept() {
     let redis = RedisServer::start();
     let prefix = unique_prefix();
     let (entered, release) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
-    let first = holding_server(&redis, &prefix, &entered, &release);
-    let second = holding_server(&redis, &prefix, &entered, &release);
+    let first = holding_server(sessions(&redis, &prefix), &entered, &release);
+    let second = holding_server(sessions(&redis, &prefix), &entered, &release);
     let (client, session) = legacy_client(first.local_addr());
     assert_eq!(client.call_tool("count", json!({})).unwrap().content[0].as_text(), Some("1"));
     // The first process serves `hold` from the record it read (count 1) ...
@@ -108,6 +107,86 @@ fn changes_two_processes_make_to_one_session_at_once_are_all_kept() {
     assert_eq!(client.call_tool("count", json!({})).unwrap().content[0].as_text(), Some("4"));
     let (status, body) = post(second.local_addr(), &session, &count);
     assert!(status == 200 && body.contains(r#""text":"5""#), "{status} {body}");
+}
+
+/// Three processes counting in one session at once, from eight clients, while Redis stalls
+/// (`SIGSTOP`) past the stores' timeout again and again: refreshes fail (503, nothing counted),
+/// and writes time out in doubt, to run when Redis goes on (landing, or finding the record
+/// moved on). No request finds its session gone. Once each process has stored again, every
+/// count that was answered is in the record exactly once: none lost with a write that failed,
+/// none counted twice from a write in doubt merged again.
+#[test]
+fn counts_answered_while_redis_stalls_past_its_timeout_are_each_kept_once() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::Duration;
+    const CLIENTS: usize = 8;
+    const CALLS: usize = 60;
+    let redis = RedisServer::start();
+    let prefix = unique_prefix();
+    let options = || RedisOptions::default().prefix(&prefix).io_timeout(Duration::from_millis(50));
+    let blocking =
+        || talaria::http::SharedSessionStore::new(RedisSessionStore::connect(&redis.url(), options()).unwrap());
+    #[cfg(feature = "smol")]
+    let last = talaria::http::SharedSessionStore::from_async(
+        smol::block_on(talaria_redis::AsyncRedisSessionStore::connect(&redis.url(), options())).unwrap(),
+    );
+    #[cfg(not(feature = "smol"))]
+    let last = blocking();
+    let go = Arc::new(AtomicBool::new(true));
+    let servers = [blocking(), blocking(), last].map(|store| holding_server(store, &go, &go));
+    let addrs: Vec<_> = servers.iter().map(HttpServer::local_addr).collect();
+    // Kept open: a client that closes ends its session.
+    let (_client, session) = legacy_client(addrs[0]);
+    let count =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "count", "arguments": {}}});
+    let (answered, refused) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let running = AtomicBool::new(true);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while running.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(40));
+                redis.pause();
+                std::thread::sleep(Duration::from_millis(120));
+                redis.resume();
+            }
+        });
+        let clients: Vec<_> = (0..CLIENTS)
+            .map(|c| {
+                let (addrs, session, count, answered, refused) = (&addrs, &session, &count, &answered, &refused);
+                scope.spawn(move || {
+                    for n in 0..CALLS {
+                        let (status, body) = post(addrs[(c + n) % addrs.len()], session, count);
+                        match status {
+                            200 if body.contains(r#""text":""#) => answered.fetch_add(1, Ordering::SeqCst),
+                            503 => refused.fetch_add(1, Ordering::SeqCst),
+                            _ => panic!("{status} {body}"),
+                        };
+                    }
+                })
+            })
+            .collect();
+        for client in clients {
+            client.join().unwrap();
+        }
+        running.store(false, Ordering::SeqCst);
+    });
+    // Writes that timed out run once Redis goes on.
+    std::thread::sleep(Duration::from_millis(300));
+    let (answered, refused) = (answered.into_inner(), refused.into_inner());
+    assert!(refused > 0 && answered > CLIENTS * CALLS / 4, "answered {answered}, refused {refused}");
+    // Each process stores what it holds; the last one's answer has every count.
+    let settled: Vec<String> = addrs
+        .iter()
+        .map(|addr| {
+            let (status, body) = post(*addr, &session, &count);
+            assert_eq!(status, 200, "{body}");
+            let body: Value = serde_json::from_str(&body).unwrap();
+            body["result"]["content"][0]["text"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    let total = answered + addrs.len();
+    println!("while Redis stalled: {answered} counts answered, {refused} refused (503); settled at {settled:?}");
+    assert_eq!(settled[2], total.to_string(), "answered {answered}, refused {refused}, settled {settled:?}");
 }
 
 /// An SSE answer larger than any socket buffer, logged in Redis with a retention that keeps
