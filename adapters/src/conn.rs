@@ -252,10 +252,16 @@ impl<E: Engine> Conn<E> {
         Ok(self.step(f, then))
     }
 
-    /// Whether the transport's frames gain from leaving together (a byte stream), or each
-    /// request is sent apart (see [`FrameSink::batches`]).
+    /// Whether the transport's frames gain from leaving together (a byte stream: see
+    /// [`FrameSink::batches`]).
     pub(crate) const fn batches(&self) -> bool {
         self.outbox.batches()
+    }
+
+    /// Whether the transport sends each request on a job of its own, which a blocking caller
+    /// can run itself (see [`FrameSink::sends_apart`]).
+    pub(crate) const fn sends_apart(&self) -> bool {
+        self.outbox.sends_apart()
     }
 
     /// Whether the engine has closed.

@@ -75,6 +75,12 @@ impl FrameSink for ChannelSink {
     fn close(&mut self) {
         self.tx = None;
     }
+
+    /// Each frame is a message of its own on the channel: nothing leaves together, and a
+    /// writer thread would only add a hand-off per call.
+    fn batches(&self) -> bool {
+        false
+    }
 }
 
 struct NoTeardown;

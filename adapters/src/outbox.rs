@@ -84,12 +84,16 @@ pub(crate) trait FrameSink: Send {
     fn never_blocks(&self) -> bool {
         false
     }
-    /// Whether frames gain from leaving together, several in one write (a byte stream does).
-    /// A sink that sends each request on its own (one HTTP POST each) says no: then the
-    /// producing thread always writes its own request, and can carry it out itself (see
-    /// `caller_runs`).
+    /// Whether frames gain from leaving together, several in one write (a byte stream does):
+    /// then a client with several calls in flight leaves its requests to the writer thread.
+    /// A sink that says no has the producing thread always write its own request.
     fn batches(&self) -> bool {
         true
+    }
+    /// Whether each request is sent on a job of its own (one HTTP POST each), which the
+    /// calling thread of a blocking call can carry out itself (see `caller_runs`).
+    fn sends_apart(&self) -> bool {
+        false
     }
 }
 
@@ -202,6 +206,8 @@ pub(crate) struct Outbox {
     on_broken: Arc<OnBroken>,
     /// The sink's [`FrameSink::batches`].
     batches: bool,
+    /// The sink's [`FrameSink::sends_apart`].
+    sends_apart: bool,
 }
 
 impl Outbox {
@@ -216,9 +222,10 @@ impl Outbox {
             limit: limit.max(1),
         });
         let on_broken = Arc::new(on_broken);
-        let batches = sink.batches();
+        let (batches, sends_apart) = (sink.batches(), sink.sends_apart());
         if sink.never_blocks() {
-            return Ok(Self { shared, inline: Some(Mutex::new(sink)), tried: None, on_broken, batches });
+            let inline = Some(Mutex::new(sink));
+            return Ok(Self { shared, inline, tried: None, on_broken, batches, sends_apart });
         }
         let tries = sink.tries();
         let sink = Arc::new(Mutex::new(sink));
@@ -226,12 +233,17 @@ impl Outbox {
         std::thread::Builder::new()
             .name("talaria-write".into())
             .spawn(move || write_loop(&writer, &writes, &broken))?;
-        Ok(Self { shared, inline: None, tried: tries.then_some(sink), on_broken, batches })
+        Ok(Self { shared, inline: None, tried: tries.then_some(sink), on_broken, batches, sends_apart })
     }
 
     /// Whether the sink's frames gain from leaving together ([`FrameSink::batches`]).
     pub(crate) const fn batches(&self) -> bool {
         self.batches
+    }
+
+    /// Whether the sink sends each request on a job of its own ([`FrameSink::sends_apart`]).
+    pub(crate) const fn sends_apart(&self) -> bool {
+        self.sends_apart
     }
 
     /// Appends `frames` (in order; nothing if the sink failed). Call it while holding

@@ -57,9 +57,10 @@ pub(super) fn conn_key(conn: &Arc<Conn<Endpoint>>) -> crate::caller_runs::ConnKe
 
 impl Waiting {
     /// A blocking call on `conn` that runs its request's job itself, if the transport sends
-    /// requests apart (one HTTP POST each); `None` for a byte stream, whose writer sends them.
+    /// requests apart (one HTTP POST each); `None` otherwise (a byte stream, whose writer
+    /// sends them, or channels).
     pub(super) fn for_conn(conn: &Conn<Endpoint>) -> Option<Self> {
-        (!conn.batches()).then(Self::begin)
+        conn.sends_apart().then(Self::begin)
     }
 }
 

@@ -468,6 +468,10 @@ impl FrameSink for HttpSink {
         false
     }
 
+    fn sends_apart(&self) -> bool {
+        true
+    }
+
     fn try_send(&mut self, frames: Vec<Outgoing>) -> std::io::Result<bool> {
         for (message, payload) in frames.into_iter().filter_map(message_of) {
             if !self.kept.is_empty() {
