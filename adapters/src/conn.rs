@@ -37,8 +37,9 @@ pub(crate) trait Engine: Send + 'static {
 const HOLD_MAX: usize = 64 * 1024;
 
 /// From how many requests in flight a new one is handed to the writer thread rather than
-/// written by the calling thread: the writer then writes whatever piled up meanwhile in one
-/// go, so a busy connection writes a burst of requests per syscall, not one each.
+/// written by the calling thread, on a transport whose frames gain from leaving together
+/// ([`FrameSink::batches`]: a WebSocket): the writer then writes whatever piled up meanwhile
+/// in one go, so a busy connection writes a burst of requests per syscall, not one each.
 const BATCH_FROM: usize = 4;
 
 /// What happens to the frames a step produced.
