@@ -306,15 +306,24 @@ fn counting_server(store: SharedSessionStore) -> HttpServer {
 fn a_write_that_seemed_to_fail_but_landed_is_not_merged_again() {
     let fail_next = Arc::new(AtomicBool::new(false));
     let server = counting_server(Flaky::shared(next(&fail_next, Write::StoreIf, Fate::LandsButFails)));
-    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
-    let client = Client::http(&format!("http://{}/mcp", server.local_addr()), &[], options).unwrap();
-    let count = || client.call_tool("count", json!({})).unwrap().content[0].as_text().unwrap().to_owned();
-    assert_eq!(count(), "1");
-    assert_eq!(count(), "2");
+    let client = legacy_client(&server.local_addr().to_string());
+    assert_eq!(count(&client), "1");
+    assert_eq!(count(&client), "2");
     fail_next.store(true, Ordering::SeqCst);
-    assert_eq!(count(), "3", "the answer goes out; the record of 3 landed, though its write failed");
-    assert_eq!(count(), "4", "3 was this process's own record, not another's change to add");
-    assert_eq!(count(), "5");
+    assert_eq!(count(&client), "3", "the answer goes out; the record of 3 landed, though its write failed");
+    assert_eq!(count(&client), "4", "3 was this process's own record, not another's change to add");
+    assert_eq!(count(&client), "5");
+}
+
+/// A legacy client of the server at `addr`.
+fn legacy_client(addr: &str) -> Client {
+    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
+    Client::http(&format!("http://{addr}/mcp"), &[], options).unwrap()
+}
+
+/// Calls `count` through `client`: its text.
+fn count(client: &Client) -> String {
+    client.call_tool("count", json!({})).unwrap().content[0].as_text().unwrap().to_owned()
 }
 
 /// A session whose first write failed without landing is written by its next save, and
@@ -323,11 +332,10 @@ fn a_write_that_seemed_to_fail_but_landed_is_not_merged_again() {
 fn a_first_write_that_failed_is_made_by_the_next_save() {
     let lose_next_store = Arc::new(AtomicBool::new(true));
     let server = counting_server(Flaky::shared(next(&lose_next_store, Write::Store, Fate::Lost)));
-    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
-    let client = Client::http(&format!("http://{}/mcp", server.local_addr()), &[], options).unwrap();
+    let client = legacy_client(&server.local_addr().to_string());
     assert!(!lose_next_store.load(Ordering::SeqCst), "the initialize's write was refused");
     for n in 1..=3 {
-        assert_eq!(client.call_tool("count", json!({})).unwrap().content[0].as_text(), Some(n.to_string().as_str()));
+        assert_eq!(count(&client), n.to_string());
     }
 }
 
@@ -338,20 +346,18 @@ fn a_write_in_doubt_that_landed_under_another_processs_write_is_not_counted_twic
     let fail_next = Arc::new(AtomicBool::new(false));
     let store = Flaky::shared(next(&fail_next, Write::StoreIf, Fate::LandsButFails));
     let (a, b) = (counting_server(store.clone()), counting_server(store));
-    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
-    let client = Client::http(&format!("http://{}/mcp", a.local_addr()), &[], options).unwrap();
-    let count = || client.call_tool("count", json!({})).unwrap().content[0].as_text().unwrap().to_owned();
-    assert_eq!(count(), "1");
-    assert_eq!(count(), "2");
+    let client = legacy_client(&a.local_addr().to_string());
+    assert_eq!(count(&client), "1");
+    assert_eq!(count(&client), "2");
     fail_next.store(true, Ordering::SeqCst);
-    assert_eq!(count(), "3", "the record of 3 landed, though its write failed");
+    assert_eq!(count(&client), "3", "the record of 3 landed, though its write failed");
     // The same session on the other process: it reads 3, counts 4 and stores it over 3.
     let session = client.session_id().unwrap();
     let version = client.protocol_version();
     assert_eq!(count_on(&b.local_addr().to_string(), &session, version.as_str()), "4");
-    assert_eq!(count(), "5", "3 is in the record of 4: only what was counted since 3 is merged (nothing)");
+    assert_eq!(count(&client), "5", "3 is in the record of 4: only what was counted since 3 is merged (nothing)");
     assert_eq!(count_on(&b.local_addr().to_string(), &session, version.as_str()), "6");
-    assert_eq!(count(), "7");
+    assert_eq!(count(&client), "7");
 }
 
 /// Calls `count` in `session` on the server at `addr` by hand (another process's client),
@@ -406,8 +412,7 @@ fn counts_from_three_processes_with_writes_in_doubt_are_each_kept_once() {
         let store = Flaky::shared(fates);
         let servers: Vec<HttpServer> = (0..3).map(|_| counting_server(store.clone())).collect();
         let addrs: Vec<String> = servers.iter().map(|s| s.local_addr().to_string()).collect();
-        let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
-        let client = Client::http(&format!("http://{}/mcp", addrs[0]), &[], options).unwrap();
+        let client = legacy_client(&addrs[0]);
         let session = client.session_id().unwrap();
         let version = client.protocol_version().as_str();
         flaky.store(true, Ordering::SeqCst);
