@@ -87,6 +87,60 @@ fn with_writes(plain: &[u8], writes: &[String]) -> Vec<u8> {
     bytes
 }
 
+/// What the store holds of a session, as far as this process knows.
+#[derive(Debug, Default)]
+pub(super) struct Saved {
+    /// The record last written to (or read from) the store.
+    record: Option<Stored>,
+    /// Records whose writes failed in a way that leaves open whether they landed (a timeout
+    /// after the script ran), oldest first. A record found in the store later that holds one
+    /// (see [`Stored::holds`]) already has this process's changes up to it: only those made
+    /// since are merged into it (merging from an older base would count them twice). Each
+    /// later one has the changes of those before it.
+    in_doubt: Vec<Stored>,
+}
+
+/// The most writes in doubt a session remembers (each failed write adds one until a record
+/// is stored or read).
+const MAX_IN_DOUBT: usize = 8;
+
+impl Saved {
+    /// The record last written to (or read from) the store.
+    pub(super) const fn record(&self) -> Option<&Stored> {
+        self.record.as_ref()
+    }
+
+    /// The record the store should hold: the last written or read, else one whose write may
+    /// have landed.
+    pub(super) fn base(&self) -> Option<Stored> {
+        self.record.clone().or_else(|| self.in_doubt.last().cloned())
+    }
+
+    /// The store holds `record`, and the live session has everything in it. The writes in
+    /// doubt that `record` holds are settled, as are those that can no longer land (written
+    /// over another record); one written over `record` itself may still land (a command
+    /// that timed out may yet run), and is kept.
+    pub(super) fn set(&mut self, record: Stored) {
+        self.in_doubt.retain(|doubt| !record.holds(doubt) && doubt.may_land_over(&record));
+        self.record = Some(record);
+    }
+
+    /// The write of `record` failed: it may have landed.
+    pub(super) fn doubt(&mut self, record: Stored) {
+        if self.in_doubt.len() == MAX_IN_DOUBT {
+            self.in_doubt.remove(0);
+        }
+        self.in_doubt.push(record);
+    }
+
+    /// What to merge `found`, a newer record in the store, against: this process's latest
+    /// write in doubt that `found` holds (the live session's changes up to it are in `found`
+    /// already), else `known`, the record the live session last went on from.
+    pub(super) fn merge_base(&self, found: &Stored, known: Stored) -> Stored {
+        self.in_doubt.iter().rev().find(|doubt| found.holds(doubt)).cloned().unwrap_or(known)
+    }
+}
+
 /// A name no other write is likely to have: this process's random prefix and a count.
 fn next_write() -> String {
     static PROCESS: OnceLock<String> = OnceLock::new();
@@ -164,6 +218,44 @@ mod tests {
         last = Stored::stamp(plain(), Some(&last));
         assert!(!last.holds(&first), "the oldest is forgotten past {LINEAGE}");
         assert_eq!(Stored::read(last.bytes).unwrap().0.writes.len(), LINEAGE);
+    }
+
+    #[test]
+    fn a_write_in_doubt_is_the_merge_base_while_a_newer_record_holds_it() {
+        let known = Stored::stamp(plain(), None);
+        let mut saved = Saved::default();
+        saved.set(known.clone());
+        let first = Stored::stamp(plain(), Some(&known));
+        saved.doubt(first.clone());
+        // A second write over the record still known, failed too (it could not land: the
+        // first had), must not make the first forgotten.
+        saved.doubt(Stored::stamp(plain(), Some(&known)));
+        let theirs = Stored::stamp(plain(), Some(&first));
+        assert_eq!(saved.merge_base(&theirs, known.clone()), first, "theirs holds the first: merge from it");
+        let sibling = Stored::stamp(plain(), Some(&known));
+        assert_eq!(saved.merge_base(&sibling, known.clone()), known, "a record without ours: from the known one");
+        assert_eq!(saved.base(), Some(known), "the known record is the one to write over");
+    }
+
+    #[test]
+    fn a_stored_record_settles_the_doubts_it_holds_or_that_can_no_longer_land() {
+        let known = Stored::stamp(plain(), None);
+        let mut saved = Saved::default();
+        saved.set(known.clone());
+        let landed = Stored::stamp(plain(), Some(&known));
+        saved.doubt(landed.clone());
+        let theirs = Stored::stamp(plain(), Some(&landed));
+        saved.set(theirs.clone());
+        assert!(saved.in_doubt.is_empty(), "theirs holds it: settled");
+        // A write over the record now held may yet land (a command that timed out may run).
+        let pending = Stored::stamp(plain(), Some(&theirs));
+        saved.doubt(pending.clone());
+        saved.set(theirs.clone());
+        let later = Stored::stamp(plain(), Some(&pending));
+        assert_eq!(saved.merge_base(&later, theirs.clone()), pending, "kept while it may land");
+        // Once the store holds another record, it never can.
+        saved.set(Stored::stamp(plain(), Some(&theirs)));
+        assert!(saved.in_doubt.is_empty(), "settled: it was written over a record gone for good");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use talaria_core::version::ProtocolVersion;
 use super::chan::Receiver;
 use super::options::HttpServerOptions;
 use super::processes::{fan_out, fan_out_hook, for_another_process, number_requests, process_prefix, GetStreamPeers};
-use super::record::Stored;
+use super::record::{Saved, Stored};
 use super::store_pool::SharedEventStore;
 use super::streams::{Log, StreamMsg, Streams};
 use crate::conn::Conn;
@@ -38,23 +38,6 @@ pub(super) struct Session<S> {
     /// another process's record against the record it started from.
     store_turn: Arc<smol::lock::Mutex<()>>,
 }
-
-/// What the store holds of a session, as far as this process knows.
-#[derive(Default)]
-struct Saved {
-    /// The record last written to (or read from) the store.
-    record: Option<Stored>,
-    /// Records whose writes failed in a way that leaves open whether they landed (a timeout
-    /// after the script ran), oldest first. A record found in the store later that holds one
-    /// (see [`Stored::holds`]) already has this process's changes up to it: only those made
-    /// since are merged into it (merging from an older base would count them twice). Each
-    /// later one has the changes of those before it.
-    in_doubt: Vec<Stored>,
-}
-
-/// The most writes in doubt a session remembers (each failed write adds one until a record
-/// is stored or read).
-const MAX_IN_DOUBT: usize = 8;
 
 impl<S> Clone for Session<S> {
     fn clone(&self) -> Self {
@@ -77,42 +60,9 @@ impl<S> Session<S> {
         }
     }
 
+    /// What the store holds of the session, as far as this process knows.
     fn saved(&self) -> MutexGuard<'_, Saved> {
         self.saved.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The record the store should hold: the last written or read, else one whose write may
-    /// have landed.
-    fn base(&self) -> Option<Stored> {
-        let saved = self.saved();
-        saved.record.clone().or_else(|| saved.in_doubt.last().cloned())
-    }
-
-    /// The store holds `record`, and the live session has everything in it. The writes in
-    /// doubt that `record` holds are settled, as are those that can no longer land (written
-    /// over another record); one written over `record` itself may still land (a command
-    /// that timed out may yet run), and is kept.
-    fn set_saved(&self, record: Stored) {
-        let mut saved = self.saved();
-        saved.in_doubt.retain(|doubt| !record.holds(doubt) && doubt.may_land_over(&record));
-        saved.record = Some(record);
-    }
-
-    /// The write of `record` failed: it may have landed.
-    fn doubt(&self, record: Stored) {
-        let mut saved = self.saved();
-        if saved.in_doubt.len() == MAX_IN_DOUBT {
-            saved.in_doubt.remove(0);
-        }
-        saved.in_doubt.push(record);
-    }
-
-    /// What to merge `found`, a newer record in the store, against: this process's latest
-    /// write in doubt that `found` holds (the live session's changes up to it are in `found`
-    /// already), else `known`, the record the live session last went on from.
-    fn merge_base(&self, found: &Stored, known: Stored) -> Stored {
-        let saved = self.saved();
-        saved.in_doubt.iter().rev().find(|doubt| found.holds(doubt)).cloned().unwrap_or(known)
     }
 }
 
@@ -278,41 +228,41 @@ pub(super) async fn save<S: Send + 'static>(shared: &Shared<S>, session: &Sessio
     let Some(store) = &shared.options.session_store else { return };
     let _turn = session.store_turn.lock().await;
     let Some(plain) = changed_record(session) else { return };
-    let Some(mut expected) = session.base() else {
+    let Some(mut expected) = session.saved().base() else {
         // The session's first record.
         let record = Stored::stamp(plain, None);
         match store.store(id, record.bytes.clone(), Instant::now()).await {
-            Ok(()) => session.set_saved(record),
-            Err(_) => session.doubt(record),
+            Ok(()) => session.saved().set(record),
+            Err(_) => session.saved().doubt(record),
         }
         return;
     };
     let mut record = Stored::stamp(plain, Some(&expected));
-    let mut first_in_doubt = session.saved().record.is_none();
+    let mut first_in_doubt = session.saved().record().is_none();
     for _ in 0..MAX_MERGES {
         match store.store_if(id, record.bytes.clone(), expected.bytes.clone(), Instant::now()).await {
             Ok(StoreIf::Stored) => {
-                session.set_saved(record);
+                session.saved().set(record);
                 return;
             }
             // The first write, in doubt, did not land after all.
             Ok(StoreIf::Gone) if first_in_doubt => {
                 match store.store(id, record.bytes.clone(), Instant::now()).await {
-                    Ok(()) => session.set_saved(record),
-                    Err(_) => session.doubt(record),
+                    Ok(()) => session.saved().set(record),
+                    Err(_) => session.saved().doubt(record),
                 }
                 return;
             }
             Ok(StoreIf::Changed(theirs)) => {
                 let Some((theirs, snapshot)) = Stored::read(theirs.data) else { return };
                 // Against this process's write in doubt if it landed, even under another's.
-                let base = session.merge_base(&theirs, expected);
+                let base = session.saved().merge_base(&theirs, expected);
                 let Some(merged) = session.conn.with(|served, _| served.merge(&base.plain, snapshot)) else {
                     return;
                 };
                 first_in_doubt = false;
                 let unchanged = merged == theirs.plain;
-                session.set_saved(theirs.clone());
+                session.saved().set(theirs.clone());
                 if unchanged {
                     // Nothing here that the store's record lacks (an earlier write landed).
                     return;
@@ -321,7 +271,7 @@ pub(super) async fn save<S: Send + 'static>(shared: &Shared<S>, session: &Sessio
                 expected = theirs;
             }
             Err(_) => {
-                session.doubt(record);
+                session.saved().doubt(record);
                 return;
             }
             // Deleted elsewhere: the next request finds it gone.
@@ -336,7 +286,7 @@ fn changed_record<S: Send + 'static>(session: &Session<S>) -> Option<Vec<u8>> {
     let snapshot = session.conn.with(|served, _| served.snapshot())?;
     let plain = serde_json::to_vec(&snapshot).ok()?;
     let saved = session.saved();
-    (saved.record.as_ref().map(|record| &record.plain[..]) != Some(&plain[..])).then_some(plain)
+    (saved.record().map(|record| &record.plain[..]) != Some(&plain[..])).then_some(plain)
 }
 
 /// Checks the session `id`, held here, against the store, and marks it used there: current,
@@ -352,7 +302,7 @@ pub(super) async fn refresh<S: Send + 'static>(
     let _turn = session.store_turn.lock().await;
     // Not stored yet, as far as this process knows (a first write in doubt included: the
     // save after this request settles it).
-    let Some(known) = session.saved().record.clone() else {
+    let Some(known) = session.saved().record().cloned() else {
         return Ok(());
     };
     let refreshed = store.refresh(id, Instant::now(), known.bytes.clone()).await;
@@ -377,14 +327,14 @@ fn take_refresh<S: Send + 'static>(
         Ok(Refresh::Changed(record)) => {
             // Against this process's write in doubt if it landed, even under another's.
             let merged = Stored::read(record.data).and_then(|(found, snapshot)| {
-                let base = session.merge_base(&found, known);
+                let base = session.saved().merge_base(&found, known);
                 session.conn.with(|served, _| served.merge(&base.plain, snapshot)).map(|_| found)
             });
             let Some(found) = merged else {
                 drop_local(shared, id);
                 return Err(Refusal::unknown_session());
             };
-            session.set_saved(found);
+            session.saved().set(found);
             Ok(())
         }
         Ok(_) => Ok(()),
@@ -466,7 +416,7 @@ fn revive<S: Send + 'static>(
     let session = Session::new(conn, streams);
     number_requests(shared, &session);
     fan_out(shared, &session);
-    session.set_saved(stored);
+    session.saved().set(stored);
     let owner = session.conn.with(|served, _| served.endpoint.transport().and_then(owner_of));
     let admitted = {
         let mut sessions = shared.sessions.lock().unwrap_or_else(PoisonError::into_inner);
