@@ -230,6 +230,28 @@ fn a_server_ignoring_sigterm_is_killed_after_the_grace_period() {
     assert!(!status.success());
 }
 
+/// What a server writes to its stderr as it ends (often why it ended) reaches a capturing
+/// callback before `close` returns, even a slow callback: a caller that exits next (the CLI)
+/// loses none of it.
+#[test]
+fn a_servers_last_stderr_lines_reach_the_callback_before_close_returns() {
+    let script = format!("{SERVER} --transport stdio; for n in 1 2 3 4 5; do echo \"bye $n\" >&2; done");
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&lines);
+    let command = StdioCommand::new("sh").args(["-c", &script]).grace_period(Duration::from_secs(2)).stderr(
+        StderrMode::Capture(Arc::new(move |line: &str| {
+            // A slow callback: each line takes a while to hand on.
+            std::thread::sleep(Duration::from_millis(40));
+            seen.lock().unwrap().push(line.to_owned());
+        })),
+    );
+    let client = Client::stdio(command, legacy(ProtocolVersion::V2025_06_18)).unwrap();
+    client.ping().unwrap();
+    client.close();
+    let byes: Vec<String> = lines.lock().unwrap().iter().filter(|line| line.starts_with("bye")).cloned().collect();
+    assert_eq!(byes, (1..=5).map(|n| format!("bye {n}")).collect::<Vec<_>>());
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn grandchildren_die_with_the_server() {

@@ -4,7 +4,7 @@
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use talaria_core::client::Endpoint;
@@ -155,7 +155,13 @@ pub(crate) struct ChildProcess {
     child: Mutex<Child>,
     status: Mutex<Option<ExitStatus>>,
     grace: Duration,
+    /// Hangs up once the captured stderr is read to its end (every line handed over).
+    stderr_read: Mutex<Option<mpsc::Receiver<()>>>,
 }
+
+/// How long closing waits, once the child is gone, for the last lines of its captured stderr
+/// to be handed over (longer only if something the child started still holds the pipe).
+const STDERR_DRAIN: Duration = Duration::from_secs(1);
 
 impl ChildProcess {
     fn try_status(&self) -> Option<ExitStatus> {
@@ -206,9 +212,17 @@ impl Teardown for ChildTeardown {
         // The leader is gone; make sure nothing it started outlives it.
         signal_group(pid, Signal::Kill);
         let status = process.child.lock().unwrap_or_else(PoisonError::into_inner).wait().ok();
-        let mut recorded = process.status.lock().unwrap_or_else(PoisonError::into_inner);
-        if recorded.is_none() {
-            *recorded = status;
+        {
+            let mut recorded = process.status.lock().unwrap_or_else(PoisonError::into_inner);
+            if recorded.is_none() {
+                *recorded = status;
+            }
+        }
+        // What the child wrote last (often why it ended) reaches the callback before close
+        // returns: the caller may exit the process next.
+        let stderr_read = process.stderr_read.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(read) = stderr_read {
+            let _ = read.recv_timeout(STDERR_DRAIN);
         }
     }
 
@@ -271,7 +285,10 @@ pub(crate) fn start(command: StdioCommand) -> io::Result<Started> {
     let mut child = command.spawn()?;
     let stdin = child.stdin.take().ok_or_else(|| io::Error::other("no stdin pipe"))?;
     let stdout = child.stdout.take().ok_or_else(|| io::Error::other("no stdout pipe"))?;
+    let mut stderr_read = None;
     if let (StderrMode::Capture(callback), Some(stderr)) = (command.stderr, child.stderr.take()) {
+        let (reading, read) = mpsc::channel::<()>();
+        stderr_read = Some(read);
         std::thread::Builder::new().name("talaria-stderr".into()).spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 match line {
@@ -279,9 +296,15 @@ pub(crate) fn start(command: StdioCommand) -> io::Result<Started> {
                     Err(_) => break,
                 }
             }
+            drop(reading);
         })?;
     }
-    let process = Arc::new(ChildProcess { child: Mutex::new(child), status: Mutex::new(None), grace: command.grace });
+    let process = Arc::new(ChildProcess {
+        child: Mutex::new(child),
+        status: Mutex::new(None),
+        grace: command.grace,
+        stderr_read: Mutex::new(stderr_read),
+    });
     Ok(Started { stdin, stdout, process })
 }
 
