@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use talaria_core::http::event_log::{stand_in, EventId, EventStore, Replay};
+use talaria_core::http::event_log::{stand_in, EventId, EventStore, EventStoreError, Replay};
 
 use super::store_pool::SharedEventStore;
 
@@ -98,10 +98,15 @@ impl Log {
     }
 
     /// Runs `f` on a store of the pool, after the writes queued before it are made.
-    fn with<R>(&self, f: impl FnOnce(&mut (dyn EventStore + Send), &str) -> R) -> R {
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut (dyn EventStore + Send), &str) -> Result<T, EventStoreError>,
+    ) -> Result<T, EventStoreError> {
         if self.remote {
             let _writing = lock(&self.later.writing);
-            self.make_queued(false);
+            // The store failed a queued write: this call, which must not land before the
+            // writes still queued, fails too (at once, rather than after each one's timeout).
+            self.make_queued(false)?;
         }
         self.store.with(|store| f(store, &self.session))
     }
@@ -154,15 +159,17 @@ impl Log {
         let log = self.clone();
         smol::unblock(move || {
             let _writing = lock(&log.later.writing);
-            log.make_queued(true);
+            let _ = log.make_queued(true);
         })
         .detach();
     }
 
-    /// Makes the queued writes, oldest first (the caller holds `writing`). The draining task
-    /// says it is done when it finds none left, under the queue's lock: a write queued after
-    /// that starts another.
-    fn make_queued(&self, draining: bool) {
+    /// Makes the queued writes, oldest first (the caller holds `writing`), until the store
+    /// fails one: it is down or stalled, and each write would wait for its timeout. That write
+    /// is given up (it may have landed); the rest stay queued, in order, for the next call or
+    /// queued write to make. The draining task says it is done when it finds none left, or
+    /// on that failure, under the queue's lock: a write queued after that starts another.
+    fn make_queued(&self, draining: bool) -> Result<(), EventStoreError> {
         loop {
             let write = {
                 let mut pending = lock(&self.later.queue);
@@ -170,19 +177,21 @@ impl Log {
                     if draining {
                         pending.draining = false;
                     }
-                    return;
+                    return Ok(());
                 };
                 pending.bytes -= write.size();
                 write
             };
-            self.store.with(|store| match write {
-                Write::Append(stream, payload) => {
-                    let _ = store.append(&self.session, stream, &payload);
-                }
-                Write::Close(stream) => {
-                    let _ = store.close_stream(&self.session, stream);
-                }
+            let made = self.store.with(|store| match write {
+                Write::Append(stream, payload) => store.append(&self.session, stream, &payload).map(drop),
+                Write::Close(stream) => store.close_stream(&self.session, stream),
             });
+            if let Err(e) = made {
+                if draining {
+                    lock(&self.later.queue).draining = false;
+                }
+                return Err(e);
+            }
         }
     }
 
@@ -282,6 +291,62 @@ mod tests {
     fn open(gate: &(Mutex<bool>, Condvar)) {
         *gate.0.lock().unwrap() = true;
         gate.1.notify_all();
+    }
+
+    /// An in-memory store whose appends, while `failing`, wait a while and fail: a remote
+    /// store past its timeout.
+    struct TimingOut {
+        inner: MemoryEventStore,
+        failing: Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    impl EventStore for TimingOut {
+        fn open_stream(&mut self, session: &str) -> Result<u64, EventStoreError> {
+            self.inner.open_stream(session)
+        }
+        fn append(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
+            if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(20));
+                return Err(EventStoreError::Backend("timed out".into()));
+            }
+            self.inner.append(session, stream, data)
+        }
+        fn replay_after(&mut self, session: &str, after: EventId) -> Result<Replay, EventStoreError> {
+            self.inner.replay_after(session, after)
+        }
+        fn close_stream(&mut self, session: &str, stream: u64) -> Result<(), EventStoreError> {
+            self.inner.close_stream(session, stream)
+        }
+        fn drop_session(&mut self, session: &str) -> Result<(), EventStoreError> {
+            self.inner.drop_session(session)
+        }
+    }
+
+    /// A store timing out does not hold a call behind every queued write's timeout (the
+    /// writer of a stream would wait for each): the first failure ends the draining, the call
+    /// fails at once, and the writes still queued are made, in order, once the store is back.
+    #[test]
+    fn a_call_behind_later_writes_a_failing_store_times_out_fails_after_one_timeout() {
+        let failing = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let store = TimingOut { inner: MemoryEventStore::new(Retention::new()), failing: Arc::clone(&failing) };
+        let log = Log::new(SharedEventStore::new(store), "s", true);
+        let stream = log.open().unwrap();
+        failing.store(true, std::sync::atomic::Ordering::SeqCst);
+        for i in 0..50 {
+            log.append_later(stream, i.to_string().into_bytes());
+        }
+        let start = std::time::Instant::now();
+        assert!(log.append(stream, b"now").is_none(), "the store is failing");
+        let took = start.elapsed();
+        // Each queued write made in turn would take 50 x 20 ms.
+        assert!(took < Duration::from_millis(500), "the call waited {took:?}");
+        failing.store(false, std::sync::atomic::Ordering::SeqCst);
+        let replay = log.replay_after(EventId::start(stream)).unwrap();
+        let numbers: Vec<u32> =
+            replay.events.iter().map(|e| String::from_utf8(e.data.clone()).unwrap().parse().unwrap()).collect();
+        assert!(numbers.windows(2).all(|pair| pair[0] < pair[1]), "in order: {numbers:?}");
+        assert_eq!(numbers.last(), Some(&49), "the newest was kept: {numbers:?}");
+        assert!(numbers.len() >= 40, "only the writes the store failed were given up: {numbers:?}");
     }
 
     #[test]
