@@ -259,23 +259,19 @@ mod tests {
     use std::time::Duration;
     use talaria_core::http::event_log::{EventStoreError, MemoryEventStore, Retention};
 
-    /// An in-memory store whose appends wait while its gate is shut: a remote store that
-    /// stalls.
-    struct Gated {
+    /// An in-memory store that runs `before_append` before each append, which may hold it
+    /// (a remote store that stalls) or fail it (one past its timeout).
+    struct Hooked {
         inner: MemoryEventStore,
-        gate: Arc<(Mutex<bool>, Condvar)>,
+        before_append: Box<dyn Fn() -> Result<(), EventStoreError> + Send>,
     }
 
-    impl EventStore for Gated {
+    impl EventStore for Hooked {
         fn open_stream(&mut self, session: &str) -> Result<u64, EventStoreError> {
             self.inner.open_stream(session)
         }
         fn append(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
-            let (open, changed) = &*self.gate;
-            let mut open = open.lock().unwrap();
-            while !*open {
-                open = changed.wait(open).unwrap();
-            }
+            (self.before_append)()?;
             self.inner.append(session, stream, data)
         }
         fn replay_after(&mut self, session: &str, after: EventId) -> Result<Replay, EventStoreError> {
@@ -292,7 +288,16 @@ mod tests {
     fn gated_log() -> (Log, Arc<(Mutex<bool>, Condvar)>) {
         let gate = Arc::new((Mutex::new(false), Condvar::new()));
         let retention = Retention::new().with_max_bytes(64 << 20).with_max_events(1 << 20);
-        let store = Gated { inner: MemoryEventStore::new(retention), gate: Arc::clone(&gate) };
+        let held = Arc::clone(&gate);
+        let wait_open = move || {
+            let (open, changed) = &*held;
+            let mut open = open.lock().unwrap();
+            while !*open {
+                open = changed.wait(open).unwrap();
+            }
+            Ok(())
+        };
+        let store = Hooked { inner: MemoryEventStore::new(retention), before_append: Box::new(wait_open) };
         (Log::new(SharedEventStore::new(store), "s", true), gate)
     }
 
@@ -301,42 +306,21 @@ mod tests {
         gate.1.notify_all();
     }
 
-    /// An in-memory store whose appends, while `failing`, wait a while and fail: a remote
-    /// store past its timeout.
-    struct TimingOut {
-        inner: MemoryEventStore,
-        failing: Arc<std::sync::atomic::AtomicBool>,
-    }
-
-    impl EventStore for TimingOut {
-        fn open_stream(&mut self, session: &str) -> Result<u64, EventStoreError> {
-            self.inner.open_stream(session)
-        }
-        fn append(&mut self, session: &str, stream: u64, data: &[u8]) -> Result<EventId, EventStoreError> {
-            if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
-                std::thread::sleep(Duration::from_millis(40));
-                return Err(EventStoreError::Backend("timed out".into()));
-            }
-            self.inner.append(session, stream, data)
-        }
-        fn replay_after(&mut self, session: &str, after: EventId) -> Result<Replay, EventStoreError> {
-            self.inner.replay_after(session, after)
-        }
-        fn close_stream(&mut self, session: &str, stream: u64) -> Result<(), EventStoreError> {
-            self.inner.close_stream(session, stream)
-        }
-        fn drop_session(&mut self, session: &str) -> Result<(), EventStoreError> {
-            self.inner.drop_session(session)
-        }
-    }
-
     /// A store timing out does not hold a call behind every queued write's timeout (the
     /// writer of a stream would wait for each): the call fails at its first, and the writes
     /// still queued are made, in order, once the store is back.
     #[test]
     fn a_call_behind_later_writes_a_failing_store_times_out_fails_after_one_timeout() {
         let failing = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let store = TimingOut { inner: MemoryEventStore::new(Retention::new()), failing: Arc::clone(&failing) };
+        let failing_now = Arc::clone(&failing);
+        let time_out = move || {
+            if failing_now.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(40));
+                return Err(EventStoreError::Backend("timed out".into()));
+            }
+            Ok(())
+        };
+        let store = Hooked { inner: MemoryEventStore::new(Retention::new()), before_append: Box::new(time_out) };
         let log = Log::new(SharedEventStore::new(store), "s", true);
         let stream = log.open().unwrap();
         failing.store(true, std::sync::atomic::Ordering::SeqCst);
