@@ -140,6 +140,24 @@ mod no_std_impl {
         pub(crate) fn get_or_init(&self, init: impl FnOnce() -> T) -> &T {
             self.0.call_once(init)
         }
+
+        pub(crate) fn get(&self) -> Option<&T> {
+            self.0.get()
+        }
+
+        pub(crate) fn get_mut(&mut self) -> Option<&mut T> {
+            self.0.get_mut()
+        }
+
+        pub(crate) fn into_inner(self) -> Option<T> {
+            self.0.try_into_inner()
+        }
+    }
+
+    impl<T> From<T> for OnceCell<T> {
+        fn from(value: T) -> Self {
+            Self(spin::Once::initialized(value))
+        }
     }
 }
 

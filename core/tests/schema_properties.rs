@@ -103,7 +103,7 @@ fn call_tool_result() -> impl Strategy<Value = CallToolResult> {
     )
         .prop_map(|(content, structured, is_error, meta, extra)| {
             // `null` in an optional member reads as absent, so it is not generated there.
-            let structured_content = structured.filter(|v| !v.is_null());
+            let structured_content = structured.filter(|v| !v.is_null()).map(Into::into);
             CallToolResult { content, structured_content, is_error, meta, extra, ..CallToolResult::new(vec![]) }
         })
 }
@@ -121,7 +121,7 @@ fn tool() -> impl Strategy<Value = Tool> {
         .prop_map(|(name, title, description, schema, output, read_only, extra)| Tool {
             title,
             description,
-            output_schema: output,
+            output_schema: output.map(Into::into),
             annotations: read_only.map(|r| ToolAnnotations { read_only_hint: Some(r), ..Default::default() }),
             extra,
             ..Tool::new(name, schema)

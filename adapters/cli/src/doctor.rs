@@ -165,9 +165,9 @@ fn examine(session: &Session, report: &mut Report) {
 /// A tool's schemas: an object at the top, `required` naming declared properties, and
 /// (where there is one) the same for the output schema.
 fn check_tool(tool: &Tool, report: &mut Report) {
-    let mut problems = schema_problems(&Value::Object(tool.input_schema.clone()), "inputSchema");
+    let mut problems = schema_problems(&Value::Object((*tool.input_schema).clone()), "inputSchema");
     if let Some(output) = &tool.output_schema {
-        problems.extend(schema_problems(&Value::Object(output.clone()), "outputSchema"));
+        problems.extend(schema_problems(&Value::Object((**output).clone()), "outputSchema"));
     }
     if tool.description.as_deref().is_none_or(str::is_empty) {
         report.add(

@@ -30,6 +30,7 @@ pub(crate) mod test_support;
 mod common;
 mod content;
 mod dispatch;
+mod lazy;
 mod methods;
 mod ordered;
 
@@ -60,6 +61,7 @@ pub use content::{
     TextContent, TextResourceContents,
 };
 pub use dispatch::{result_type_of, AnyParams, AnyResult, McpPayloads};
+pub use lazy::{LazyJson, LazyObject, LazyShape};
 pub use methods::{
     method_info, method_info_in, params_capability, Capability, MethodInfo, MethodKind, NotificationMethod,
     RequestMethod, SentBy, Side, METHODS,
