@@ -226,6 +226,7 @@ fn unexpected(text: &str) -> serde::de::Unexpected<'static> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
     use serde_json::{json, Value};
