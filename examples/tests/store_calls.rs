@@ -67,6 +67,11 @@ impl SessionStore for Counting {
         self.writes.fetch_add(1, Ordering::SeqCst);
         self.inner.store_if(session, data, expected, now)
     }
+    /// One write, as a shared store answers it (the memory store's own load, then store).
+    fn store_new(&mut self, session: &str, data: Vec<u8>, now: Instant) -> Result<StoreIf, SessionStoreError> {
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        self.inner.store_new(session, data, now)
+    }
 }
 
 /// [`Counting`] behind the async contract, noting the threads its calls run on.
@@ -121,6 +126,10 @@ impl AsyncSessionStore for AsyncCounting {
         now: Instant,
     ) -> StoreFuture<'a, StoreIf> {
         let got = self.call(|s| s.store_if(id, data, expected, now));
+        Box::pin(async move { got.await? })
+    }
+    fn store_new<'a>(&'a self, id: &'a str, data: Vec<u8>, now: Instant) -> StoreFuture<'a, StoreIf> {
+        let got = self.call(|s| s.store_new(id, data, now));
         Box::pin(async move { got.await? })
     }
 }
@@ -200,7 +209,7 @@ fn a_legacy_request_makes_one_store_call_and_writes_only_changes() {
 /// Which write a [`Flaky`] store was asked for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Write {
-    Store,
+    StoreNew,
     StoreIf,
 }
 
@@ -213,17 +222,71 @@ enum Fate {
     LandsButFails,
     /// Fails without writing.
     Lost,
+    /// Fails without writing yet: the write is made when [`Late::land`] is called, as a
+    /// command that timed out and ran later.
+    Late,
+}
+
+/// A write a [`Flaky`] store reported failed and has not made yet.
+type LateWrite = Box<dyn FnOnce(&mut MemorySessionStore) + Send>;
+
+/// The writes a [`Flaky`] store held back ([`Fate::Late`]), and the store they land in.
+#[derive(Clone)]
+struct Late {
+    store: Arc<Mutex<MemorySessionStore>>,
+    writes: Arc<Mutex<Vec<LateWrite>>>,
+}
+
+impl Late {
+    /// Makes the writes held back, in order.
+    fn land(&self) {
+        let writes = std::mem::take(&mut *self.writes.lock().unwrap());
+        let mut store = self.store.lock().unwrap();
+        for write in writes {
+            write(&mut store);
+        }
+    }
 }
 
 /// A memory store whose writes fail as `fate` decides (reads never fail).
 struct Flaky {
-    inner: MemorySessionStore,
+    inner: Arc<Mutex<MemorySessionStore>>,
     fate: Box<dyn FnMut(Write) -> Fate + Send>,
+    late: Late,
 }
 
 impl Flaky {
     fn shared(fate: impl FnMut(Write) -> Fate + Send + 'static) -> SharedSessionStore {
-        SharedSessionStore::new(Self { inner: MemorySessionStore::new(), fate: Box::new(fate) })
+        Self::with_late(fate).0
+    }
+
+    /// The store, and what lands its writes held back.
+    fn with_late(fate: impl FnMut(Write) -> Fate + Send + 'static) -> (SharedSessionStore, Late) {
+        let inner = Arc::new(Mutex::new(MemorySessionStore::new()));
+        let late = Late { store: Arc::clone(&inner), writes: Arc::default() };
+        (SharedSessionStore::new(Self { inner, fate: Box::new(fate), late: late.clone() }), late)
+    }
+
+    /// Makes `write` as `fate` decides: its answer, or the failure reported.
+    fn write<T>(
+        &mut self,
+        which: Write,
+        write: impl FnOnce(&mut MemorySessionStore) -> Result<T, SessionStoreError> + Send + 'static,
+    ) -> Result<T, SessionStoreError> {
+        let fate = (self.fate)(which);
+        match fate {
+            Fate::Lost => return Err(failed(fate)),
+            Fate::Late => {
+                self.late.writes.lock().unwrap().push(Box::new(move |store| drop(write(store))));
+                return Err(failed(fate));
+            }
+            Fate::Done | Fate::LandsButFails => {}
+        }
+        let done = write(&mut self.inner.lock().unwrap())?;
+        if fate == Fate::LandsButFails {
+            return Err(failed(fate));
+        }
+        Ok(done)
     }
 }
 
@@ -233,27 +296,20 @@ fn failed(fate: Fate) -> SessionStoreError {
 
 impl SessionStore for Flaky {
     fn load(&mut self, session: &str) -> Result<Option<SessionRecord>, SessionStoreError> {
-        self.inner.load(session)
+        self.inner.lock().unwrap().load(session)
     }
-    fn store(&mut self, session: &str, data: Vec<u8>, now: Instant) -> Result<(), SessionStoreError> {
-        let fate = (self.fate)(Write::Store);
-        if fate == Fate::Lost {
-            return Err(failed(fate));
-        }
-        self.inner.store(session, data, now)?;
-        if fate == Fate::LandsButFails {
-            return Err(failed(fate));
-        }
-        Ok(())
+    /// The HTTP server writes with `store_new` and `store_if` only.
+    fn store(&mut self, _: &str, _: Vec<u8>, _: Instant) -> Result<(), SessionStoreError> {
+        unreachable!("a plain store")
     }
     fn touch(&mut self, session: &str, now: Instant) -> Result<bool, SessionStoreError> {
-        self.inner.touch(session, now)
+        self.inner.lock().unwrap().touch(session, now)
     }
     fn delete(&mut self, session: &str) -> Result<bool, SessionStoreError> {
-        self.inner.delete(session)
+        self.inner.lock().unwrap().delete(session)
     }
     fn expired(&mut self, now: Instant, idle: Duration) -> Result<Vec<String>, SessionStoreError> {
-        self.inner.expired(now, idle)
+        self.inner.lock().unwrap().expired(now, idle)
     }
     fn store_if(
         &mut self,
@@ -262,15 +318,12 @@ impl SessionStore for Flaky {
         expected: &[u8],
         now: Instant,
     ) -> Result<StoreIf, SessionStoreError> {
-        let fate = (self.fate)(Write::StoreIf);
-        if fate == Fate::Lost {
-            return Err(failed(fate));
-        }
-        let done = self.inner.store_if(session, data, expected, now)?;
-        if fate == Fate::LandsButFails {
-            return Err(failed(fate));
-        }
-        Ok(done)
+        let (session, expected) = (session.to_owned(), expected.to_owned());
+        self.write(Write::StoreIf, move |store| store.store_if(&session, data, &expected, now))
+    }
+    fn store_new(&mut self, session: &str, data: Vec<u8>, now: Instant) -> Result<StoreIf, SessionStoreError> {
+        let session = session.to_owned();
+        self.write(Write::StoreNew, move |store| store.store_new(&session, data, now))
     }
 }
 
@@ -331,12 +384,31 @@ fn count(client: &Client) -> String {
 #[test]
 fn a_first_write_that_failed_is_made_by_the_next_save() {
     let lose_next_store = Arc::new(AtomicBool::new(true));
-    let server = counting_server(Flaky::shared(next(&lose_next_store, Write::Store, Fate::Lost)));
+    let server = counting_server(Flaky::shared(next(&lose_next_store, Write::StoreNew, Fate::Lost)));
     let client = legacy_client(&server.local_addr().to_string());
     assert!(!lose_next_store.load(Ordering::SeqCst), "the initialize's write was refused");
     for n in 1..=3 {
         assert_eq!(count(&client), n.to_string());
     }
+}
+
+/// A session's first write whose answer was lost, landing only after later writes (a command
+/// that timed out and ran late), does not replace the record written since: a first record is
+/// written only where the store has none.
+#[test]
+fn a_first_write_landing_late_does_not_replace_a_later_record() {
+    let first = Arc::new(AtomicBool::new(true));
+    let (store, late) = Flaky::with_late(next(&first, Write::StoreNew, Fate::Late));
+    let (a, b) = (counting_server(store.clone()), counting_server(store));
+    let client = legacy_client(&a.local_addr().to_string());
+    assert!(!first.load(Ordering::SeqCst), "the initialize's write was held back");
+    assert_eq!(count(&client), "1");
+    let (session, version) = (client.session_id().unwrap(), client.protocol_version());
+    assert_eq!(count_on(&b.local_addr().to_string(), &session, version.as_str()), "2");
+    // The initialize's record (no count yet) lands now, over the record of 2.
+    late.land();
+    assert_eq!(count_on(&b.local_addr().to_string(), &session, version.as_str()), "3");
+    assert_eq!(count(&client), "4");
 }
 
 /// A write in doubt that landed, which another process then wrote over (so the store no longer

@@ -173,6 +173,16 @@ impl AsyncSessionStore for AsyncRedisSessionStore {
         })
     }
 
+    /// One script, as the sync store's
+    /// [`store_new`](talaria_core::http::event_log::SessionStore::store_new).
+    fn store_new<'a>(&'a self, session: &'a str, data: Vec<u8>, now: Instant) -> StoreFuture<'a, StoreIf> {
+        Box::pin(async move {
+            let call = self.commands.store_new(session, data, now);
+            let reply = self.link.run(|mut c| async move { call.invoke_async(&mut c).await }).await.map_err(backend)?;
+            self.commands.store_if_reply(session, reply)
+        })
+    }
+
     fn touch<'a>(&'a self, session: &'a str, now: Instant) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let call = self.commands.touch(session, now);

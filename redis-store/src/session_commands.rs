@@ -54,6 +54,15 @@ if found[1] ~= ARGV[6] then return {2, found[1], found[2] or '0'} end
 write()
 return {1, '', ''}";
 
+/// KEYS: record, index, tombstone. ARGV: as `WRITE`'s. Returns as `STORE_IF` does: written
+/// only where there is no record (a session's first write, which may land late).
+const STORE_NEW: &str = "
+if redis.call('EXISTS', KEYS[3]) == 1 then return {0, '', ''} end
+local found = redis.call('HMGET', KEYS[1], 'data', 'seen')
+if found[1] then return {2, found[1], found[2] or '0'} end
+write()
+return {1, '', ''}";
+
 /// KEYS: record, index. ARGV: seen (ns), score (ms), id, ttl (ms, 0: none).
 const TOUCH: &str = "
 local old = redis.call('HGET', KEYS[1], 'seen')
@@ -87,6 +96,7 @@ pub(crate) struct SessionCommands {
     clock: WallClock,
     store: redis::Script,
     store_if: redis::Script,
+    store_new: redis::Script,
     touch: redis::Script,
 }
 
@@ -99,6 +109,7 @@ impl SessionCommands {
             clock: WallClock::now(),
             store: redis::Script::new(&format!("{LATER}{WRITE}{STORE}")),
             store_if: redis::Script::new(&format!("{LATER}{WRITE}{STORE_IF}")),
+            store_new: redis::Script::new(&format!("{LATER}{WRITE}{STORE_NEW}")),
             touch: redis::Script::new(&format!("{LATER}{TOUCH}")),
         }
     }
@@ -176,7 +187,13 @@ impl SessionCommands {
         call
     }
 
-    /// What [`store_if`](Self::store_if) did.
+    /// Stores `data` as `session`'s first record, seen at `now`, only if it has none (a
+    /// [`StoreIfReply`]; read it with [`store_if_reply`](Self::store_if_reply)).
+    pub(crate) fn store_new(&self, session: &str, data: Vec<u8>, now: Instant) -> redis::ScriptInvocation<'_> {
+        self.write(&self.store_new, session, data, now)
+    }
+
+    /// What [`store_if`](Self::store_if) or [`store_new`](Self::store_new) did.
     pub(crate) fn store_if_reply(
         &self,
         session: &str,

@@ -69,6 +69,13 @@ impl SessionStore for RedisSessionStore {
         self.commands.store_if_reply(session, reply)
     }
 
+    /// One script: written only where there is no record and no tombstone.
+    fn store_new(&mut self, session: &str, data: Vec<u8>, now: Instant) -> Result<StoreIf, SessionStoreError> {
+        let call = self.commands.store_new(session, data, now);
+        let reply = self.link.run(|c| call.invoke(c)).map_err(backend)?;
+        self.commands.store_if_reply(session, reply)
+    }
+
     fn touch(&mut self, session: &str, now: Instant) -> Result<bool, SessionStoreError> {
         let call = self.commands.touch(session, now);
         self.link.run(|c| call.invoke(c)).map(SessionCommands::touch_reply).map_err(backend)

@@ -199,13 +199,13 @@ impl SharedSessionStore {
         }
     }
 
-    /// [`SessionStore::store`], off the executor's threads.
-    pub(crate) async fn store(&self, id: &str, data: Vec<u8>, now: Instant) -> Result<(), SessionStoreError> {
+    /// [`SessionStore::store_new`], off the executor's threads.
+    pub(crate) async fn store_new(&self, id: &str, data: Vec<u8>, now: Instant) -> Result<StoreIf, SessionStoreError> {
         match &self.0 {
-            Kind::Async(store) => store.store(id, data, now).await,
+            Kind::Async(store) => store.store_new(id, data, now).await,
             Kind::Blocking(pool) => {
                 let id = id.to_owned();
-                off_executor(pool, move |store| store.store(&id, data, now)).await
+                off_executor(pool, move |store| store.store_new(&id, data, now)).await
             }
         }
     }
@@ -280,7 +280,7 @@ mod tests {
         for store in stores {
             smol::block_on(async {
                 assert!(store.load("a").await.unwrap().is_none());
-                store.store("a", b"v1".to_vec(), now).await.unwrap();
+                assert_eq!(store.store_new("a", b"v1".to_vec(), now).await.unwrap(), StoreIf::Stored);
                 assert_eq!(store.refresh("a", now, b"v1".to_vec()).await.unwrap(), Refresh::Same);
                 let changed = store.refresh("a", now, b"v0".to_vec()).await.unwrap();
                 assert!(matches!(changed, Refresh::Changed(r) if r.data == b"v1"));
@@ -288,9 +288,9 @@ mod tests {
                 assert_eq!(store.refresh("a", now, b"v1".to_vec()).await.unwrap(), Refresh::Gone);
             });
         }
-        // The async store was called, not a copy: load, store, two refreshes of two calls
-        // each (touch then load, the trait's default), delete, and a refresh that stops at
-        // the touch.
-        assert_eq!(counted.0.lock().unwrap().1, 8);
+        // The async store was called, not a copy: load, a first store of two calls (load then
+        // store, the trait's default), two refreshes of two calls each (touch then load),
+        // delete, and a refresh that stops at the touch.
+        assert_eq!(counted.0.lock().unwrap().1, 9);
     }
 }

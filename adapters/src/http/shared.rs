@@ -223,44 +223,45 @@ fn owner_of(info: &TransportInfo) -> Option<String> {
 /// Another process may have stored the session since (it served a request of the same session
 /// at the same time): the record is then written only over the one this process started from
 /// ([`StoreIf`]), and if another is there, the two are merged (each side's changes kept:
-/// [`Served::merge`]) and the merged record stored in its place.
+/// [`Served::merge`]) and the merged record stored in its place. A first record is written only
+/// where the store has none (`store_new`), so that a first write whose answer was lost, landing
+/// late, cannot replace a record written since.
 pub(super) async fn save<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>, id: &str) {
     let Some(store) = &shared.options.session_store else { return };
     let _turn = session.store_turn.lock().await;
     let Some(plain) = changed_record(session) else { return };
-    let Some(mut expected) = session.saved().base() else {
-        // The session's first record.
-        let record = Stored::stamp(plain, None);
-        match store.store(id, record.bytes.clone(), Instant::now()).await {
-            Ok(()) => session.saved().set(record),
-            Err(_) => session.saved().doubt(record),
-        }
-        return;
-    };
-    let mut record = Stored::stamp(plain, Some(&expected));
-    let mut first_in_doubt = session.saved().record().is_none();
+    // What the store should hold: none for a first record, else the one this process last
+    // stored or read, or its last write in doubt.
+    let mut expected = session.saved().base();
+    let mut record = Stored::stamp(plain, expected.as_ref());
+    let mut first = expected.is_none();
+    let mut first_in_doubt = !first && session.saved().record().is_none();
     for _ in 0..MAX_MERGES {
-        match store.store_if(id, record.bytes.clone(), expected.bytes.clone(), Instant::now()).await {
+        let done = match expected.as_ref().filter(|_| !first) {
+            Some(expected) => store.store_if(id, record.bytes.clone(), expected.bytes.clone(), Instant::now()).await,
+            None => store.store_new(id, record.bytes.clone(), Instant::now()).await,
+        };
+        match done {
             Ok(StoreIf::Stored) => {
                 session.saved().set(record);
                 return;
             }
-            // The first write, in doubt, did not land after all.
+            // The first write, in doubt, did not land after all: this one is the first.
             Ok(StoreIf::Gone) if first_in_doubt => {
-                match store.store(id, record.bytes.clone(), Instant::now()).await {
-                    Ok(()) => session.saved().set(record),
-                    Err(_) => session.saved().doubt(record),
-                }
-                return;
+                first = true;
+                first_in_doubt = false;
             }
             Ok(StoreIf::Changed(theirs)) => {
                 let Some((theirs, snapshot)) = Stored::read(theirs.data) else { return };
                 // Against this process's write in doubt if it landed, even under another's.
-                let base = session.saved().merge_base(&theirs, expected);
+                // (A first write finding a record that holds none of this process's writes
+                // cannot happen with random session ids: this process's state is kept.)
+                let known = expected.unwrap_or_else(|| theirs.clone());
+                let base = session.saved().merge_base(&theirs, known);
                 let Some(merged) = session.conn.with(|served, _| served.merge(&base.plain, snapshot)) else {
                     return;
                 };
-                first_in_doubt = false;
+                (first, first_in_doubt) = (false, false);
                 let unchanged = merged == theirs.plain;
                 session.saved().set(theirs.clone());
                 if unchanged {
@@ -268,7 +269,7 @@ pub(super) async fn save<S: Send + 'static>(shared: &Shared<S>, session: &Sessio
                     return;
                 }
                 record = Stored::stamp(merged, Some(&theirs));
-                expected = theirs;
+                expected = Some(theirs);
             }
             Err(_) => {
                 session.saved().doubt(record);

@@ -127,6 +127,7 @@ const SESSION_STORE_CHECKS: &[(&str, SessionCheck)] = &[
     ("expired_lists_idle_sessions", expired_lists_idle_sessions),
     ("records_are_isolated", records_are_isolated),
     ("store_if_writes_only_over_the_expected_record", store_if_writes_only_over_the_expected_record),
+    ("store_new_writes_only_a_first_record", store_new_writes_only_a_first_record),
 ];
 
 /// Runs the session store battery: `make()` builds an empty store, once per check; virtual time
@@ -559,6 +560,20 @@ fn store_if_writes_only_over_the_expected_record(store: &mut dyn SessionStore, t
     let got = ok("store_if", store.store_if(A, b"v3".to_vec(), b"v2", t1))?;
     ensure!(got == StoreIf::Gone, "store_if of a deleted session: got {got:?}, want Gone");
     expect_record(store, A, None)
+}
+
+fn store_new_writes_only_a_first_record(store: &mut dyn SessionStore, t0: Instant) -> Result<(), String> {
+    let t1 = t0 + Duration::from_secs(1);
+    let got = ok("store_new", store.store_new(A, b"v1".to_vec(), t0))?;
+    ensure!(got == StoreIf::Stored, "store_new of a session never stored: got {got:?}, want Stored");
+    expect_record(store, A, Some((b"v1", t0)))?;
+    ok("store", store.store(A, b"v2".to_vec(), t1))?;
+    // The first write again, landing late: v2 stays.
+    let got = ok("store_new", store.store_new(A, b"v1".to_vec(), t1))?;
+    let want = StoreIf::Changed(SessionRecord::new(b"v2".to_vec(), t1));
+    ensure!(got == want, "store_new over a record: got {got:?}, want {want:?}");
+    expect_record(store, A, Some((b"v2", t1)))?;
+    expect_record(store, B, None)
 }
 
 #[cfg(test)]

@@ -114,6 +114,19 @@ pub trait AsyncSessionStore: Send + Sync {
             }
         })
     }
+
+    /// Stores `data` as the first record of `session` only if it has none
+    /// ([`SessionStore::store_new`]). A store shared between processes does it atomically, in
+    /// one round trip; the default loads, then stores.
+    fn store_new<'a>(&'a self, session: &'a str, data: Vec<u8>, now: Instant) -> StoreFuture<'a, StoreIf> {
+        Box::pin(async move {
+            if let Some(record) = self.load(session).await? {
+                return Ok(StoreIf::Changed(record));
+            }
+            self.store(session, data, now).await?;
+            Ok(StoreIf::Stored)
+        })
+    }
 }
 
 impl<S: AsyncSessionStore + ?Sized> AsyncSessionStore for Arc<S> {
@@ -149,6 +162,10 @@ impl<S: AsyncSessionStore + ?Sized> AsyncSessionStore for Arc<S> {
         now: Instant,
     ) -> StoreFuture<'a, StoreIf> {
         (**self).store_if(session, data, expected, now)
+    }
+
+    fn store_new<'a>(&'a self, session: &'a str, data: Vec<u8>, now: Instant) -> StoreFuture<'a, StoreIf> {
+        (**self).store_new(session, data, now)
     }
 }
 
@@ -224,5 +241,9 @@ impl<A: AsyncSessionStore> SessionStore for BlockingSessionStore<A> {
         now: Instant,
     ) -> Result<StoreIf, SessionStoreError> {
         crate::sync::block_on(self.0.store_if(session, data, expected, now))
+    }
+
+    fn store_new(&mut self, session: &str, data: Vec<u8>, now: Instant) -> Result<StoreIf, SessionStoreError> {
+        crate::sync::block_on(self.0.store_new(session, data, now))
     }
 }

@@ -102,6 +102,10 @@ macro_rules! forward_session_store {
             ) -> Result<StoreIf, SessionStoreError> {
                 (**self).store_if(session, data, expected, now)
             }
+
+            fn store_new(&mut self, session: &str, data: Vec<u8>, now: Instant) -> Result<StoreIf, SessionStoreError> {
+                (**self).store_new(session, data, now)
+            }
         }
     )+};
 }

@@ -307,6 +307,40 @@ pub trait SessionStore {
             }
         }
     }
+
+    /// Stores `data` as the first record of `session`, seen at `now`, only if it has none:
+    /// [`StoreIf::Stored`] once written, [`StoreIf::Changed`] with the record found instead,
+    /// [`StoreIf::Gone`] if the session was deleted (where the store can tell).
+    ///
+    /// The HTTP server writes a session's first record with it, so that a first write whose
+    /// answer was lost, landing late, cannot replace a newer record another process wrote. A
+    /// store shared between processes does it atomically, in one round trip; the default loads,
+    /// then stores, which is atomic only for a store one process owns.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreError::Backend`] if the store failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use talaria_core::http::event_log::{MemorySessionStore, SessionStore, StoreIf};
+    ///
+    /// let now = Instant::now();
+    /// let mut store = MemorySessionStore::new();
+    /// assert_eq!(store.store_new("a", b"v1".to_vec(), now).unwrap(), StoreIf::Stored);
+    /// store.store("a", b"v2".to_vec(), now).unwrap();
+    /// // A late copy of the first write does not undo v2.
+    /// assert!(matches!(store.store_new("a", b"v1".to_vec(), now).unwrap(), StoreIf::Changed(r) if r.data == b"v2"));
+    /// ```
+    fn store_new(&mut self, session: &str, data: Vec<u8>, now: Instant) -> Result<StoreIf, SessionStoreError> {
+        if let Some(record) = self.load(session)? {
+            return Ok(StoreIf::Changed(record));
+        }
+        self.store(session, data, now)?;
+        Ok(StoreIf::Stored)
+    }
 }
 
 /// What [`SessionStore::store_if`] did.
