@@ -175,7 +175,7 @@ fn write_message(out: &mut Vec<u8>, kind: Kind, rng: &mut Rng, id: u64) {
     if kind == Kind::CallResult {
         let mut result = CallToolResult::text(rng.words(12));
         result.content.push(ContentBlock::text(rng.words(4)));
-        result.structured_content = Some(json!({"result": rng.words(3), "score": rng.below(1000)}).into());
+        result.structured_content = Some(json!({"result": rng.words(3), "score": rng.below(1000)}));
         result.is_error = Some(false);
         let id = i64::try_from(id).unwrap();
         Message::from(Response::new(id, &result).unwrap()).write_to(out);
@@ -243,14 +243,11 @@ fn typed_one_pass(line: &[u8], kind: Kind) -> usize {
 }
 
 /// Like [`typed_one_pass`], then reads every member the typed schema keeps as text until looked
-/// at (tool schemas, structured results): the cost when the caller does look.
+/// at (tool schemas): the cost when the caller does look.
 fn typed_one_pass_all_read(line: &[u8], kind: Kind) -> usize {
     match typed(line, kind) {
         Envelope::Response { result: AnyResult::ListTools(list), .. } => {
             list.tools.iter().map(|t| t.input_schema.len() + t.output_schema.as_ref().map_or(0, |o| o.len())).sum()
-        }
-        Envelope::Response { result: AnyResult::CallTool(result), .. } => {
-            result.structured_content.as_deref().map_or(0, |v| usize::from(v.is_object()))
         }
         Envelope::Request { method, .. } | Envelope::Notification { method, .. } => method.len(),
         Envelope::Response { .. } => 1,

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::codec::{LineDecoder, SseDecoder, SseEvent};
 use crate::jsonrpc::{decode_with, DecodeError, Envelope, Message, Packet, RequestId};
-use crate::schema::{AnyParams, AnyResult, McpPayloads};
+use crate::schema::{AnyParams, AnyResult, LazyJson, LazyShape, McpPayloads};
 use crate::version::ProtocolVersion;
 
 /// Decodes a frame as a message or batch; whatever decodes must re-encode to a fixed point,
@@ -112,6 +112,25 @@ fn assert_typed_fixed_point(method: &str, params: &AnyParams) {
 fn assert_result_fixed_point(result: &AnyResult) {
     let first = result_json(result);
     assert!(serde_json::from_slice::<serde_json::Value>(&first).is_ok(), "a typed result must encode as JSON");
+    if let AnyResult::ListTools(list) = result {
+        for tool in &list.tools {
+            assert_reads_as_its_text(&tool.input_schema);
+            if let Some(schema) = &tool.output_schema {
+                assert_reads_as_its_text(schema);
+            }
+        }
+    }
+}
+
+/// A member kept as text reads as the tree that text parses to (a read never falls back to
+/// the default value), and a line break never stays in what it writes.
+fn assert_reads_as_its_text<T: LazyShape + Serialize>(kept: &LazyJson<T>) {
+    if let Some(text) = kept.text() {
+        let parsed: serde_json::Value = serde_json::from_str(text).expect("a kept text is JSON");
+        let read = serde_json::to_value(&**kept).expect("a read value encodes");
+        assert_eq!(read, parsed, "a kept member reads as its text");
+        assert!(!text.contains(['\n', '\r']), "a kept text has no line break");
+    }
 }
 
 fn to_json(value: &impl Serialize) -> Vec<u8> {

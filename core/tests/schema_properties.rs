@@ -103,7 +103,7 @@ fn call_tool_result() -> impl Strategy<Value = CallToolResult> {
     )
         .prop_map(|(content, structured, is_error, meta, extra)| {
             // `null` in an optional member reads as absent, so it is not generated there.
-            let structured_content = structured.filter(|v| !v.is_null()).map(Into::into);
+            let structured_content = structured.filter(|v| !v.is_null());
             CallToolResult { content, structured_content, is_error, meta, extra, ..CallToolResult::new(vec![]) }
         })
 }

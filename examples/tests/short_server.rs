@@ -29,7 +29,7 @@ fn the_short_server_answers_every_kind_of_request() {
     assert_eq!(*steps.lock().unwrap(), [1.0, 2.0, 3.0]);
 
     let sum = client.call_tool("add", json!({"a": 2, "b": 40})).unwrap();
-    assert_eq!(sum.structured_content.as_deref(), Some(&json!({"sum": 42})));
+    assert_eq!(sum.structured_content, Some(json!({"sum": 42})));
     let refused = client.call_tool("add", json!({"a": "two"})).unwrap();
     assert_eq!(refused.is_error, Some(true), "arguments are checked against the derived schema");
 

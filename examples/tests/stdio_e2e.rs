@@ -69,7 +69,7 @@ fn every_typed_call_under_every_legacy_revision() {
         assert_eq!(text_of(&echo), "hi");
         let sum = client.call_tool("add", json!({"a": 2, "b": 40})).unwrap();
         if version >= ProtocolVersion::V2025_06_18 {
-            assert_eq!(sum.structured_content.as_deref(), Some(&json!({"sum": 42})), "{version}");
+            assert_eq!(sum.structured_content, Some(json!({"sum": 42})), "{version}");
         } else {
             assert_eq!(sum.structured_content, None, "{version}: no structured output before 2025-06-18");
         }

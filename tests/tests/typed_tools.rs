@@ -63,7 +63,7 @@ fn handshake_ping_and_tools_in_every_revision() {
         let weather = link.call_tool("weather", json!({"city": "Oslo"})).unwrap_or_else(|e| panic!("{row:?}: {e}"));
         let structured = json!({"city": "Oslo", "celsius": 21.5});
         let expected = row.has(Feature::StructuredOutput).then(|| structured.clone());
-        assert_eq!(weather.structured_content.as_deref(), expected.as_ref(), "{row:?}");
+        assert_eq!(weather.structured_content, expected, "{row:?}");
         let text: Value = serde_json::from_str(text_of(&weather)).unwrap();
         assert_eq!(text, structured, "{row:?}: the text block carries the same JSON");
 
@@ -133,7 +133,7 @@ fn structured_output_is_checked_against_the_declared_schema() {
         // Before tools/list the client knows no schema, and takes the result as it is.
         let mut link = Link::new(row);
         let unchecked = link.call_tool("liar", json!({})).unwrap();
-        assert_eq!(unchecked.structured_content.as_deref(), Some(&json!({"count": "many"})), "{row:?}");
+        assert_eq!(unchecked.structured_content, Some(json!({"count": "many"})), "{row:?}");
 
         link.call::<ListTools>(&PaginatedRequestParams::default()).unwrap();
         match link.call_tool("liar", json!({})) {
@@ -149,7 +149,7 @@ fn structured_output_is_checked_against_the_declared_schema() {
         }
         // A result that fits passes; so does a tool error.
         let fits = link.call_tool("weather", json!({"city": "Rome"})).unwrap();
-        assert_eq!(fits.structured_content.as_deref(), Some(&json!({"city": "Rome", "celsius": 21.5})), "{row:?}");
+        assert_eq!(fits.structured_content, Some(json!({"city": "Rome", "celsius": 21.5})), "{row:?}");
         let error = link.call_tool("weather", json!({})).unwrap();
         assert!(error.is_error(), "{row:?}: bad arguments are a tool error, not a schema violation");
     }

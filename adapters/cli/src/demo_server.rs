@@ -32,7 +32,7 @@ pub struct DemoState {
 ///
 /// let client = talaria::memory::connect(&talaria_cli::demo_server(), ClientOptions::new("me", "1"))?;
 /// let result = client.call_tool("add", serde_json::json!({"a": 2, "b": 3}))?;
-/// assert_eq!(result.structured_content.as_deref(), Some(&serde_json::json!({"sum": 5})));
+/// assert_eq!(result.structured_content, Some(serde_json::json!({"sum": 5})));
 /// # Ok::<(), talaria::client::ClientError>(())
 /// ```
 #[must_use]

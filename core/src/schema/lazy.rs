@@ -2,9 +2,11 @@
 //! something looks at it.
 //!
 //! Some members are large and often passed on untouched: a tool's `inputSchema` and
-//! `outputSchema`, which a client mostly hands to a model as they are, and a tool result's
-//! `structuredContent`. (A call's `arguments` are not among them: a server always reads them,
-//! to check them against the tool's schema.) Decoding one into a `serde_json::Value` costs an allocation
+//! `outputSchema`, which a client mostly hands to a model as they are. (A call's `arguments`
+//! are not among them: a server always reads them, to check them against the tool's schema;
+//! nor is a result's `structuredContent`, which a client checks against the tool's
+//! `outputSchema`, and which is mostly small, where keeping its text costs what reading it
+//! does.) Decoding one into a `serde_json::Value` costs an allocation
 //! per string, per array and per object; keeping its text costs one copy. The tree is built on
 //! first access (through `Deref`), once, and encoding writes the text back unchanged until the
 //! value is changed through `DerefMut`.
@@ -25,6 +27,39 @@ use crate::sync::OnceCell;
 /// (counted anywhere, strings included: an upper bound of its depth) is read while decoding,
 /// which fails as a tree member would.
 const KEPT_BRACKETS: usize = 100;
+
+/// The longest run of digits a kept text may have: an integer of 309 digits is beyond `f64`.
+const KEPT_DIGITS: usize = 300;
+
+/// Whether reading `text` later could fail where reading it now would. `serde_json` checks a
+/// raw value's syntax only; building the value also refuses nesting past its recursion limit,
+/// a number beyond `f64`'s range and a `\u` escape of a lone surrogate. The answer errs on the
+/// side of reading now: it does not tell strings from the rest, so any exponent-like `1e`, run
+/// of 300 digits, `\uD` escape or more than [`KEPT_BRACKETS`] brackets, in a string or not,
+/// counts (reading such a text now costs what a tree member would).
+fn read_now(text: &[u8]) -> bool {
+    let brackets = memchr::memchr2_iter(b'{', b'[', text).take(KEPT_BRACKETS + 1).count();
+    // An exponent follows a digit (JSON has no `1.e5`).
+    let exponent = || memchr::memchr2_iter(b'e', b'E', text).any(|i| i > 0 && text[i - 1].is_ascii_digit());
+    // `\uD800` to `\uDFFF`, and a few more: surrogates, paired or not.
+    let surrogate = || {
+        memchr::memchr_iter(b'\\', text)
+            .any(|i| text.get(i + 1) == Some(&b'u') && matches!(text.get(i + 2), Some(b'd' | b'D')))
+    };
+    brackets > KEPT_BRACKETS || exponent() || surrogate() || long_digit_run(text)
+}
+
+/// Whether `text` has a run of [`KEPT_DIGITS`] digits. Such a run covers one of the bytes
+/// probed every `KEPT_DIGITS / 2`, and only digits probed are followed out.
+fn long_digit_run(text: &[u8]) -> bool {
+    text.iter().enumerate().step_by(KEPT_DIGITS / 2).any(|(i, b)| {
+        b.is_ascii_digit() && {
+            let before = text[..i].iter().rev().take_while(|b| b.is_ascii_digit()).count();
+            let after = text[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+            before + after >= KEPT_DIGITS
+        }
+    })
+}
 
 /// A JSON value of type `T` (a [`JsonObject`] or a `serde_json::Value`), kept as its text when
 /// decoded and read into a `T` the first time it is dereferenced.
@@ -202,9 +237,8 @@ impl<'de, T: LazyShape> Deserialize<'de> for LazyJson<T> {
         // Line breaks between tokens (a pretty-printed peer): the text is not written back,
         // as a newline-delimited transport could not carry it.
         let broken = memchr::memchr2(b'\n', b'\r', bytes).is_some();
-        let brackets = memchr::memchr2_iter(b'{', b'[', bytes).take(KEPT_BRACKETS + 1).count();
-        if broken || brackets > KEPT_BRACKETS {
-            // Read now (failing here if nested deeper than a later read would allow).
+        if broken || read_now(bytes) {
+            // Read now, failing here as a tree member would.
             let value: T = serde_json::from_str(text.get()).map_err(D::Error::custom)?;
             let text = (!broken).then_some(text);
             return Ok(Self { text, value: OnceCell::from(value) });
@@ -274,6 +308,28 @@ mod tests {
         let read: LazyObject = serde_json::from_str(&deep(120)).unwrap();
         assert!(read.contains_key("a"));
         assert!(serde_json::from_str::<LazyObject>(&deep(200)).is_err());
+    }
+
+    #[test]
+    fn what_a_later_read_would_refuse_is_refused_when_decoded() {
+        let big = format!("{{\"n\":{}}}", "9".repeat(400));
+        for text in [r#"{"n":1e400}"#, r#"{"n":-2E+999}"#, r#"{"s":"\ud800"}"#, r#"{"s":"\uDFFF x"}"#, &big] {
+            let err = serde_json::from_str::<LazyObject>(text).unwrap_err();
+            assert!(serde_json::from_str::<Value>(text).is_err(), "{text}: {err}");
+        }
+        // What reads fine is kept, read now or not.
+        for text in [r#"{"n":1e300,"m":2.5E-7}"#, r#"{"s":"\ud83d\ude00"}"#, r#"{"s":"\\ud800"}"#] {
+            let kept: LazyObject = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_value(&*kept).unwrap(), serde_json::from_str::<Value>(text).unwrap());
+            assert_eq!(kept.text(), Some(text));
+        }
+        assert!(!read_now(br#"{"type":"object","properties":{"a":{"type":"integer","maximum":100}}}"#));
+        for run in [KEPT_DIGITS - 1, KEPT_DIGITS, KEPT_DIGITS + 7] {
+            for at in [0, 1, 149, 150, 151, 299, 300] {
+                let text = format!("{}{}x", "a".repeat(at), "7".repeat(run));
+                assert_eq!(long_digit_run(text.as_bytes()), run >= KEPT_DIGITS, "{run} digits after {at}");
+            }
+        }
     }
 
     #[test]

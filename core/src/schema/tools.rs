@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{Icon, JsonObject, Meta, NotificationParams, PaginatedRequestParams, ResultType};
 use super::content::{AudioContent, ContentBlock, EmbeddedResource, ImageContent, ResourceContents, ResourceLink};
-use super::lazy::{LazyJson, LazyObject};
+use super::lazy::LazyObject;
 use super::macros::{cacheable_list, mcp_struct};
 use super::methods::{notification_method, request_method};
 use super::mrtr::InputResponses;
@@ -316,7 +316,7 @@ mcp_struct! {
         /// (2025-06-18+; an object through 2025-11-25, any JSON value from 2026-07-28 on).
         ///
         /// A JSON `null` reads as absent.
-        opt structured_content: LazyJson<serde_json::Value> = "structuredContent",
+        opt structured_content: serde_json::Value = "structuredContent",
         /// Whether the call ended in an error; absent means `false`.
         opt is_error: bool = "isError",
         /// Result metadata.
@@ -441,12 +441,12 @@ impl CallToolResult {
     ///
     /// let r = CallToolResult::structured(json!([1, 2]));
     /// assert_eq!(r.content[0].as_text(), Some("[1,2]"));
-    /// assert_eq!(r.structured_content.as_deref(), Some(&json!([1, 2])));
+    /// assert_eq!(r.structured_content, Some(json!([1, 2])));
     /// ```
     #[must_use]
     pub fn structured(value: serde_json::Value) -> Self {
         let text = value.to_string();
-        Self { structured_content: Some(value.into()), ..Self::text(text) }
+        Self { structured_content: Some(value), ..Self::text(text) }
     }
 
     /// Whether the call ended in an error (`isError` absent counts as `false`).
@@ -470,7 +470,7 @@ impl ForRevision for CallToolResult {
         };
         if let Some(value) = self.structured_content.take_if(|v| !fits(v)) {
             if self.content.is_empty() {
-                self.content.push(ContentBlock::text((*value).to_string()));
+                self.content.push(ContentBlock::text(value.to_string()));
             }
         }
     }
@@ -578,7 +578,7 @@ mod tests {
                 .unwrap();
         let r: CallToolResult = serde_json::from_str(&text).unwrap();
         assert_eq!(r.result_type, Some(ResultType::Complete));
-        assert!(r.structured_content.as_deref().is_some_and(Value::is_array));
+        assert!(r.structured_content.as_ref().is_some_and(Value::is_array));
         assert!(r.extra.is_empty());
     }
 
@@ -641,7 +641,7 @@ mod tests {
     fn call_result_keeps_structured_content_where_the_revision_allows_it() {
         let mut r = CallToolResult::structured(json!({"a": 1}));
         r.adapt_to(ProtocolVersion::V2025_06_18);
-        assert_eq!(r.structured_content.as_deref(), Some(&json!({"a": 1})));
+        assert_eq!(r.structured_content, Some(json!({"a": 1})));
         assert_eq!(r.result_type, None);
 
         let mut r = CallToolResult::structured(json!([1]));
@@ -655,18 +655,18 @@ mod tests {
     #[test]
     fn call_result_drops_structured_content_for_older_revisions_without_losing_it() {
         // Only structured content: the text block is added when dropping it.
-        let mut r = CallToolResult { structured_content: Some(json!({"a": 1}).into()), ..Default::default() };
+        let mut r = CallToolResult { structured_content: Some(json!({"a": 1})), ..Default::default() };
         r.adapt_to(ProtocolVersion::V2024_11_05);
         assert_eq!(serde_json::to_value(&r).unwrap(), json!({"content": [{"type": "text", "text": r#"{"a":1}"#}]}));
 
         // An array is not allowed before 2026-07-28.
-        let mut r = CallToolResult { structured_content: Some(json!([1, 2]).into()), ..Default::default() };
+        let mut r = CallToolResult { structured_content: Some(json!([1, 2])), ..Default::default() };
         r.adapt_to(ProtocolVersion::V2025_11_25);
         assert_eq!(r.structured_content, None);
         assert_eq!(r.content, vec![ContentBlock::text("[1,2]")]);
 
         // Existing content is left alone.
-        let mut r = CallToolResult { structured_content: Some(json!({"a": 1}).into()), ..CallToolResult::text("one") };
+        let mut r = CallToolResult { structured_content: Some(json!({"a": 1})), ..CallToolResult::text("one") };
         r.adapt_to(ProtocolVersion::V2025_03_26);
         assert_eq!(r.content, vec![ContentBlock::text("one")]);
         assert_eq!(r.structured_content, None);
