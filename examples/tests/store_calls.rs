@@ -222,6 +222,8 @@ enum Fate {
     LandsButFails,
     /// Fails without writing.
     Lost,
+    /// Answers that the session was deleted (a tombstone), without writing.
+    Deleted,
     /// Fails without writing yet: the write is made when [`Late::land`] is called, as a
     /// command that timed out and ran later.
     Late,
@@ -268,14 +270,15 @@ impl Flaky {
     }
 
     /// Makes `write` as `fate` decides: its answer, or the failure reported.
-    fn write<T>(
+    fn write(
         &mut self,
         which: Write,
-        write: impl FnOnce(&mut MemorySessionStore) -> Result<T, SessionStoreError> + Send + 'static,
-    ) -> Result<T, SessionStoreError> {
+        write: impl FnOnce(&mut MemorySessionStore) -> Result<StoreIf, SessionStoreError> + Send + 'static,
+    ) -> Result<StoreIf, SessionStoreError> {
         let fate = (self.fate)(which);
         match fate {
             Fate::Lost => return Err(failed(fate)),
+            Fate::Deleted => return Ok(StoreIf::Gone),
             Fate::Late => {
                 self.late.writes.lock().unwrap().push(Box::new(move |store| drop(write(store))));
                 return Err(failed(fate));
@@ -390,6 +393,21 @@ fn a_first_write_that_failed_is_made_by_the_next_save() {
     for n in 1..=3 {
         assert_eq!(count(&client), n.to_string());
     }
+}
+
+/// A session deleted elsewhere before its first record was written (the store answers the
+/// first write with a tombstone) ends here: no refresh would notice, as it has no record to
+/// check.
+#[test]
+fn a_session_whose_first_write_finds_it_deleted_ends() {
+    let first = Arc::new(AtomicBool::new(true));
+    let server = counting_server(Flaky::shared(next(&first, Write::StoreNew, Fate::Deleted)));
+    let options = ClientOptions::new("c", "1").mode(ClientMode::Legacy);
+    let client = Client::http(&format!("http://{}/mcp", server.local_addr()), &[], options);
+    assert!(!first.load(Ordering::SeqCst), "the initialize's write found a tombstone");
+    // Ended before or after the handshake's end: either way, not served any longer.
+    let counted = client.map(|client| client.call_tool("count", json!({})));
+    assert!(!matches!(counted, Ok(Ok(_))), "{counted:?}");
 }
 
 /// A session's first write whose answer was lost, landing only after later writes (a command

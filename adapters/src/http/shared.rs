@@ -275,7 +275,14 @@ pub(super) async fn save<S: Send + 'static>(shared: &Shared<S>, session: &Sessio
                 session.saved().doubt(record);
                 return;
             }
-            // Deleted elsewhere: the next request finds it gone.
+            // Deleted elsewhere: the next request's refresh finds it gone. A session with no
+            // record yet is not refreshed (there is nothing to check), so it ends here.
+            Ok(StoreIf::Gone) => {
+                if first {
+                    drop_local(shared, id);
+                }
+                return;
+            }
             _ => return,
         }
     }

@@ -6,10 +6,10 @@
 //! are not among them: a server always reads them, to check them against the tool's schema;
 //! nor is a result's `structuredContent`, which a client checks against the tool's
 //! `outputSchema`, and which is mostly small, where keeping its text costs what reading it
-//! does.) Decoding one into a `serde_json::Value` costs an allocation
-//! per string, per array and per object; keeping its text costs one copy. The tree is built on
-//! first access (through `Deref`), once, and encoding writes the text back unchanged until the
-//! value is changed through `DerefMut`.
+//! does.) Decoding one into a `serde_json::Value` costs an allocation per string, per array
+//! and per object; keeping its text costs one copy and a scan. The tree is built on first
+//! access (through `Deref`), once, and encoding writes the text back unchanged until the value
+//! is changed through `DerefMut`.
 
 use crate::alloc_prelude::*;
 use core::fmt;
@@ -67,7 +67,9 @@ fn long_digit_run(text: &[u8]) -> bool {
 /// It reads like the `T` it holds (`Deref`), compares and prints as that `T`, and is made from
 /// one with `From`/`into()`. Encoding writes the text it was decoded from, byte for byte, unless
 /// it was changed through `DerefMut` (or held line breaks, which a newline-delimited transport
-/// cannot carry: that text is read at once and written from the value).
+/// cannot carry: that text is read at once and written from the value). That is `serde_json`'s
+/// raw-value encoding, which its writers and `to_value` understand: to encode a kept value in
+/// another format, encode the value itself (`&*kept`).
 ///
 /// # Examples
 ///
