@@ -120,7 +120,7 @@ other = [
 if whole:
     other.append(f"| typed decode, whole corpus, vs `Value` | {whole[0]:.2f}x one pass ({whole[2]:.2f}x with every kept member read), {whole[1]:.2f}x two passes | 1.5x | {verdict(max(whole[:2]), 1.5)} |")
 if small:
-    other.append(f"| typed decode of `tools/call` results (small), vs `Value` | {small[0]:.2f}x one pass {small[1]:.2f}x two passes | 1.2x | {verdict(max(small[:2]), 1.2)} |")
+    other.append(f"| typed decode of `tools/call` results (small), vs `Value` | {small[0]:.2f}x one pass, {small[1]:.2f}x two passes | 1.2x | {verdict(max(small[:2]), 1.2)} |")
 other.append(f"| minimal stdio server, stripped (release profile) | {int(size_release)/1e6:.2f} MB | 1 MB | {verdict(int(size_release)/1e6, 1.0, above=False)} |")
 other.append(f"| the same, `opt-level = \"s\"`, LTO, 1 codegen unit, `panic = \"abort\"` | {int(size_small)/1e6:.2f} MB | 1 MB | {verdict(int(size_small)/1e6, 1.0, above=False)} |")
 other.append(f"| `talaria-core` clean release build | {build_s}, {crates} crates | 15 s | {'' if build_s == 'skipped' else verdict(float(build_s.split()[0]), 15, above=False)} |")
