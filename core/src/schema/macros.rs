@@ -62,80 +62,6 @@ impl<'de> serde::Deserialize<'de> for Key<'de> {
     }
 }
 
-/// A tagged union's tag value: borrowed from the input when it is a string without escapes
-/// (as every SDK writes one), any other JSON value kept as a `Value` (the object is then kept
-/// whole as an unknown variant).
-pub(crate) enum Tag<'de> {
-    /// A string.
-    Str(alloc::borrow::Cow<'de, str>),
-    /// Any other value.
-    Other(serde_json::Value),
-}
-
-impl Tag<'_> {
-    /// The tag, if it is a string.
-    pub(crate) fn as_str(&self) -> Option<&str> {
-        match self {
-            Self::Str(s) => Some(s),
-            Self::Other(_) => None,
-        }
-    }
-
-    /// The tag as a JSON value, to keep in an unknown variant's object.
-    pub(crate) fn into_value(self) -> serde_json::Value {
-        match self {
-            Self::Str(s) => serde_json::Value::String(s.into_owned()),
-            Self::Other(v) => v,
-        }
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Tag<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
-        use serde::Deserialize as _;
-        use serde_json::Value;
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Tag<'de>;
-            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.write_str("a JSON value")
-            }
-            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Tag<'de>, E> {
-                Ok(Tag::Str(alloc::borrow::Cow::Borrowed(v)))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Tag<'de>, E> {
-                Ok(Tag::Str(alloc::borrow::Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Tag<'de>, E> {
-                Ok(Tag::Str(alloc::borrow::Cow::Owned(v)))
-            }
-            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Tag<'de>, E> {
-                Ok(Tag::Other(Value::Bool(v)))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Tag<'de>, E> {
-                Ok(Tag::Other(Value::from(v)))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Tag<'de>, E> {
-                Ok(Tag::Other(Value::from(v)))
-            }
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Tag<'de>, E> {
-                Ok(Tag::Other(Value::from(v)))
-            }
-            fn visit_unit<E: serde::de::Error>(self) -> Result<Tag<'de>, E> {
-                Ok(Tag::Other(Value::Null))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Tag<'de>, A::Error> {
-                Value::deserialize(SeqAccessDeserializer::new(seq)).map(Tag::Other)
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Tag<'de>, A::Error> {
-                Value::deserialize(MapAccessDeserializer::new(map)).map(Tag::Other)
-            }
-        }
-        deserializer.deserialize_any(V)
-    }
-}
-
 /// Decodes an object type from the members left in a map.
 ///
 /// Implemented by every `mcp_struct!` type; tagged unions call it after reading the tag.
@@ -433,7 +359,7 @@ macro_rules! tagged_union {
                             return $name::from_object($crate::schema::JsonObject::new());
                         };
                         if first.0 == $tag {
-                            let tag: $crate::schema::macros::Tag<'de> = map.next_value()?;
+                            let tag: serde_json::Value = map.next_value()?;
                             match tag.as_str() {
                                 $( Some($value) => {
                                     return <$inner as $crate::schema::macros::FromMap>::from_map(&mut map).map($name::$variant);
@@ -441,7 +367,7 @@ macro_rules! tagged_union {
                                 _ => {}
                             }
                             let mut object = $crate::schema::JsonObject::new();
-                            object.insert(first.0.into_owned(), tag.into_value());
+                            object.insert(first.0.into_owned(), tag);
                             $crate::schema::macros::collect_rest(&mut map, &mut object)?;
                             return $name::from_object(object);
                         }
