@@ -82,7 +82,7 @@ fn annotations() -> impl Strategy<Value = Option<Annotations>> {
 fn content_block() -> impl Strategy<Value = ContentBlock> {
     prop_oneof![
         ("\\PC{0,30}", annotations(), meta(), extra()).prop_map(|(text, annotations, meta, extra)| ContentBlock::Text(
-            TextContent { text, annotations, meta, extra }
+            TextContent { text, annotations: annotations.map(Box::new), meta, extra }
         )),
         ("[A-Za-z0-9+/]{0,12}", "image/(png|jpeg)", meta())
             .prop_map(|(data, mime, meta)| ContentBlock::Image(ImageContent { meta, ..ImageContent::new(data, mime) })),

@@ -437,7 +437,7 @@ fn image() -> ContentBlock {
 
 /// `contents` embedded as resource content.
 fn embedded(contents: impl Into<ResourceContents>) -> ContentBlock {
-    ContentBlock::Resource(EmbeddedResource::new(contents.into()))
+    ContentBlock::Resource(Box::new(EmbeddedResource::new(contents.into())))
 }
 
 /// The static resources, the template and the subscribable resource.

@@ -23,7 +23,7 @@ mcp_struct! {
         /// The text.
         req text: String = "text",
         /// Display hints.
-        opt annotations: Annotations = "annotations",
+        opt annotations: Box<Annotations> = "annotations",
         /// Metadata (2025-06-18+).
         opt meta: Meta = "_meta",
     }
@@ -48,7 +48,7 @@ mcp_struct! {
         /// The image's MIME type.
         req mime_type: String = "mimeType",
         /// Display hints.
-        opt annotations: Annotations = "annotations",
+        opt annotations: Box<Annotations> = "annotations",
         /// Metadata (2025-06-18+).
         opt meta: Meta = "_meta",
     }
@@ -73,7 +73,7 @@ mcp_struct! {
         /// The audio's MIME type.
         req mime_type: String = "mimeType",
         /// Display hints.
-        opt annotations: Annotations = "annotations",
+        opt annotations: Box<Annotations> = "annotations",
         /// Metadata.
         opt meta: Meta = "_meta",
     }
@@ -108,7 +108,7 @@ mcp_struct! {
         /// Icons (2025-11-25+).
         opt icons: Vec<Icon> = "icons",
         /// Display hints.
-        opt annotations: Annotations = "annotations",
+        opt annotations: Box<Annotations> = "annotations",
         /// Metadata.
         opt meta: Meta = "_meta",
     }
@@ -130,7 +130,7 @@ mcp_struct! {
         /// The contents.
         req resource: ResourceContents = "resource",
         /// Display hints.
-        opt annotations: Annotations = "annotations",
+        opt annotations: Box<Annotations> = "annotations",
         /// Metadata.
         opt meta: Meta = "_meta",
     }
@@ -341,9 +341,21 @@ tagged_union! {
         /// Audio (2025-03-26+).
         "audio" => Audio(AudioContent),
         /// A link to a resource (2025-06-18+).
-        "resource_link" => ResourceLink(ResourceLink),
+        "resource_link" => ResourceLink(Box<ResourceLink>),
         /// An embedded resource.
-        "resource" => Resource(EmbeddedResource),
+        "resource" => Resource(Box<EmbeddedResource>),
+    }
+}
+
+impl From<ResourceLink> for ContentBlock {
+    fn from(link: ResourceLink) -> Self {
+        Self::ResourceLink(Box::new(link))
+    }
+}
+
+impl From<EmbeddedResource> for ContentBlock {
+    fn from(resource: EmbeddedResource) -> Self {
+        Self::Resource(Box::new(resource))
     }
 }
 

@@ -128,7 +128,7 @@ macro_rules! any_payloads {
                 $req(payload_type!($($rbox)? <$rpath as RequestMethod>::Result)),
             )*
             /// The server needs more input before it can answer (2026-07-28 MRTR).
-            InputRequired(InputRequiredResult),
+            InputRequired(Box<InputRequiredResult>),
             /// The request became a task (the 2026-07-28 tasks extension).
             Task(Box<CreateTaskResult>),
             /// The result of a method this SDK does not know, kept raw.
@@ -169,28 +169,28 @@ macro_rules! any_payloads {
 
 any_payloads! {
     requests {
-        CallTool => tools::CallTool [boxed],
-        ListTools => tools::ListTools,
+        CallTool => tools::CallTool [boxed] {boxed},
+        ListTools => tools::ListTools {boxed},
         Initialize => lifecycle::Initialize [boxed] {boxed},
         Ping => utilities::Ping,
         Discover => lifecycle::Discover {boxed},
-        ListPrompts => prompts::ListPrompts,
-        GetPrompt => prompts::GetPrompt [boxed],
-        ListResources => resources::ListResources,
-        ListResourceTemplates => resources::ListResourceTemplates,
-        ReadResource => resources::ReadResource,
+        ListPrompts => prompts::ListPrompts {boxed},
+        GetPrompt => prompts::GetPrompt [boxed] {boxed},
+        ListResources => resources::ListResources {boxed},
+        ListResourceTemplates => resources::ListResourceTemplates {boxed},
+        ReadResource => resources::ReadResource {boxed},
         Subscribe => resources::Subscribe,
         Unsubscribe => resources::Unsubscribe,
         SubscriptionsListen => subscriptions::SubscriptionsListen,
-        Complete => completion::Complete [boxed],
+        Complete => completion::Complete [boxed] {boxed},
         SetLevel => logging::SetLevel,
         CreateMessage => sampling::CreateMessage [boxed] {boxed},
         ListRoots => roots::ListRoots,
-        Elicit => elicitation::Elicit [boxed],
+        Elicit => elicitation::Elicit [boxed] {boxed},
         GetTask => tasks::GetTask {boxed},
         GetTaskPayload => tasks::GetTaskPayload,
         CancelTask => tasks::CancelTask {boxed},
-        ListTasks => tasks::ListTasks,
+        ListTasks => tasks::ListTasks {boxed},
     }
     notifications {
         Progress => utilities::Progress,
@@ -236,7 +236,7 @@ impl AnyResult {
         let raw = Box::<RawValue>::deserialize(result)?;
         let text = raw.get();
         let decoded = match result_type_of(&raw) {
-            Some(ResultType::InputRequired) => serde_json::from_str(text).map(Self::InputRequired),
+            Some(ResultType::InputRequired) => serde_json::from_str(text).map(|r| Self::InputRequired(Box::new(r))),
             Some(ResultType::Task) => serde_json::from_str(text).map(|t| Self::Task(Box::new(t))),
             _ => Self::decode_complete(method, &mut serde_json::Deserializer::from_str(text)),
         };

@@ -70,6 +70,12 @@ pub(crate) trait FromMap: Sized {
     fn from_map<'de, A: serde::de::MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error>;
 }
 
+impl<T: FromMap> FromMap for Box<T> {
+    fn from_map<'de, A: serde::de::MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error> {
+        T::from_map(map).map(Self::new)
+    }
+}
+
 /// The serde visitor of every `FromMap` type.
 pub(crate) struct MapVisitor<T> {
     expecting: &'static str,

@@ -744,7 +744,7 @@ fn content_a_revision_lacks_reaches_its_clients_as_text() {
     let blocks = || {
         vec![
             ContentBlock::Audio(AudioContent::new("UklGRg==", "audio/wav")),
-            ContentBlock::ResourceLink(ResourceLink::new("file:///notes.md", "notes")),
+            ContentBlock::ResourceLink(Box::new(ResourceLink::new("file:///notes.md", "notes"))),
             ContentBlock::text("plain"),
         ]
     };
