@@ -9,7 +9,9 @@
 //! and result, `tools/list` results with 50 tools and schemas, `tools/call` requests with small
 //! and 64 KiB arguments, tool results, progress and log notifications, resource contents, and
 //! tiny `{"jsonrpc":"2.0","id":1,"result":{}}` responses. Every figure is the median of the
-//! rounds; ratios compare medians measured in the same process.
+//! rounds. Each round times every step of a table once, one after the other, and a ratio is
+//! the median of the rounds' own ratios (paired): a load that comes and goes on a shared
+//! machine then moves both sides of a ratio rather than one.
 // A bench measures wall-clock time and stops loudly on a corpus it cannot decode.
 #![allow(
     missing_docs,
@@ -296,25 +298,62 @@ fn time(rounds: usize, mut f: impl FnMut() -> usize) -> Duration {
 
 struct Row {
     name: &'static str,
+    /// The median of the rounds' times.
     time: Duration,
+    /// The median of the rounds' ratios of `serde_json -> Value`'s time to this step's, each
+    /// timed in the same round.
+    vs_value: f64,
 }
 
-fn report(title: &str, bytes: usize, msgs: usize, rows: &[Row], base: &str) {
-    let base_t = rows.iter().find(|r| r.name == base).unwrap().time.as_secs_f64();
+/// One step of a table: its name and the work it times.
+type Step<'a> = (&'static str, Box<dyn FnMut() -> usize + 'a>);
+
+/// Times every step once per round, in turn (after one warm-up run of each), and pairs each
+/// step's ratio against the step named `base` round by round.
+fn time_rows(rounds: usize, base: &str, mut steps: Vec<Step<'_>>) -> Vec<Row> {
+    for (_, f) in &mut steps {
+        black_box(f());
+    }
+    let mut times = vec![Vec::with_capacity(rounds); steps.len()];
+    for _ in 0..rounds {
+        for ((_, f), times) in steps.iter_mut().zip(&mut times) {
+            let t = Instant::now();
+            black_box(f());
+            times.push(t.elapsed());
+        }
+    }
+    let base_i = steps.iter().position(|(name, _)| *name == base).unwrap();
+    let base_times = times[base_i].clone();
+    steps
+        .iter()
+        .zip(times)
+        .map(|((name, _), times)| {
+            let mut ratios: Vec<f64> =
+                base_times.iter().zip(&times).map(|(b, t)| b.as_secs_f64() / t.as_secs_f64()).collect();
+            ratios.sort_by(f64::total_cmp);
+            Row { name, vs_value: ratios[ratios.len() / 2], time: median(times) }
+        })
+        .collect()
+}
+
+fn report(title: &str, bytes: usize, msgs: usize, rows: &[Row]) {
     println!("\n{title}: {msgs} messages, {:.1} MB", bytes as f64 / 1e6);
     println!("  {:<40} {:>10} {:>14} {:>9}", "step", "MB/s", "messages/s", "vs Value");
     for r in rows {
         let s = r.time.as_secs_f64();
-        println!("  {:<40} {:>10.0} {:>14.0} {:>8.2}x", r.name, bytes as f64 / 1e6 / s, msgs as f64 / s, base_t / s);
+        println!("  {:<40} {:>10.0} {:>14.0} {:>8.2}x", r.name, bytes as f64 / 1e6 / s, msgs as f64 / s, r.vs_value);
     }
 }
 
+/// The name of the step every ratio is against.
+const VALUE: &str = "serde_json -> Value";
+
 fn parse_rows(c: &Corpus, lines: &[(usize, usize, Kind)], rounds: usize) -> Vec<Row> {
     let b = &c.bytes;
-    vec![
-        Row {
-            name: "serde_json -> IgnoredAny (floor)",
-            time: time(rounds, || {
+    let steps: Vec<Step<'_>> = vec![
+        (
+            "serde_json -> IgnoredAny (floor)",
+            Box::new(|| {
                 lines
                     .iter()
                     .map(|&(s, e, _)| {
@@ -323,38 +362,39 @@ fn parse_rows(c: &Corpus, lines: &[(usize, usize, Kind)], rounds: usize) -> Vec<
                     })
                     .sum()
             }),
-        },
-        Row {
-            name: "serde_json -> Value",
-            time: time(rounds, || {
+        ),
+        (
+            VALUE,
+            Box::new(|| {
                 lines
                     .iter()
                     .map(|&(s, e, _)| usize::from(serde_json::from_slice::<Value>(&b[s..e]).unwrap().is_object()))
                     .sum()
             }),
-        },
-        Row {
-            name: "talaria Message (envelope)",
-            time: time(rounds, || {
+        ),
+        (
+            "talaria Message (envelope)",
+            Box::new(|| {
                 lines
                     .iter()
                     .map(|&(s, e, _)| usize::from(Message::from_slice(&b[s..e]).unwrap().method().is_some()))
                     .sum()
             }),
-        },
-        Row {
-            name: "talaria typed schema (one pass)",
-            time: time(rounds, || lines.iter().map(|&(s, e, k)| typed_one_pass(&b[s..e], k)).sum()),
-        },
-        Row {
-            name: "talaria typed, every kept member read",
-            time: time(rounds, || lines.iter().map(|&(s, e, k)| typed_one_pass_all_read(&b[s..e], k)).sum()),
-        },
-        Row {
-            name: "talaria Message, then typed (2 passes)",
-            time: time(rounds, || lines.iter().map(|&(s, e, k)| typed_two_pass(&b[s..e], k)).sum()),
-        },
-    ]
+        ),
+        (
+            "talaria typed schema (one pass)",
+            Box::new(|| lines.iter().map(|&(s, e, k)| typed_one_pass(&b[s..e], k)).sum()),
+        ),
+        (
+            "talaria typed, every kept member read",
+            Box::new(|| lines.iter().map(|&(s, e, k)| typed_one_pass_all_read(&b[s..e], k)).sum()),
+        ),
+        (
+            "talaria Message, then typed (2 passes)",
+            Box::new(|| lines.iter().map(|&(s, e, k)| typed_two_pass(&b[s..e], k)).sum()),
+        ),
+    ];
+    time_rows(rounds, VALUE, steps)
 }
 
 fn main() {
@@ -388,7 +428,7 @@ fn main() {
 
     // Whole corpus.
     let rows = parse_rows(&c, &c.lines, rounds);
-    report("whole corpus", total, c.lines.len(), &rows, "serde_json -> Value");
+    report("whole corpus", total, c.lines.len(), &rows);
 
     // Per kind.
     let mut summary = Vec::new();
@@ -396,18 +436,10 @@ fn main() {
         let lines: Vec<_> = c.lines.iter().copied().filter(|l| l.2 == kind).collect();
         let bytes: usize = lines.iter().map(|l| l.1 - l.0).sum();
         let rows = parse_rows(&c, &lines, rounds);
-        report(&format!("{kind:?}"), bytes, lines.len(), &rows, "serde_json -> Value");
-        let v = rows[1].time.as_secs_f64();
-        summary.push((
-            kind,
-            v / rows[2].time.as_secs_f64(),
-            v / rows[3].time.as_secs_f64(),
-            v / rows[5].time.as_secs_f64(),
-            v / rows[4].time.as_secs_f64(),
-        ));
+        report(&format!("{kind:?}"), bytes, lines.len(), &rows);
+        summary.push((kind, rows[2].vs_value, rows[3].vs_value, rows[5].vs_value, rows[4].vs_value));
     }
 
-    let v = rows[1].time.as_secs_f64();
     println!(
         "\nsummary (speed relative to serde_json::Value on the same bytes; targets: Message >= 1.5x, typed >= 1.0x)"
     );
@@ -415,7 +447,7 @@ fn main() {
         "  {:<20} {:>9} {:>14} {:>14} {:>14}",
         "kind", "Message", "typed 1 pass", "typed 2 passes", "typed, all read"
     );
-    let whole = |i: usize| v / rows[i].time.as_secs_f64();
+    let whole = |i: usize| rows[i].vs_value;
     println!("  {:<20} {:>8.2}x {:>13.2}x {:>13.2}x {:>13.2}x", "whole corpus", whole(2), whole(3), whole(5), whole(4));
     // `TALARIA_BENCH_ROWS=<file>` (scripts/bench-all.sh): the typed ratios, one tab-separated
     // line each: bench, what, one pass and two passes against `Value`.
