@@ -496,7 +496,7 @@ impl BlobResourceContents {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use serde_json::json;
 
@@ -521,6 +521,22 @@ mod tests {
         let decoded: Vec<ContentBlock> = serde_json::from_value(blocks.clone()).unwrap();
         assert!(decoded.iter().all(|b| !matches!(b, ContentBlock::Unknown(_))));
         assert_eq!(serde_json::to_value(&decoded).unwrap(), blocks);
+    }
+
+    /// The boxed variants are built from their plain types too, and a block stays small
+    /// (every block is moved several times on its way out of a decoder).
+    #[test]
+    fn boxed_blocks_are_built_from_their_plain_types() {
+        let link = ContentBlock::from(ResourceLink::new("file:///a.txt", "a.txt"));
+        let ContentBlock::ResourceLink(inner) = &link else { panic!("{link:?}") };
+        assert_eq!(inner.uri, "file:///a.txt");
+        let embedded = ContentBlock::from(EmbeddedResource::new(TextResourceContents::new("x:/", "t").into()));
+        assert!(matches!(&embedded, ContentBlock::Resource(e) if matches!(e.resource, ResourceContents::Text(_))));
+        let text = serde_json::to_string(&[link, embedded]).unwrap();
+        let back: Vec<ContentBlock> = serde_json::from_str(&text).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        let size = size_of::<ContentBlock>();
+        assert!(size <= 128, "a content block is {size} bytes");
     }
 
     #[test]
