@@ -396,7 +396,7 @@ impl CallToolResult {
     /// ```
     #[must_use]
     pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
-        Self::new(vec![ContentBlock::ResourceLink(Box::new(ResourceLink::new(uri, name)))])
+        Self::new(vec![ResourceLink::new(uri, name).into()])
     }
 
     /// A successful result embedding a resource's `contents`.
@@ -412,7 +412,7 @@ impl CallToolResult {
     /// ```
     #[must_use]
     pub fn resource(contents: ResourceContents) -> Self {
-        Self::new(vec![ContentBlock::Resource(Box::new(EmbeddedResource::new(contents)))])
+        Self::new(vec![EmbeddedResource::new(contents).into()])
     }
 
     /// A tool error, described by one text block, with `isError: true`.
