@@ -99,7 +99,9 @@ impl AsyncRedisSessionStore {
 
     /// [`connect`](Self::connect) (feature `smol`), with the connection's task on `executor`:
     /// give it the executor the server's requests run on
-    /// ([`SmolHttpServer::bind_on`](https://docs.rs/talaria/latest/talaria/http/struct.SmolHttpServer.html#method.bind_on)),
+    /// ([`SmolHttpServer::bind_on`](https://docs.rs/talaria/latest/talaria/http/struct.SmolHttpServer.html#method.bind_on),
+    /// or the one [`HttpServer::bind_with`](https://docs.rs/talaria/latest/talaria/http/struct.HttpServer.html#method.bind_with)
+    /// hands the closure that makes the server's options),
     /// and a round trip's command and reply are handled on those threads, not handed to smol's
     /// global executor and back. Only a `redis://` (TCP) URL takes this path; any other
     /// connects as [`connect`](Self::connect) does. Reconnections after a loss run their task

@@ -103,6 +103,42 @@ impl HttpServer {
         addr: impl ToSocketAddrs,
         options: HttpServerOptions,
     ) -> io::Result<Self> {
+        Self::bind_with(server, addr, |_| Ok(options))
+    }
+
+    /// [`bind`](Self::bind), with the options made once the server's executor runs, from that
+    /// executor: give it to a store that runs tasks of its own (`talaria-redis`'s
+    /// `AsyncRedisSessionStore::connect_on`), and its round trips are handled on the threads
+    /// that serve the requests rather than handed to smol's global executor and back.
+    ///
+    /// # Errors
+    ///
+    /// As [`bind`](Self::bind), or the error `options` returns (the server's threads are
+    /// stopped then).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use talaria::core::server::Router;
+    /// use talaria::http::{HttpServer, HttpServerOptions};
+    /// use talaria::server::Server;
+    ///
+    /// let server = Server::new("http-demo", "1.0", Router::<()>::builder().build());
+    /// let listening = HttpServer::bind_with(&server, "127.0.0.1:0", |executor| {
+    ///     // With talaria-redis: `smol::block_on(AsyncRedisSessionStore::connect_on(
+    ///     // executor.clone(), url, RedisOptions::default()))`, then `.session_store(...)`.
+    ///     let ran = smol::block_on(executor.spawn(async { 1 + 1 }));
+    ///     assert_eq!(ran, 2);
+    ///     Ok(HttpServerOptions::default())
+    /// })?;
+    /// listening.shutdown();
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn bind_with<S: Send + 'static>(
+        server: &Server<S>,
+        addr: impl ToSocketAddrs,
+        options: impl FnOnce(&Arc<smol::Executor<'static>>) -> io::Result<HttpServerOptions>,
+    ) -> io::Result<Self> {
         let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
         let executor = Arc::new(smol::Executor::new());
         let (stop, stopped) = smol::channel::bounded::<()>(1);
@@ -118,8 +154,19 @@ impl HttpServer {
                 Err(_) => break,
             }
         }
-        let listening = listen(Spawner::Own(Arc::downgrade(&executor)), server, addr, options)?;
-        Ok(Self { listening, stop: Some(stop), threads })
+        let listening = options(&executor)
+            .and_then(|options| listen(Spawner::Own(Arc::downgrade(&executor)), server, addr, options));
+        match listening {
+            Ok(listening) => Ok(Self { listening, stop: Some(stop), threads }),
+            Err(e) => {
+                // Closing the channel stops the threads.
+                drop(stop);
+                for thread in threads {
+                    let _ = thread.join();
+                }
+                Err(e)
+            }
+        }
     }
 
     /// The address it listens on.
@@ -434,4 +481,44 @@ async fn turn_away(stream: Async<TcpStream>) {
     let answer =
         b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n";
     let _ = (&stream).write_all(answer).await;
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use talaria_core::server::Router;
+
+    fn server() -> Server<()> {
+        Server::new("bind-with", "1.0", Router::<()>::builder().build())
+    }
+
+    /// What the options are made with is the executor the server's own threads run.
+    #[test]
+    fn the_options_are_made_with_the_executor_that_serves() {
+        let mut ran_on = None;
+        let listening = HttpServer::bind_with(&server(), "127.0.0.1:0", |executor| {
+            let task = executor.spawn(async { std::thread::current().name().map(str::to_owned) });
+            ran_on = smol::block_on(task);
+            Ok(HttpServerOptions::default())
+        })
+        .unwrap();
+        assert!(ran_on.as_deref().is_some_and(|name| name.starts_with("talaria-http-")), "{ran_on:?}");
+        assert_ne!(listening.local_addr().port(), 0);
+        listening.shutdown();
+    }
+
+    /// Options that cannot be made fail the bind, and the threads started for it end: only the
+    /// caller's handle on the executor is left.
+    #[test]
+    fn options_that_fail_stop_the_threads() {
+        let mut kept = None;
+        let refused = HttpServer::bind_with(&server(), "127.0.0.1:0", |executor| {
+            kept = Some(Arc::clone(executor));
+            Err(io::Error::other("no store"))
+        });
+        assert_eq!(refused.unwrap_err().to_string(), "no store");
+        let executor = kept.expect("the options were asked for");
+        assert_eq!(Arc::strong_count(&executor), 1, "a serving thread still holds the executor");
+    }
 }
