@@ -31,8 +31,8 @@ use super::body::{Body, BodyWriter};
 use super::chan::{channel, Receiver};
 use super::processes::{claim_of_stream, follows_others, look_at_followed};
 use super::shared::{
-    feed_post, finish_post, legacy_closed, legacy_message, legacy_session, plan, save, target, version_of, Plan,
-    Session, Shared, Target, Visit,
+    feed_post, finish_post, has_unsaved_changes, legacy_closed, legacy_message, legacy_session, plan, save, target,
+    version_of, Plan, Session, Shared, Target, Visit,
 };
 use super::sse_out::{keepalive_interval, Ending, SseBytes, OPENED};
 use super::streams::{Log, StreamMsg};
@@ -255,6 +255,11 @@ impl<S: Send + 'static> PostStream<S> {
         self.ended = true;
         let saves = finish_post(&self.session, self.stream, self.session_id.as_deref(), PostEnd::Answered);
         if let (true, Some(id)) = (saves, self.session_id.clone()) {
+            // Nothing to store (no store, or a record as stored): the answer goes out now,
+            // with no task to wait for.
+            if !has_unsaved_changes(&self.shared, &self.session) {
+                return;
+            }
             let (shared, session) = (Arc::clone(&self.shared), self.session.clone());
             let (saved, stored) = channel::<()>();
             // A task of its own, so that an exchange dropped meanwhile (the client hung up)

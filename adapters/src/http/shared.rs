@@ -288,6 +288,14 @@ pub(super) async fn save<S: Send + 'static>(shared: &Shared<S>, session: &Sessio
     }
 }
 
+/// Whether [`save`] would have a record to store for `session`: a store is configured and the
+/// session's record differs from the one last stored or read (no store call). Without the
+/// session's store turn, so only a hint that nothing is to be stored: a record that differs
+/// here is checked again by `save`, under it.
+pub(super) fn has_unsaved_changes<S: Send + 'static>(shared: &Shared<S>, session: &Session<S>) -> bool {
+    shared.options.session_store.is_some() && changed_record(session).is_some()
+}
+
 /// The session's snapshot as written, if it differs from the record last stored or read (no
 /// store call: a snapshot and a comparison).
 fn changed_record<S: Send + 'static>(session: &Session<S>) -> Option<Vec<u8>> {
