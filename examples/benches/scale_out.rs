@@ -16,6 +16,9 @@
 //! p50, at least 0.5x the throughput). Medians of `TALARIA_SCALE_BENCH_ROUNDS` rounds (default
 //! 3); `TALARIA_SCALE_BENCH_CALLS` calls per client per round (default 2000).
 //!
+//! `TALARIA_SCALE_RUNTIME=blocking` runs the blocking-host server (`HttpServer::bind_with`,
+//! the async store's connection on its executor) in place of the smol one.
+//!
 //! `TALARIA_SCALE_BENCH_ONLY=N` runs only the Nth setup (from 0: in memory; 1 and 2 the async
 //! store, one and three processes; 3 and 4 the blocking store), for a profiler.
 //!

@@ -125,7 +125,7 @@ pub fn run(options: &Options) -> std::io::Result<()> {
             crate::serve_http(
                 &server,
                 (options.host.as_str(), options.port),
-                http_options,
+                |_| Ok(http_options),
                 options.smol.then(|| crate::smol_executor(None)).as_ref(),
                 |addr| {
                     eprintln!("conformance-server: listening on http://{addr}/mcp");

@@ -47,8 +47,7 @@ pub struct Options {
     /// this URL (`--redis redis://127.0.0.1:6379`).
     pub redis: Option<String>,
     /// With `--redis`: the session store's client, async (the default: awaited on the server's
-    /// executors; with `--runtime smol` its connection's task runs on the server's executor
-    /// too) or blocking (`--redis-store blocking`: a pool of connections called from
+    /// executor, where its connection's task runs too, whichever the runtime) or blocking (`--redis-store blocking`: a pool of connections called from
     /// smol's blocking pool).
     pub redis_async: bool,
     /// With `--runtime smol`: the threads that run the server's executor (`--threads N`;
@@ -146,14 +145,19 @@ pub fn run(options: &Options) -> std::io::Result<()> {
         }
         Transport::Http | Transport::Sse => {
             // One server: Streamable HTTP at /mcp, the legacy transport at /sse and /messages.
-            let mut http_options = talaria::http::HttpServerOptions::default().reply_mode(options.reply_mode);
+            let http_options = talaria::http::HttpServerOptions::default().reply_mode(options.reply_mode);
+            // The async store's connection runs its task on the executor the requests run on.
+            let with_redis = |executor: &std::sync::Arc<smol::Executor<'static>>| match &options.redis {
+                Some(url) => {
+                    let store_on =
+                        if options.redis_async { StoreOn::Async(Some(executor.clone())) } else { StoreOn::Blocking };
+                    shared_through_redis(http_options, url, store_on)
+                }
+                None => Ok(http_options),
+            };
             let executor = options.smol.then(|| crate::smol_executor(options.threads));
-            if let Some(url) = &options.redis {
-                let store_on = if options.redis_async { StoreOn::Async(executor.clone()) } else { StoreOn::Blocking };
-                http_options = shared_through_redis(http_options, url, store_on)?;
-            }
             let path = if options.transport == Transport::Sse { "sse" } else { "mcp" };
-            crate::serve_http(&server, (options.host.as_str(), options.port), http_options, executor.as_ref(), |addr| {
+            crate::serve_http(&server, (options.host.as_str(), options.port), with_redis, executor.as_ref(), |addr| {
                 eprintln!("everything-server: listening on http://{addr}/{path}");
             })
         }

@@ -49,24 +49,26 @@ pub fn smol_executor(threads: Option<usize>) -> std::sync::Arc<smol::Executor<'s
 
 /// Serves `server` over Streamable HTTP on `addr` with the smol server, its tasks on `smol`
 /// (see [`smol_executor`]), or else with the blocking one, telling `listening` the bound
-/// address, until the process ends.
+/// address, until the process ends. `options` makes the server's options, given the executor
+/// its requests run on (`smol`, or the blocking server's own: see [`HttpServer::bind_with`]),
+/// so that a store's connection can run its task there.
 ///
 /// # Errors
 ///
-/// If the address cannot be bound.
+/// If the address cannot be bound, or `options` fails.
 pub fn serve_http<S: Send + 'static>(
     server: &Server<S>,
     addr: impl ToSocketAddrs,
-    options: HttpServerOptions,
+    options: impl FnOnce(&std::sync::Arc<smol::Executor<'static>>) -> std::io::Result<HttpServerOptions>,
     smol: Option<&std::sync::Arc<smol::Executor<'static>>>,
     listening: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
     if let Some(executor) = smol {
-        let served = SmolHttpServer::bind_on(executor, server, addr, options)?;
+        let served = SmolHttpServer::bind_on(executor, server, addr, options(executor)?)?;
         listening(served.local_addr());
         smol::block_on(served.wait());
     } else {
-        let served = HttpServer::bind(server, addr, options)?;
+        let served = HttpServer::bind_with(server, addr, options)?;
         listening(served.local_addr());
         served.wait();
     }

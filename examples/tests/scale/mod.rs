@@ -37,8 +37,10 @@ impl Process {
     pub fn start_sized(port: u16, redis: Option<&str>, store: &str, threads: Option<usize>) -> Self {
         let mut command = Command::new(SERVER);
         // The smol server, whose executor the async session store's connection shares
-        // (`AsyncRedisSessionStore::connect_on`).
-        command.args(["--transport", "http", "--port", &port.to_string(), "--runtime", "smol"]);
+        // (`AsyncRedisSessionStore::connect_on`); `TALARIA_SCALE_RUNTIME=blocking` for the
+        // blocking-host one (`HttpServer::bind_with`, its `--threads` its own).
+        let runtime = std::env::var("TALARIA_SCALE_RUNTIME").unwrap_or_else(|_| "smol".into());
+        command.args(["--transport", "http", "--port", &port.to_string(), "--runtime", &runtime]);
         if let Some(threads) = threads {
             command.args(["--threads", &threads.to_string()]);
         }
