@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 
 use super::deferred::Deferred;
 use super::error::{PromptError, ResourceError, ToolError};
+use crate::schema::mrtr::InputRequest;
 use crate::schema::prompts::GetPromptResult;
 use crate::schema::tools::CallToolResult;
 use crate::schema::{LoggingLevel, ResourceContents};
@@ -76,10 +77,41 @@ pub(super) fn not_askable(method: &str, e: &serde_json::Error) -> CallError {
     }))
 }
 
+/// `method` with `params` as the input request a server posts (a stateless job's round, or a
+/// task's `input_required` status); [`not_askable`] if they do not read as one. Every path
+/// decodes it from a `Value` here, so a server binary carries one copy of the input requests'
+/// decoder.
+pub(super) fn input_request(method: &str, params: serde_json::Value) -> Result<InputRequest, CallError> {
+    let request = serde_json::json!({ "method": method, "params": params });
+    serde_json::from_value(request).map_err(|e| not_askable(method, &e))
+}
+
 /// The error of an ask whose params do not encode.
 pub(super) fn unencodable(method: &str, e: &serde_json::Error) -> CallError {
     CallError::Local(LocalError::NotSent(NotSentReason::Unencodable {
         method: method.to_owned(),
         detail: e.to_string(),
     }))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_ask_reads_as_its_input_request_or_is_not_askable() {
+        let asked = input_request("sampling/createMessage", json!({"messages": [], "maxTokens": 5})).unwrap();
+        let InputRequest::CreateMessage(request) = asked else { panic!("{asked:?}") };
+        assert_eq!(request.params.max_tokens, 5);
+        let url = json!({"mode": "url", "message": "m", "url": "https://example.com"});
+        assert_eq!(input_request("elicitation/create", url).unwrap().method(), Some("elicitation/create"));
+        let refused = input_request("sampling/createMessage", json!({"messages": "none"})).unwrap_err();
+        let CallError::Local(LocalError::NotSent(NotSentReason::NotAskable { method, detail })) = refused else {
+            panic!("{refused:?}")
+        };
+        assert_eq!(method, "sampling/createMessage");
+        assert!(!detail.is_empty());
+    }
 }

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::jsonrpc::ErrorObject;
 use crate::schema::lifecycle::ClientCapabilities;
-use crate::schema::mrtr::{InputRequest, InputRequests, InputRequiredResult, InputResponses};
+use crate::schema::mrtr::{InputRequests, InputRequiredResult, InputResponses};
 use crate::schema::{method_info, params_capability, Capability};
 use crate::session::{required_capabilities, CallError, LocalError, NotSentReason};
 
@@ -103,9 +103,7 @@ impl Rounds {
             // 2026-07-28 has no elicitationId: a server correlates through requestState.
             page.remove("elicitationId");
         }
-        let request = serde_json::json!({ "method": method, "params": params });
-        let request: InputRequest =
-            serde_json::from_value(request).map_err(|e| super::link::not_askable(method, &e))?;
+        let request = super::link::input_request(method, params)?;
         self.missing.lock().insert(ask_key(index), request);
         Err(CallError::Local(LocalError::InputRequired(method.to_owned())))
     }

@@ -31,7 +31,7 @@ use super::error::ToolError;
 use super::link::{not_askable, Link};
 use super::tasks::{iso8601, WallClock};
 use crate::jsonrpc::ErrorObject;
-use crate::schema::mrtr::{InputRequest, InputResponses};
+use crate::schema::mrtr::InputResponses;
 use crate::schema::tasks::ext::{CreateTaskResult, DetailedTask, Task, EXTENSION_ID};
 use crate::schema::tasks::TaskStatus;
 use crate::schema::tools::CallToolResult;
@@ -471,9 +471,8 @@ impl TaskBoard {
     fn ask(&self, id: &str, method: &str, params: &RawValue) -> Result<ValueReceiver<Value>, CallError> {
         let not_running = || CallError::Local(LocalError::NotSent(NotSentReason::TaskNotRunning));
         let edit = self.lock_edit();
-        let request: InputRequest =
-            serde_json::from_str(&format!(r#"{{"method":{},"params":{}}}"#, json_str(method), params.get()))
-                .map_err(|e| not_askable(method, &e))?;
+        let params: Value = serde_json::from_str(params.get()).map_err(|e| not_askable(method, &e))?;
+        let request = super::link::input_request(method, params)?;
         let mut stored = self.store.get(id).ok_or_else(not_running)?;
         if stored.task.status.is_terminal() {
             return Err(CallError::Local(LocalError::Cancelled { reason: Some("the task ended".into()) }));
@@ -500,11 +499,6 @@ impl TaskBoard {
         self.store.update(stored);
         task
     }
-}
-
-/// `s` as a JSON string literal.
-fn json_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 
 /// `time` in milliseconds since the Unix epoch.
