@@ -82,8 +82,10 @@ pub(super) fn not_askable(method: &str, e: &serde_json::Error) -> CallError {
 /// decodes it from a `Value` here, so a server binary carries one copy of the input requests'
 /// decoder.
 pub(super) fn input_request(method: &str, params: serde_json::Value) -> Result<InputRequest, CallError> {
-    let request = serde_json::json!({ "method": method, "params": params });
-    serde_json::from_value(request).map_err(|e| not_askable(method, &e))
+    let mut request = serde_json::Map::new();
+    request.insert("method".into(), serde_json::Value::String(method.into()));
+    request.insert("params".into(), params);
+    serde_json::from_value(serde_json::Value::Object(request)).map_err(|e| not_askable(method, &e))
 }
 
 /// The error of an ask whose params do not encode.
