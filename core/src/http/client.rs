@@ -353,7 +353,8 @@ impl ClientLink {
             #[serde(rename = "protocolVersion")]
             protocol_version: Option<String>,
         }
-        if memchr::memmem::find(reply, b"protocolVersion").is_none() {
+        static PROTOCOL_VERSION_KEY: crate::jsonrpc::scan::Word = crate::jsonrpc::scan::Word::new("protocolVersion");
+        if !PROTOCOL_VERSION_KEY.may_be_in(reply) {
             return;
         }
         let version =
@@ -725,6 +726,9 @@ mod tests {
         // A message that merely mentions the field does not change the version.
         link.learn_version(br#"{"jsonrpc":"2.0","method":"x","params":{"protocolVersion":"1999"}}"#);
         assert_eq!(link.stream_headers(None)[2], (PROTOCOL_VERSION, "2025-11-25".to_owned()));
+        // The key spelled with an escape is still the key.
+        link.learn_version(br#"{"jsonrpc":"2.0","id":1,"result":{"\u0070rotocolVersion":"2025-06-18"}}"#);
+        assert_eq!(link.stream_headers(None)[2], (PROTOCOL_VERSION, "2025-06-18".to_owned()));
     }
 
     #[test]

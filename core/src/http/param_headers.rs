@@ -19,6 +19,9 @@ use crate::jsonrpc::ErrorObject;
 /// The schema keyword naming the header a property is mirrored into.
 pub const ANNOTATION: &str = "x-mcp-header";
 
+/// [`ANNOTATION`] looked for in a reply's text before it is parsed (escapes included).
+static ANNOTATION_WORD: crate::jsonrpc::scan::Word = crate::jsonrpc::scan::Word::new(ANNOTATION);
+
 /// The largest (and, negated, smallest) integer a mirrored header may carry: 2^53 - 1.
 const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
@@ -282,7 +285,7 @@ impl MirroredTools {
             #[serde(rename = "inputSchema", default)]
             input_schema: Map<String, Value>,
         }
-        if self.0.is_empty() && memchr::memmem::find(reply, ANNOTATION.as_bytes()).is_none() {
+        if self.0.is_empty() && !ANNOTATION_WORD.may_be_in(reply) {
             return;
         }
         let Ok(page) = serde_json::from_slice::<Page>(reply) else { return };
@@ -329,7 +332,9 @@ impl MirroredTools {
 #[must_use]
 pub fn without_invalid_mirroring(result: &serde_json::value::RawValue) -> Option<Box<serde_json::value::RawValue>> {
     // Most pages mirror nothing and are not decoded.
-    memchr::memmem::find(result.get().as_bytes(), ANNOTATION.as_bytes())?;
+    if !ANNOTATION_WORD.may_be_in(result.get().as_bytes()) {
+        return None;
+    }
     let mut page: Map<String, Value> = serde_json::from_str(result.get()).ok()?;
     let Some(Value::Array(tools)) = page.get_mut("tools") else { return None };
     let before = tools.len();

@@ -27,9 +27,13 @@ impl Word {
     pub(crate) fn may_be_in(&self, json: &[u8]) -> bool {
         debug_assert!(self.word.is_ascii() && !self.word.contains('\\'), "{:?} cannot be looked for", self.word);
         self.finder.get_or_init(|| Finder::new(self.word.as_bytes())).find(json).is_some()
-            || memchr::memmem::find(json, b"\\u").is_some()
+            || UNICODE_ESCAPE.get_or_init(|| Finder::new(br"\u")).find(json).is_some()
     }
 }
+
+/// The searcher for the start of a `\u` escape, built once like a word's (`memmem::find`
+/// would build one on every call).
+static UNICODE_ESCAPE: OnceCell<Finder<'static>> = OnceCell::new();
 
 #[cfg(test)]
 mod tests {
