@@ -33,8 +33,9 @@ enum Tries {
     /// `WouldBlock` (the writer thread then waits with `poll`).
     #[cfg(unix)]
     Nonblocking(OwnedFd),
-    /// A pipe or socket we share with others (this process's stdout), left blocking: a write
-    /// of at most [`PIPE_BUF`] bytes when `poll` says there is room.
+    /// A pipe or socket we share with others (this process's stdout), left blocking: written
+    /// with `RWF_NOWAIT` (Linux: what fits, without waiting), else a write of at most
+    /// [`PIPE_BUF`] bytes when `poll` says there is room.
     #[cfg(unix)]
     Polled(OwnedFd),
 }
@@ -46,13 +47,18 @@ pub(crate) struct LineSink<W: Write + Send> {
     out: Vec<u8>,
     sent: usize,
     tries: Tries,
+    /// Whether a [`Tries::Polled`] descriptor may still be written with `RWF_NOWAIT` (a write
+    /// that takes what fits without waiting, leaving the descriptor's own flags alone, so with
+    /// no `poll` first); cleared for good when the kernel says it cannot.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    no_wait: bool,
 }
 
 impl<W: Write + Send> LineSink<W> {
     /// A sink for any writer; only its writer thread writes. Writes are not buffered beyond
     /// one batch of frames, so give it an unbuffered writer.
     pub(crate) const fn new(writer: W) -> Self {
-        Self { writer: Some(writer), out: Vec::new(), sent: 0, tries: Tries::Never }
+        Self { writer: Some(writer), out: Vec::new(), sent: 0, tries: Tries::Never, no_wait: true }
     }
 
     fn append(&mut self, frames: Vec<Outgoing>) {
@@ -89,7 +95,8 @@ impl<W: Write + Send + AsFd> LineSink<W> {
     }
 
     /// A sink for a pipe or socket others may share (this process's stdout): left blocking,
-    /// written by producers in small writes when `poll` says there is room.
+    /// written by producers with `RWF_NOWAIT` where the kernel takes it (no `poll` first),
+    /// else in small writes when `poll` says there is room.
     pub(crate) fn shared_pipe(writer: W) -> Self {
         use rustix::fs::{fstat, FileType};
         let fd = writer.as_fd().try_clone_to_owned().ok().filter(|fd| {
@@ -153,6 +160,17 @@ impl<W: Write + Send> FrameSink for LineSink<W> {
                 }
             }
             #[cfg(unix)]
+            Tries::Polled(fd) if self.no_wait => match write_no_wait(fd, &self.out[self.sent..]) {
+                NoWait::Wrote(n) => self.sent += n,
+                NoWait::Full => {}
+                NoWait::Unsupported => {
+                    // An older kernel, or a descriptor that cannot: `poll` first from now on.
+                    self.no_wait = false;
+                    return self.try_send(Vec::new());
+                }
+                NoWait::Failed(e) => return Err(e),
+            },
+            #[cfg(unix)]
             Tries::Polled(fd) => {
                 for _ in 0..POLLED_WRITES {
                     if self.sent == self.out.len() || !crate::poll::wait_writable(fd, Some(std::time::Duration::ZERO))?
@@ -184,6 +202,54 @@ impl<W: Write + Send> FrameSink for LineSink<W> {
     }
 }
 
+/// What a write with `RWF_NOWAIT` did.
+#[cfg(unix)]
+enum NoWait {
+    /// Took these bytes (all it could without waiting, at least one).
+    Wrote(usize),
+    /// Took nothing: the pipe is full.
+    Full,
+    /// This kernel or descriptor does not take such writes.
+    Unsupported,
+    /// The write failed.
+    Failed(io::Error),
+}
+
+/// Writes what of `bytes` fits in the pipe or socket `fd` now, without waiting and without
+/// changing the descriptor's flags (which others may share): `pwritev2` with `RWF_NOWAIT` at
+/// the current position, in writes until one takes nothing or everything is written.
+#[cfg(target_os = "linux")]
+fn write_no_wait(fd: &OwnedFd, bytes: &[u8]) -> NoWait {
+    use rustix::io::{pwritev2, Errno, ReadWriteFlags};
+    let mut written = 0;
+    while written < bytes.len() {
+        // `u64::MAX`: at (and moving) the current position, as `write` does.
+        match pwritev2(fd, &[io::IoSlice::new(&bytes[written..])], u64::MAX, ReadWriteFlags::NOWAIT) {
+            Ok(0) if written == 0 => return NoWait::Failed(io::ErrorKind::WriteZero.into()),
+            Ok(0) | Err(Errno::AGAIN) => break,
+            Ok(n) => written += n,
+            Err(Errno::INTR) => {}
+            // EPERM: a sandbox (seccomp) that refuses the call rather than the write.
+            Err(Errno::OPNOTSUPP | Errno::INVAL | Errno::NOSYS | Errno::SPIPE | Errno::PERM) if written == 0 => {
+                return NoWait::Unsupported
+            }
+            Err(_) if written > 0 => break,
+            Err(e) => return NoWait::Failed(e.into()),
+        }
+    }
+    if written == 0 {
+        NoWait::Full
+    } else {
+        NoWait::Wrote(written)
+    }
+}
+
+/// Elsewhere there is no `RWF_NOWAIT`: producers `poll` first.
+#[cfg(all(unix, not(target_os = "linux")))]
+fn write_no_wait(_: &OwnedFd, _: &[u8]) -> NoWait {
+    NoWait::Unsupported
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -202,11 +268,22 @@ mod tests {
         (std::fs::File::from(read), std::fs::File::from(write))
     }
 
+    /// The sinks to try: our own pipe, and a shared one written with `RWF_NOWAIT` or after
+    /// `poll` (the fallback of a kernel without it).
+    const SINKS: [(bool, bool); 3] = [(false, true), (true, true), (true, false)];
+
+    fn sink_for(write: std::fs::File, (shared, no_wait): (bool, bool)) -> LineSink<std::fs::File> {
+        let mut sink = if shared { LineSink::shared_pipe(write) } else { LineSink::owned_pipe(write) };
+        sink.no_wait = no_wait;
+        sink
+    }
+
     #[test]
     fn a_try_on_a_full_pipe_keeps_the_rest_and_send_finishes_it_in_order() {
-        for shared in [false, true] {
+        for kind in SINKS {
+            let shared = kind;
             let (mut read, write) = pipe();
-            let mut sink = if shared { LineSink::shared_pipe(write) } else { LineSink::owned_pipe(write) };
+            let mut sink = sink_for(write, kind);
             assert!(sink.tries());
             let big = "x".repeat(1 << 20);
             let start = std::time::Instant::now();
@@ -221,7 +298,7 @@ mod tests {
             sink.close();
             drop(sink);
             let all = reader.join().unwrap();
-            assert_eq!(all, format!("{big}\nafter\n").into_bytes(), "shared: {shared}");
+            assert_eq!(all, format!("{big}\nafter\n").into_bytes(), "(shared, no wait): {shared:?}");
         }
     }
 
@@ -242,12 +319,30 @@ mod tests {
 
     #[test]
     fn a_small_try_on_an_empty_pipe_writes_it_whole() {
-        let (mut read, write) = pipe();
+        for kind in SINKS {
+            let (mut read, write) = pipe();
+            let mut sink = sink_for(write, kind);
+            assert!(sink.try_send(vec![frame("one"), frame("two")]).unwrap());
+            let mut got = [0u8; 8];
+            read.read_exact(&mut got).unwrap();
+            assert_eq!(&got, b"one\ntwo\n");
+        }
+    }
+
+    #[test]
+    fn a_shared_pipe_is_written_without_waiting_and_left_blocking() {
+        use rustix::fs::{fcntl_getfl, OFlags};
+        let (read, write) = pipe();
+        let fd = write.try_clone().unwrap();
         let mut sink = LineSink::shared_pipe(write);
-        assert!(sink.try_send(vec![frame("one"), frame("two")]).unwrap());
-        let mut got = [0u8; 8];
-        read.read_exact(&mut got).unwrap();
-        assert_eq!(&got, b"one\ntwo\n");
+        // Far more than the pipe holds, in one try: it takes what fits and returns.
+        let big = "y".repeat(4 << 20);
+        let start = std::time::Instant::now();
+        assert!(!sink.try_send(vec![frame(&big)]).unwrap());
+        assert!(start.elapsed() < std::time::Duration::from_secs(1), "the try did not wait");
+        assert!(sink.sent > 0, "the pipe took its share");
+        assert!(!fcntl_getfl(&fd).unwrap().contains(OFlags::NONBLOCK), "others sharing it still block");
+        drop(read);
     }
 
     #[test]
