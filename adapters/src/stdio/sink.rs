@@ -204,6 +204,7 @@ impl<W: Write + Send> FrameSink for LineSink<W> {
 
 /// What a write with `RWF_NOWAIT` did.
 #[cfg(unix)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 enum NoWait {
     /// Took these bytes (all it could without waiting, at least one).
     Wrote(usize),
