@@ -47,8 +47,8 @@ pub struct Options {
     /// this URL (`--redis redis://127.0.0.1:6379`).
     pub redis: Option<String>,
     /// With `--redis`: the session store's client, async (the default: awaited on the server's
-    /// executor, where its connection's task runs too, whichever the runtime) or blocking (`--redis-store blocking`: a pool of connections called from
-    /// smol's blocking pool).
+    /// executor, where its connection's task runs too, whichever the runtime) or blocking
+    /// (`--redis-store blocking`: a pool of connections called from smol's blocking pool).
     pub redis_async: bool,
     /// With `--runtime smol`: the threads that run the server's executor (`--threads N`;
     /// default, one per core). Several processes on one machine share its cores.
